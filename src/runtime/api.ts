@@ -1,0 +1,78 @@
+import type { TaskStore } from '../store/port.js';
+import type { JsonObject, TaskRecord, WireGeneration } from '../task/record.js';
+import type { InputRequest } from '../task/record.js';
+import type { Clock } from '../task/time.js';
+import type { RunnableTool, ToolResult } from './tool.js';
+
+/** Finds a tool by name; the server's registry implements it. */
+export interface ToolCatalog {
+  get(name: string): RunnableTool | undefined;
+}
+
+export interface Logger {
+  info(message: string, fields?: JsonObject): void;
+  warn(message: string, fields?: JsonObject): void;
+  error(message: string, fields?: JsonObject): void;
+}
+
+/**
+ * Runs tasks somewhere. The local executor runs them in this process; the BullMQ executor
+ * hands them to `taskrail worker` processes. `run` is the runtime's own task runner.
+ */
+export interface Executor {
+  /** Begin taking work. Called lazily, the first time a task-capable tool is used. */
+  start(run: (taskId: string) => Promise<void>): void;
+  /** A task became runnable (created, or resumed after input). */
+  dispatch(taskId: string): Promise<void>;
+  /** Stop taking work; wait for running tasks up to the grace period. */
+  stop(graceMs: number): Promise<void>;
+}
+
+export interface RuntimeOptions {
+  store: TaskStore;
+  tools: ToolCatalog;
+  /** `local` (default): run in this process. `none`: only record tasks (another process runs them). */
+  executor?: 'local' | 'none' | Executor;
+  /** Handlers running at once in this process (local executor). Default 16. */
+  concurrency?: number;
+  /** How long a running task's lease lasts without a heartbeat. Default 15 s. */
+  leaseMs?: number;
+  defaultTtlMs?: number;
+  maxTtlMs?: number;
+  allowUnlimitedTtl?: boolean;
+  defaultPollIntervalMs?: number;
+  /** Refuse arguments / results whose JSON is larger. Default 1 MiB / 4 MiB. */
+  maxArgumentsBytes?: number;
+  maxResultBytes?: number;
+  /** Attempts before a re-run task fails "interrupted". Default 3. */
+  maxAttempts?: number;
+  clock?: Clock;
+  logger?: Logger;
+}
+
+export interface CreateTaskInput {
+  tool: string;
+  arguments: JsonObject;
+  principal: string;
+  ttlMs?: number | null;
+  pollIntervalMs?: number;
+  generation?: WireGeneration;
+  meta?: JsonObject;
+  idempotencyKey?: string;
+}
+
+/** A synchronous (task-less) run: the tool's result, or the questions it needs answered first. */
+export type InlineOutcome =
+  | { kind: 'result'; result: ToolResult }
+  | { kind: 'input_required'; inputRequests: Record<string, InputRequest> };
+
+export interface InlineRunInput {
+  tool: string;
+  arguments: JsonObject;
+  principal: string;
+  /** Answers from an MRTR retry, keyed like the questions. */
+  inputResponses?: Record<string, JsonObject>;
+  signal?: AbortSignal;
+}
+
+export type { TaskRecord };

@@ -1,0 +1,54 @@
+import { EventEmitter } from 'node:events';
+import type { TaskRecord } from '../task/record.js';
+import type { TaskStatus } from '../task/status.js';
+
+/** What a store tells its listeners. Consumed by the runtime, the server, metrics and the CLI. */
+export interface TaskEventMap {
+  /** A task was written for the first time. */
+  'task:created': { task: TaskRecord };
+  /** Any write after creation (progress, input, answers, transitions). */
+  'task:updated': { task: TaskRecord; previousStatus: TaskStatus };
+  /** A write that changed the status. Also emitted as `task:updated`. */
+  'task:transition': { task: TaskRecord; from: TaskStatus; to: TaskStatus };
+  /** The task is gone (expired and swept). */
+  'task:deleted': { id: string };
+}
+
+export type TaskEventName = keyof TaskEventMap;
+export type TaskEventListener<K extends TaskEventName> = (event: TaskEventMap[K]) => void;
+
+/** A small typed emitter. Listener errors are reported, never thrown into the writer. */
+export class TaskEvents {
+  readonly #emitter = new EventEmitter();
+
+  constructor() {
+    this.#emitter.setMaxListeners(0);
+  }
+
+  on<K extends TaskEventName>(name: K, listener: TaskEventListener<K>): () => void {
+    this.#emitter.on(name, listener);
+    return () => this.#emitter.off(name, listener);
+  }
+
+  emit<K extends TaskEventName>(name: K, event: TaskEventMap[K]): void {
+    for (const listener of this.#emitter.listeners(name)) {
+      try {
+        (listener as TaskEventListener<K>)(event);
+      } catch (error) {
+        process.emitWarning(`taskrail: a '${name}' listener threw: ${String(error)}`);
+      }
+    }
+  }
+
+  /** Emit the events that one successful write implies. */
+  emitWrite(task: TaskRecord, previousStatus: TaskStatus): void {
+    this.emit('task:updated', { task, previousStatus });
+    if (previousStatus !== task.status) {
+      this.emit('task:transition', { task, from: previousStatus, to: task.status });
+    }
+  }
+
+  listenerCount(name: TaskEventName): number {
+    return this.#emitter.listenerCount(name);
+  }
+}

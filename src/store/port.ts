@@ -1,0 +1,78 @@
+import type { TaskRecord } from '../task/record.js';
+import type { TaskStatus } from '../task/status.js';
+import type { TaskEvents } from './events.js';
+
+export interface CreateOutcome {
+  task: TaskRecord;
+  /** False when an earlier task with the same (principal, idempotencyKey) was returned instead. */
+  created: boolean;
+}
+
+export type CompareAndSetOutcome =
+  | { ok: true; task: TaskRecord }
+  /** The write lost: the stored revision differs, the stored task is terminal, or it is gone. */
+  | { ok: false; current: TaskRecord | undefined };
+
+export interface LeaseGrant {
+  token: string;
+  expiresAt: number;
+  /** True when the previous holder's lease had expired: its process died mid-run. */
+  interrupted: boolean;
+}
+
+export interface LeaseRenewal {
+  /** False when the lease was lost (expired and taken over, or released). */
+  held: boolean;
+  /** The task's current status, so a holder in another process notices a cancellation. */
+  status: TaskStatus | undefined;
+}
+
+export interface ListQuery {
+  principal?: string;
+  statuses?: readonly TaskStatus[];
+  tool?: string;
+  /** Opaque cursor from a previous page. */
+  cursor?: string;
+  /** Page size; stores cap it at 1000. */
+  limit?: number;
+}
+
+export interface ListPage {
+  tasks: TaskRecord[];
+  nextCursor?: string;
+}
+
+/**
+ * The one seam between taskrail and a database. Every adapter passes the contract suite in
+ * `taskrail/testing`. Rules every adapter keeps:
+ * - `create` has committed when its promise resolves (a `get` anywhere then finds the task).
+ * - `compareAndSet` writes only when the stored revision equals `expectedRevision` and the
+ *   stored task is not terminal; `next.revision` must be `expectedRevision + 1`.
+ * - Expired tasks (`expiresAt <= now`) are reported as absent by `get`, whether swept or not.
+ * - A lease exists only for a `working` task; `claim` succeeds when there is no lease or the
+ *   lease expired, and says which (`interrupted`).
+ */
+export interface TaskStore {
+  /** A short description for logs, never containing secrets. */
+  readonly description: string;
+  readonly events: TaskEvents;
+
+  create(task: TaskRecord): Promise<CreateOutcome>;
+  get(id: string): Promise<TaskRecord | undefined>;
+  compareAndSet(next: TaskRecord, expectedRevision: number): Promise<CompareAndSetOutcome>;
+
+  claim(id: string, owner: string, leaseMs: number): Promise<LeaseGrant | undefined>;
+  renewLease(id: string, token: string, leaseMs: number): Promise<LeaseRenewal>;
+  releaseLease(id: string, token: string): Promise<void>;
+  /** Working tasks nobody holds: new, resumed after input, or whose holder died. */
+  findRunnable(limit: number): Promise<string[]>;
+
+  saveStep(id: string, name: string, value: unknown): Promise<void>;
+  loadSteps(id: string): Promise<Record<string, unknown>>;
+
+  list(query: ListQuery): Promise<ListPage>;
+  /** Deletes up to `limit` expired tasks with their steps and leases; returns their ids. */
+  sweepExpired(limit: number): Promise<string[]>;
+
+  close(): Promise<void>;
+}
