@@ -1,0 +1,58 @@
+/**
+ * `taskrail`: the task model, errors, the TaskStore port and shared types. This entry loads no
+ * database driver and no MCP SDK; servers, clients and stores have their own subpaths.
+ */
+export { TASK_STATUSES, TRANSITIONS, canTransition, isTaskStatus, isTerminal } from './task/status.js';
+export type { TaskStatus, TerminalStatus } from './task/status.js';
+export { RPC, RpcError, TaskrailError, isRpcError } from './task/errors.js';
+export type { JsonRpcErrorObject, TaskrailErrorCode } from './task/errors.js';
+export { newTaskId, isPlausibleTaskId } from './task/ids.js';
+export { isoTime, systemClock } from './task/time.js';
+export type { Clock } from './task/time.js';
+export { newTaskRecord, pendingInputRequests, isExpired } from './task/record.js';
+export type {
+  InputRequest,
+  JsonObject,
+  NewTaskInput,
+  TaskRecord,
+  WireGeneration,
+} from './task/record.js';
+export * as transitions from './task/transitions.js';
+export { TaskEvents } from './store/events.js';
+export type { TaskEventMap, TaskEventName, TaskEventListener } from './store/events.js';
+export type {
+  CompareAndSetOutcome,
+  CreateOutcome,
+  LeaseGrant,
+  LeaseRenewal,
+  ListPage,
+  ListQuery,
+  TaskStore,
+} from './store/port.js';
+export { TaskRuntime } from './runtime/runtime.js';
+export { LocalExecutor } from './runtime/local-executor.js';
+export { ParkSignal, isParkSignal } from './runtime/park.js';
+export { stderrLogger } from './runtime/logger.js';
+export type { LogLevel } from './runtime/logger.js';
+export type {
+  CreateTaskInput,
+  Executor,
+  InlineOutcome,
+  InlineRunInput,
+  Logger,
+  RuntimeOptions,
+  ToolCatalog,
+} from './runtime/api.js';
+export type {
+  ElicitAnswer,
+  ElicitParams,
+  ProgressUpdate,
+  RunnableTool,
+  TaskContext,
+  TaskMode,
+  TaskOption,
+  TaskSettings,
+  ToolHandler,
+  ToolResult,
+} from './runtime/tool.js';
+export { normalizeTaskOption } from './runtime/tool.js';

@@ -1,0 +1,46 @@
+import type { InputRequest } from '../task/record.js';
+import type { InlineOutcome, InlineRunInput } from './api.js';
+import { RunContext, type ContextBackend } from './context.js';
+import { isParkSignal } from './park.js';
+import type { RunnableTool } from './tool.js';
+
+/**
+ * A synchronous call: the same handler, with steps kept in memory and questions answered only
+ * from the request's own `inputResponses` (MRTR). A question without an answer ends the call
+ * with `input_required`; the client retries with the answers and the handler runs again.
+ */
+export async function runInline(tool: RunnableTool, input: InlineRunInput): Promise<InlineOutcome> {
+  const steps = new Map<string, unknown>();
+  const answers = input.inputResponses ?? {};
+  let asked: Record<string, InputRequest> | undefined;
+  const backend: ContextBackend = {
+    taskId: undefined,
+    principal: input.principal,
+    attempt: 1,
+    signal: input.signal ?? new AbortController().signal,
+    answers: () => answers,
+    async park(requests) {
+      asked = requests;
+    },
+    async writeProgress() {},
+    loadStep: (name) => (steps.has(name) ? { found: true, value: steps.get(name) } : { found: false }),
+    async saveStep(name, value) {
+      steps.set(name, value);
+    },
+  };
+  const context = new RunContext(backend);
+  try {
+    const result = await tool.handler(input.arguments, context);
+    return { kind: 'result', result };
+  } catch (error) {
+    if (isParkSignal(error) && asked !== undefined) {
+      const pending = Object.fromEntries(
+        Object.entries(asked).filter(([key]) => !(key in answers)),
+      );
+      return { kind: 'input_required', inputRequests: pending };
+    }
+    throw error;
+  } finally {
+    context.dispose();
+  }
+}

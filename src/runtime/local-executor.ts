@@ -1,0 +1,75 @@
+import type { Executor } from './api.js';
+
+/**
+ * Runs tasks in this process, at most `concurrency` at once. Event-driven: a dispatch starts
+ * work immediately when a slot is free; there is no polling loop, so an idle executor holds no
+ * timer or handle.
+ */
+export class LocalExecutor implements Executor {
+  readonly #concurrency: number;
+  readonly #queue: string[] = [];
+  readonly #known = new Set<string>();
+  #active = 0;
+  #run: ((taskId: string) => Promise<void>) | undefined;
+  #stopping = false;
+  #idleWaiters: Array<() => void> = [];
+
+  constructor({ concurrency = 16 }: { concurrency?: number } = {}) {
+    if (!Number.isInteger(concurrency) || concurrency < 1) {
+      throw new RangeError(`concurrency must be a positive integer, got ${concurrency}`);
+    }
+    this.#concurrency = concurrency;
+  }
+
+  start(run: (taskId: string) => Promise<void>): void {
+    this.#run = run;
+    this.#stopping = false;
+    this.#pump();
+  }
+
+  async dispatch(taskId: string): Promise<void> {
+    if (this.#stopping || this.#known.has(taskId)) return;
+    this.#known.add(taskId);
+    this.#queue.push(taskId);
+    this.#pump();
+  }
+
+  get activeCount(): number {
+    return this.#active;
+  }
+
+  async stop(graceMs: number): Promise<void> {
+    this.#stopping = true;
+    for (const id of this.#queue.splice(0)) this.#known.delete(id);
+    if (this.#active === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      new Promise<void>((resolve) => this.#idleWaiters.push(resolve)),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, graceMs);
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+
+  #pump(): void {
+    const run = this.#run;
+    if (run === undefined) return;
+    while (!this.#stopping && this.#active < this.#concurrency && this.#queue.length > 0) {
+      const taskId = this.#queue.shift() as string;
+      this.#active += 1;
+      void run(taskId)
+        .catch((error: unknown) => {
+          process.emitWarning(`taskrail: running task ${taskId} failed: ${String(error)}`);
+        })
+        .finally(() => this.#finish(taskId));
+    }
+  }
+
+  #finish(taskId: string): void {
+    this.#active -= 1;
+    this.#known.delete(taskId);
+    if (this.#active === 0) for (const resolve of this.#idleWaiters.splice(0)) resolve();
+    this.#pump();
+  }
+}

@@ -1,0 +1,235 @@
+import { hostname } from 'node:os';
+import type { TaskEvents } from '../store/events.js';
+import type { TaskStore } from '../store/port.js';
+import { RPC, RpcError } from '../task/errors.js';
+import { newTaskId, newToken } from '../task/ids.js';
+import { newTaskRecord, type JsonObject, type TaskRecord } from '../task/record.js';
+import { isTerminal } from '../task/status.js';
+import { systemClock, type Clock } from '../task/time.js';
+import * as t from '../task/transitions.js';
+import type {
+  CreateTaskInput,
+  Executor,
+  InlineOutcome,
+  InlineRunInput,
+  Logger,
+  RuntimeOptions,
+  ToolCatalog,
+} from './api.js';
+import { runInline } from './inline.js';
+import { assertArgumentsSize, resolveTtl, type TtlPolicy } from './limits.js';
+import { LocalExecutor } from './local-executor.js';
+import { stderrLogger } from './logger.js';
+import { runTask, type RunnerSettings } from './task-runner.js';
+import { waitForTerminal } from './wait.js';
+import { updateTask } from './writes.js';
+
+const DEFAULTS = {
+  concurrency: 16,
+  leaseMs: 15_000,
+  defaultTtlMs: 60 * 60 * 1000,
+  maxTtlMs: 7 * 24 * 60 * 60 * 1000,
+  defaultPollIntervalMs: 1000,
+  maxArgumentsBytes: 1024 * 1024,
+  maxResultBytes: 4 * 1024 * 1024,
+  maxAttempts: 3,
+  sweepIntervalMs: 60_000,
+  sweepBatch: 500,
+};
+
+/**
+ * The engine: creates tasks durably, runs them through an executor, parks and resumes them on
+ * input, cancels them, recovers them after crashes and sweeps them when they expire. Nothing
+ * (no timer, no executor, no listener) starts until `start()` — which `createTask` calls — so
+ * an idle runtime costs nothing.
+ */
+export class TaskRuntime {
+  readonly store: TaskStore;
+  readonly events: TaskEvents;
+  readonly #tools: ToolCatalog;
+  readonly #executor: Executor | undefined;
+  readonly #clock: Clock;
+  readonly #logger: Logger;
+  readonly #ttl: TtlPolicy;
+  readonly #settings: RunnerSettings;
+  readonly #options: Required<Pick<RuntimeOptions, 'defaultPollIntervalMs' | 'maxArgumentsBytes'>>;
+  readonly #running = new Map<string, AbortController>();
+  #timers: NodeJS.Timeout[] = [];
+  #unsubscribe: (() => void) | undefined;
+  #started = false;
+
+  constructor(options: RuntimeOptions) {
+    this.store = options.store;
+    this.events = options.store.events;
+    this.#tools = options.tools;
+    this.#clock = options.clock ?? systemClock;
+    this.#logger = options.logger ?? stderrLogger('warn');
+    this.#executor = pickExecutor(options);
+    this.#ttl = {
+      defaultTtlMs: options.defaultTtlMs ?? DEFAULTS.defaultTtlMs,
+      maxTtlMs: options.maxTtlMs ?? DEFAULTS.maxTtlMs,
+      allowUnlimitedTtl: options.allowUnlimitedTtl ?? false,
+    };
+    this.#options = {
+      defaultPollIntervalMs: options.defaultPollIntervalMs ?? DEFAULTS.defaultPollIntervalMs,
+      maxArgumentsBytes: options.maxArgumentsBytes ?? DEFAULTS.maxArgumentsBytes,
+    };
+    const leaseMs = options.leaseMs ?? DEFAULTS.leaseMs;
+    this.#settings = {
+      store: options.store,
+      tools: options.tools,
+      owner: `${hostname()}:${process.pid}:${newToken().slice(0, 8)}`,
+      leaseMs,
+      heartbeatMs: Math.max(50, Math.min(1000, Math.floor(leaseMs / 3))),
+      maxAttempts: options.maxAttempts ?? DEFAULTS.maxAttempts,
+      maxResultBytes: options.maxResultBytes ?? DEFAULTS.maxResultBytes,
+      clock: this.#clock,
+      logger: this.#logger,
+      running: this.#running,
+    };
+  }
+
+  get started(): boolean {
+    return this.#started;
+  }
+
+  /** Starts the executor, crash recovery and the TTL sweeper. Idempotent. */
+  start(): void {
+    if (this.#started) return;
+    this.#started = true;
+    this.#unsubscribe = this.events.on('task:transition', ({ task, to }) => {
+      if (isTerminal(to)) this.#running.get(task.id)?.abort(new Error(`task ${to}`));
+    });
+    if (this.#executor !== undefined) {
+      this.#executor.start((taskId) => runTask(this.#settings, taskId));
+      this.#every(this.#settings.leaseMs, () => this.recoverNow());
+      void this.recoverNow();
+    }
+    this.#every(DEFAULTS.sweepIntervalMs, () => this.sweepNow());
+  }
+
+  async stop(graceMs = 10_000): Promise<void> {
+    if (!this.#started) return;
+    this.#started = false;
+    for (const timer of this.#timers.splice(0)) clearInterval(timer);
+    this.#unsubscribe?.();
+    await this.#executor?.stop(graceMs);
+    for (const controller of this.#running.values()) controller.abort(new Error('shutting down'));
+  }
+
+  async createTask(input: CreateTaskInput): Promise<TaskRecord> {
+    const tool = this.#tools.get(input.tool);
+    if (tool === undefined) throw new RpcError(RPC.INVALID_PARAMS, `Unknown tool: ${input.tool}`);
+    if (tool.task.mode === 'forbidden') {
+      throw new RpcError(RPC.METHOD_NOT_FOUND, `Tool '${input.tool}' does not run as a task`);
+    }
+    assertArgumentsSize(input.arguments, this.#options.maxArgumentsBytes);
+    this.start();
+    const record = newTaskRecord(
+      {
+        id: newTaskId(),
+        principal: input.principal,
+        tool: input.tool,
+        arguments: input.arguments,
+        ttlMs: resolveTtl(input.ttlMs, tool.task, this.#ttl),
+        pollIntervalMs:
+          input.pollIntervalMs ?? tool.task.pollIntervalMs ?? this.#options.defaultPollIntervalMs,
+        ...(input.generation === undefined ? {} : { generation: input.generation }),
+        ...(input.meta === undefined ? {} : { meta: input.meta }),
+        ...(input.idempotencyKey === undefined ? {} : { idempotencyKey: input.idempotencyKey }),
+      },
+      this.#clock(),
+    );
+    const { task, created } = await this.store.create(record);
+    if (created) await this.#dispatch(task.id);
+    return task;
+  }
+
+  /** The task if it exists, has not expired and belongs to `principal`; else undefined. */
+  async getTask(id: string, principal: string): Promise<TaskRecord | undefined> {
+    const task = await this.store.get(id);
+    return task !== undefined && task.principal === principal ? task : undefined;
+  }
+
+  /** Records answers to pending input keys (others are ignored) and resumes the task when done. */
+  async answerInput(
+    id: string,
+    principal: string,
+    responses: Record<string, JsonObject>,
+  ): Promise<TaskRecord | undefined> {
+    if ((await this.getTask(id, principal)) === undefined) return undefined;
+    let resumed = false;
+    const task = await updateTask(this.store, id, (current) => {
+      const outcome = t.answerInput(current, responses, this.#clock());
+      resumed = outcome.resumed;
+      return outcome.task;
+    });
+    if (resumed && task !== undefined) await this.#dispatch(task.id);
+    return task;
+  }
+
+  /** Moves a live task to `cancelled` and aborts its handler. A terminal task is returned as is. */
+  async cancelTask(id: string, principal: string, message?: string): Promise<TaskRecord | undefined> {
+    if ((await this.getTask(id, principal)) === undefined) return undefined;
+    const task = await updateTask(this.store, id, (current) => t.cancel(current, this.#clock(), message));
+    this.#running.get(id)?.abort(new Error('task cancelled'));
+    return task;
+  }
+
+  /** Runs a tool without a task (the client did not opt in). MRTR questions come back unanswered. */
+  runInline(input: InlineRunInput): Promise<InlineOutcome> {
+    const tool = this.#tools.get(input.tool);
+    if (tool === undefined) throw new RpcError(RPC.INVALID_PARAMS, `Unknown tool: ${input.tool}`);
+    assertArgumentsSize(input.arguments, this.#options.maxArgumentsBytes);
+    return runInline(tool, input);
+  }
+
+  /** Resolves once the task is terminal (or gone); used by the blocking `tasks/result`. */
+  async waitForTerminal(
+    id: string,
+    principal: string,
+    signal?: AbortSignal,
+  ): Promise<TaskRecord | undefined> {
+    return waitForTerminal(this, id, principal, signal);
+  }
+
+  /** Dispatches every working task nobody holds: new ones, resumed ones, and crashed holders'. */
+  async recoverNow(limit = 500): Promise<number> {
+    if (this.#executor === undefined) return 0;
+    const ids = await this.store.findRunnable(limit);
+    for (const id of ids) if (!this.#running.has(id)) await this.#dispatch(id);
+    return ids.length;
+  }
+
+  /** Deletes expired tasks in bounded batches. */
+  async sweepNow(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const deleted = await this.store.sweepExpired(DEFAULTS.sweepBatch);
+      total += deleted.length;
+      if (deleted.length < DEFAULTS.sweepBatch) return total;
+    }
+  }
+
+  async #dispatch(taskId: string): Promise<void> {
+    if (this.#executor === undefined) return;
+    this.start();
+    await this.#executor.dispatch(taskId);
+  }
+
+  #every(intervalMs: number, work: () => Promise<unknown>): void {
+    const timer = setInterval(() => {
+      work().catch((error: unknown) => this.#logger.warn('background work failed', { error: String(error) }));
+    }, intervalMs);
+    timer.unref();
+    this.#timers.push(timer);
+  }
+}
+
+function pickExecutor(options: RuntimeOptions): Executor | undefined {
+  if (options.executor === 'none') return undefined;
+  if (options.executor === undefined || options.executor === 'local') {
+    return new LocalExecutor({ concurrency: options.concurrency ?? DEFAULTS.concurrency });
+  }
+  return options.executor;
+}

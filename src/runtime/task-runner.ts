@@ -1,0 +1,196 @@
+import type { LeaseGrant, TaskStore } from '../store/port.js';
+import { RPC, RpcError, type JsonRpcErrorObject } from '../task/errors.js';
+import type { InputRequest, JsonObject, TaskRecord } from '../task/record.js';
+import { isTerminal } from '../task/status.js';
+import * as t from '../task/transitions.js';
+import type { Clock } from '../task/time.js';
+import type { Logger, ToolCatalog } from './api.js';
+import { RunContext, type ContextBackend } from './context.js';
+import { jsonSize, resultTooLarge } from './limits.js';
+import { isParkSignal } from './park.js';
+import type { RunnableTool, ToolResult } from './tool.js';
+import { updateTask } from './writes.js';
+
+export interface RunnerSettings {
+  store: TaskStore;
+  tools: ToolCatalog;
+  owner: string;
+  leaseMs: number;
+  heartbeatMs: number;
+  maxAttempts: number;
+  maxResultBytes: number;
+  clock: Clock;
+  logger: Logger;
+  /** Where running tasks register their abort controller, so a cancellation can reach them. */
+  running: Map<string, AbortController>;
+}
+
+/**
+ * Runs one task to its next resting point (terminal, or parked for input) under a lease. Safe to
+ * call for any id at any time: if the task is not runnable or someone else holds it, it returns.
+ */
+export async function runTask(settings: RunnerSettings, taskId: string): Promise<void> {
+  const { store, owner, leaseMs } = settings;
+  const lease = await store.claim(taskId, owner, leaseMs);
+  if (lease === undefined) return;
+  const controller = new AbortController();
+  settings.running.set(taskId, controller);
+  const stopHeartbeat = startHeartbeat(settings, taskId, lease, controller);
+  try {
+    const task = await prepare(settings, taskId, lease);
+    if (task !== undefined) await execute(settings, task, controller.signal);
+  } finally {
+    stopHeartbeat();
+    settings.running.delete(taskId);
+    await store.releaseLease(taskId, lease.token).catch(() => undefined);
+  }
+}
+
+/** Loads the task and decides whether it may run: a re-run after a crash is counted or refused. */
+async function prepare(
+  settings: RunnerSettings,
+  taskId: string,
+  lease: LeaseGrant,
+): Promise<TaskRecord | undefined> {
+  const task = await settings.store.get(taskId);
+  if (task === undefined || task.status !== 'working') return undefined;
+  const tool = settings.tools.get(task.tool);
+  if (tool === undefined) {
+    await finish(settings, taskId, {
+      error: { code: RPC.INTERNAL_ERROR, message: `tool '${task.tool}' is not registered here` },
+    });
+    return undefined;
+  }
+  if (!lease.interrupted) return task;
+  const refusal = interruptionRefusal(tool, task, settings.maxAttempts);
+  if (refusal !== undefined) {
+    await finish(settings, taskId, { error: { code: RPC.INTERNAL_ERROR, message: refusal } });
+    return undefined;
+  }
+  settings.logger.warn('re-running an interrupted task', { taskId, attempt: task.attempt + 1 });
+  return updateTask(settings.store, taskId, (current) =>
+    current.status === 'working' ? t.retry(current, settings.clock()) : undefined,
+  );
+}
+
+function interruptionRefusal(
+  tool: RunnableTool,
+  task: TaskRecord,
+  defaultMaxAttempts: number,
+): string | undefined {
+  const retry = tool.task.retry ?? true;
+  if (retry === false) {
+    return `Task interrupted: the process running it stopped, and tool '${task.tool}' is not safe to re-run.`;
+  }
+  const maxAttempts = retry === true ? defaultMaxAttempts : retry.maxAttempts;
+  if (task.attempt >= maxAttempts) {
+    return `Task interrupted ${task.attempt} time(s); giving up after ${maxAttempts} attempts.`;
+  }
+  return undefined;
+}
+
+async function execute(settings: RunnerSettings, task: TaskRecord, signal: AbortSignal): Promise<void> {
+  const tool = settings.tools.get(task.tool) as RunnableTool;
+  const steps = await settings.store.loadSteps(task.id);
+  const context = new RunContext(durableBackend(settings, task, steps, signal));
+  try {
+    const result = await tool.handler(task.arguments, context);
+    context.dispose();
+    await finish(settings, task.id, outcomeOfResult(result, settings.maxResultBytes));
+  } catch (error) {
+    context.dispose();
+    if (isParkSignal(error)) return;
+    if (signal.aborted) {
+      settings.logger.info('handler stopped after cancellation', { taskId: task.id });
+      return;
+    }
+    await finish(settings, task.id, { error: errorObject(settings, task, error) });
+  }
+}
+
+function outcomeOfResult(result: ToolResult, limit: number): Outcome {
+  if (result === null || typeof result !== 'object') {
+    return { error: { code: RPC.INTERNAL_ERROR, message: 'the tool returned no result object' } };
+  }
+  const size = jsonSize(result);
+  if (size > limit) return { error: resultTooLarge(size, limit).toJSON() };
+  return { result: { ...result } };
+}
+
+/** A protocol error keeps its code; anything else becomes -32603 with a safe message. */
+function errorObject(settings: RunnerSettings, task: TaskRecord, error: unknown): JsonRpcErrorObject {
+  if (error instanceof RpcError) return error.toJSON();
+  settings.logger.error('tool handler threw', {
+    taskId: task.id,
+    tool: task.tool,
+    error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+  });
+  return { code: RPC.INTERNAL_ERROR, message: `Internal error in tool '${task.tool}'` };
+}
+
+type Outcome = { result: JsonObject } | { error: JsonRpcErrorObject };
+
+/** The terminal write. Loses quietly to a task that is already terminal (e.g. cancelled). */
+async function finish(settings: RunnerSettings, taskId: string, outcome: Outcome): Promise<void> {
+  await updateTask(settings.store, taskId, (current) => {
+    const now = settings.clock();
+    return 'result' in outcome ? t.complete(current, outcome.result, now) : t.fail(current, outcome.error, now);
+  });
+}
+
+function durableBackend(
+  settings: RunnerSettings,
+  task: TaskRecord,
+  steps: Record<string, unknown>,
+  signal: AbortSignal,
+): ContextBackend {
+  const { store, clock } = settings;
+  let answers = task.inputResponses;
+  return {
+    taskId: task.id,
+    principal: task.principal,
+    attempt: task.attempt,
+    signal,
+    answers: () => answers,
+    async park(requests: Record<string, InputRequest>, statusMessage?: string) {
+      const parked = await updateTask(store, task.id, (current) =>
+        t.requestInput(current, requests, clock(), statusMessage),
+      );
+      if (parked === undefined || isTerminal(parked.status)) throw new RpcError(RPC.INTERNAL_ERROR, 'task ended');
+      answers = parked.inputResponses;
+    },
+    async writeProgress(statusMessage: string) {
+      await updateTask(store, task.id, (current) =>
+        current.status === 'working' ? t.report(current, statusMessage, clock()) : undefined,
+      );
+    },
+    loadStep: (name) => (name in steps ? { found: true, value: steps[name] } : { found: false }),
+    async saveStep(name: string, value: unknown) {
+      await store.saveStep(task.id, name, value);
+      steps[name] = value;
+    },
+  };
+}
+
+/**
+ * Renews the lease while the handler runs. A lost lease or a status that is no longer
+ * `working` (cancelled from another process, parked) aborts the handler's signal.
+ */
+function startHeartbeat(
+  settings: RunnerSettings,
+  taskId: string,
+  lease: LeaseGrant,
+  controller: AbortController,
+): () => void {
+  const timer = setInterval(() => {
+    settings.store
+      .renewLease(taskId, lease.token, settings.leaseMs)
+      .then(({ held, status }) => {
+        if (status !== undefined && isTerminal(status)) controller.abort(new Error(`task ${status}`));
+        else if (!held && status === 'working') controller.abort(new Error('lease lost'));
+      })
+      .catch((error: unknown) => settings.logger.warn('lease renewal failed', { taskId, error: String(error) }));
+  }, settings.heartbeatMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
