@@ -1,0 +1,109 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { TaskrailError } from '../../src/task/errors.js';
+import { isPlausibleTaskId, newTaskId } from '../../src/task/ids.js';
+import { isExpired, newTaskRecord, pendingInputRequests } from '../../src/task/record.js';
+import { TASK_STATUSES, TRANSITIONS, canTransition, isTerminal } from '../../src/task/status.js';
+import * as t from '../../src/task/transitions.js';
+import { isoTime } from '../../src/task/time.js';
+
+const base = () =>
+  newTaskRecord(
+    { id: 'task-1', principal: 'alice', tool: 'demo', arguments: { a: 1 }, ttlMs: 1000, pollIntervalMs: 50 },
+    10_000,
+  );
+const elicit = { method: 'elicitation/create', params: { message: 'ok?' } };
+
+describe('the status machine table', () => {
+  it('lists exactly the spec transitions, terminal states final', () => {
+    assert.deepEqual(
+      TASK_STATUSES.flatMap((from) => TRANSITIONS[from].map((to) => `${from}->${to}`)).sort(),
+      [
+        'input_required->cancelled',
+        'input_required->completed',
+        'input_required->failed',
+        'input_required->working',
+        'working->cancelled',
+        'working->completed',
+        'working->failed',
+        'working->input_required',
+      ],
+    );
+    for (const status of ['completed', 'failed', 'cancelled'] as const) {
+      assert.ok(isTerminal(status));
+      for (const to of TASK_STATUSES) assert.equal(canTransition(status, to), false);
+    }
+  });
+
+  it('refuses every move out of a terminal state with TASK_TERMINAL', () => {
+    const done = t.complete(base(), { content: [] }, 10_001);
+    for (const move of [
+      () => t.complete(done, { content: [] }, 1),
+      () => t.fail(done, { code: -32603, message: 'x' }, 1),
+      () => t.cancel(done, 1),
+      () => t.report(done, 'late progress', 1),
+      () => t.requestInput(done, { k: elicit }, 1),
+    ]) {
+      assert.throws(move, (error: unknown) => error instanceof TaskrailError && error.code === 'TASK_TERMINAL');
+    }
+  });
+});
+
+describe('transitions', () => {
+  it('bumps the revision and the update time on every write', () => {
+    const next = t.report(base(), 'halfway', 10_500);
+    assert.equal(next.revision, 2);
+    assert.equal(next.updatedAt, 10_500);
+    assert.equal(next.statusMessage, 'halfway');
+  });
+
+  it('keeps input keys unique for the life of the task', () => {
+    const parked = t.requestInput(base(), { k: elicit }, 10_001);
+    assert.equal(parked.status, 'input_required');
+    const answered = t.answerInput(parked, { k: { action: 'accept' } }, 10_002).task;
+    assert.equal(answered.status, 'working');
+    assert.throws(() => t.requestInput(answered, { k: { method: 'elicitation/create', params: { message: 'other' } } }, 10_003), {
+      code: 'INPUT_KEY_REUSED',
+    });
+    assert.equal(t.requestInput(answered, { k: elicit }, 10_003), answered, 'asking an answered key again is a replay');
+  });
+
+  it('takes only pending keys, ignores unknown and repeated answers, resumes when all are in', () => {
+    const parked = t.requestInput(base(), { a: elicit, b: elicit }, 10_001);
+    const first = t.answerInput(parked, { a: { action: 'accept' }, zzz: { action: 'accept' } }, 10_002);
+    assert.deepEqual(first.accepted, ['a']);
+    assert.equal(first.resumed, false);
+    assert.deepEqual(Object.keys(pendingInputRequests(first.task)), ['b']);
+    const again = t.answerInput(first.task, { a: { action: 'decline' } }, 10_003);
+    assert.deepEqual(again.accepted, []);
+    assert.equal(again.task, first.task);
+    const last = t.answerInput(first.task, { b: { action: 'cancel' } }, 10_004);
+    assert.equal(last.resumed, true);
+    assert.equal(last.task.status, 'working');
+    assert.deepEqual(last.task.inputResponses.a, { action: 'accept' });
+  });
+
+  it('expires ttlMs after creation; null never expires', () => {
+    assert.equal(isExpired(base(), 10_999), false);
+    assert.equal(isExpired(base(), 11_000), true);
+    const forever = newTaskRecord({ ...base(), ttlMs: null }, 0);
+    assert.equal(isExpired(forever, Number.MAX_SAFE_INTEGER), false);
+  });
+});
+
+describe('ids and times', () => {
+  it('makes URL-safe ids with at least 128 random bits', () => {
+    const ids = new Set(Array.from({ length: 1000 }, newTaskId));
+    assert.equal(ids.size, 1000);
+    for (const id of ids) {
+      assert.match(id, /^[A-Za-z0-9_-]{22,}$/);
+      assert.ok(Buffer.from(id, 'base64url').length * 8 >= 128);
+      assert.ok(isPlausibleTaskId(id));
+    }
+    assert.equal(isPlausibleTaskId('../etc'), false);
+  });
+
+  it('renders ISO 8601 UTC with milliseconds', () => {
+    assert.equal(isoTime(Date.UTC(2026, 10, 29, 16, 5, 1, 123)), '2026-11-29T16:05:01.123Z');
+  });
+});
