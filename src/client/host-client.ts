@@ -1,0 +1,211 @@
+import { TaskrailClientError, isClientError } from './errors.js';
+import { inputCapabilities, answerInputRequests, type InputHandlers } from './input.js';
+import { Ledger } from './ledger.js';
+import type { CallOutcome } from './outcome.js';
+import {
+  createHttpDispatch,
+  PROTOCOL_VERSION,
+  TASKS_EXTENSION_ID,
+  type RawDispatch,
+  type RequestFraming,
+} from './rpc-http.js';
+import { SchemaChecker } from './schema-check.js';
+import { TaskRpc } from './task-rpc.js';
+import { judgeResult, TaskWatch, type TaskEvent, type WatchDeps } from './task-watch.js';
+import { settledCall, WatchedCall, type ToolCall } from './tool-call.js';
+import { parseToolCallReply, type Tool } from './wire.js';
+
+export interface TaskrailClientOptions {
+  /** The server's MCP endpoint, e.g. `http://127.0.0.1:3000/mcp`. */
+  url: string | URL;
+  bearer?: string;
+  headers?: Record<string, string>;
+  /** The ledger to use; default: `ledger.db` under `home` / `$TASKRAIL_HOME` / `~/.taskrail`. */
+  ledger?: Ledger;
+  home?: string;
+  /** Declare the tasks extension (default true; `TASKRAIL_DISABLE_TASKS=1` forces false). */
+  tasks?: boolean;
+  /** Hand back a handle at once (default true; `TASKRAIL_DISABLE_TASK_BACKGROUND=1` forces false). */
+  background?: boolean;
+  input?: InputHandlers;
+  clientInfo?: { name: string; version: string };
+  /** Used when a reply carries no `pollIntervalMs`; default 1000. */
+  defaultPollIntervalMs?: number;
+  /** Check arguments against `inputSchema` before sending (default true). */
+  validateArguments?: boolean;
+  connectionGraceMs?: number;
+  fetch?: typeof fetch;
+  onEvent?: (event: TaskEvent) => void;
+}
+
+export interface CallToolOptions {
+  background?: boolean;
+  /** Aborting it stops watching (the task keeps running on the server and in the ledger). */
+  signal?: AbortSignal;
+}
+
+const MAX_MRTR_ROUNDS = 8;
+const CLIENT_INFO = { name: 'taskrail', version: '0.1.0' };
+
+/** A host's connection to one MCP server: calls tools that may become tasks, with a durable ledger. */
+export class TaskrailClient {
+  readonly url: string;
+  readonly ledger: Ledger;
+  readonly #options: TaskrailClientOptions;
+  readonly #ownsLedger: boolean;
+  readonly #callDispatch: RawDispatch;
+  readonly #rpc: TaskRpc;
+  readonly #checker = new SchemaChecker();
+  #tools: Promise<Tool[]> | undefined;
+
+  constructor(options: TaskrailClientOptions) {
+    this.url = new URL(options.url).href;
+    this.#options = options;
+    this.#ownsLedger = options.ledger === undefined;
+    this.ledger = options.ledger ?? Ledger.open(options.home);
+    const input = options.input ?? {};
+    const base = { url: this.url, ...pick(options, ['bearer', 'headers', 'fetch']) };
+    const caps = inputCapabilities(input);
+    const withTasks = { ...caps, extensions: { [TASKS_EXTENSION_ID]: {} } };
+    this.#callDispatch = createHttpDispatch({ ...base, framing: this.#framing(this.tasksEnabled ? withTasks : caps) });
+    this.#rpc = new TaskRpc(createHttpDispatch({ ...base, framing: this.#framing(withTasks) }));
+  }
+
+  get tasksEnabled(): boolean {
+    return process.env.TASKRAIL_DISABLE_TASKS !== '1' && this.#options.tasks !== false;
+  }
+
+  /** The server's tools (every page of `tools/list`), fetched once. */
+  listTools(): Promise<Tool[]> {
+    this.#tools ??= this.#rpc.listTools();
+    this.#tools.catch(() => (this.#tools = undefined));
+    return this.#tools;
+  }
+
+  /**
+   * Calls a tool. Arguments are checked against its `inputSchema` first (a breach returns a
+   * `rejected` outcome and sends nothing). A task is written to the ledger before it is polled.
+   */
+  async callTool(name: string, args: Record<string, unknown> = {}, options: CallToolOptions = {}): Promise<ToolCall> {
+    const tool = await this.#findTool(name);
+    if (tool !== undefined) {
+      const errors = this.#checker.check(tool.inputSchema, args);
+      if (errors.length > 0) return settledCall({ kind: 'rejected', errors });
+    }
+    let params: Record<string, unknown> = { name, arguments: args };
+    for (let round = 0; round <= MAX_MRTR_ROUNDS; round++) {
+      const reply = await this.#callDispatch({ method: 'tools/call', params }, signalOption(options.signal));
+      if (reply.kind === 'error') return settledCall({ kind: 'failed', error: reply.error });
+      const parsed = parseToolCallReply(reply.result);
+      if (parsed.kind === 'complete') return settledCall(judgeResult(parsed.result, tool?.outputSchema, this.#checker));
+      if (parsed.kind === 'task') {
+        const entry = this.ledger.record({
+          id: parsed.task.taskId,
+          server: this.url,
+          tool: name,
+          arguments: args,
+          status: parsed.task.status === 'input_required' ? 'input_required' : 'working',
+          ...(parsed.task.statusMessage === undefined ? {} : { statusMessage: parsed.task.statusMessage }),
+          pollIntervalMs: parsed.task.pollIntervalMs ?? this.#defaultPoll(),
+          nextPollAt: firstPollAt(parsed.task.status, parsed.task.pollIntervalMs ?? this.#defaultPoll()),
+          ttlMs: parsed.task.ttlMs,
+          ...(tool?.outputSchema === undefined ? {} : { outputSchema: tool.outputSchema }),
+          ...(this.#options.bearer === undefined ? {} : { bearer: this.#options.bearer }),
+          ownerPid: process.pid,
+        });
+        return this.#watchCall(entry.id, options);
+      }
+      // MRTR before any task exists: answer, then retry with a new id, same requestState.
+      const inputResponses = await answerInputRequests(parsed.inputRequests, new Set(), this.#options.input ?? {}, {
+        tool: name,
+        signal: options.signal ?? new AbortController().signal,
+      });
+      params = {
+        name,
+        arguments: args,
+        inputResponses,
+        ...(parsed.requestState === undefined ? {} : { requestState: parsed.requestState }),
+      };
+    }
+    throw new TaskrailClientError('PROTOCOL', `tools/call ${name} asked for input more than ${MAX_MRTR_ROUNDS} times`);
+  }
+
+  /** Watches a task of this server that is already in the ledger. */
+  attach(taskId: string, options: CallToolOptions = {}): Promise<ToolCall> {
+    const entry = this.ledger.get(taskId);
+    if (entry === undefined) throw new TaskrailClientError('NOT_FOUND', `no task '${taskId}' in the ledger`);
+    if (entry.server !== this.url) {
+      throw new TaskrailClientError('USAGE', `task ${taskId} belongs to ${entry.server}, not ${this.url}`);
+    }
+    return this.#watchCall(taskId, options);
+  }
+
+  /** `tasks/cancel`, then waits for the server to report a terminal status. */
+  async cancelTask(taskId: string): Promise<CallOutcome> {
+    const call = await this.attach(taskId, { background: true });
+    return call.cancel();
+  }
+
+  /** Reattaches to every unfinished ledger task of this server (after a crash or restart). */
+  async resume(options: CallToolOptions = {}): Promise<ToolCall[]> {
+    const mine = this.ledger.unfinished().filter((entry) => entry.server === this.url);
+    return Promise.all(mine.map((entry) => this.#watchCall(entry.id, { ...options, background: true })));
+  }
+
+  close(): void {
+    if (this.#ownsLedger) this.ledger.close();
+  }
+
+  async #watchCall(taskId: string, options: CallToolOptions): Promise<ToolCall> {
+    const call = new WatchedCall(new TaskWatch(this.#watchDeps(), taskId), options.signal);
+    const background = process.env.TASKRAIL_DISABLE_TASK_BACKGROUND !== '1' && (options.background ?? this.#options.background ?? true);
+    if (!background) await call.result();
+    return call;
+  }
+
+  #watchDeps(): WatchDeps {
+    return {
+      ledger: this.ledger,
+      rpc: this.#rpc,
+      input: this.#options.input ?? {},
+      checker: this.#checker,
+      defaultPollIntervalMs: this.#defaultPoll(),
+      ...pick(this.#options, ['connectionGraceMs', 'onEvent']),
+    };
+  }
+
+  async #findTool(name: string): Promise<Tool | undefined> {
+    if (this.#options.validateArguments === false) return undefined;
+    try {
+      return (await this.listTools()).find((tool) => tool.name === name);
+    } catch (error) {
+      // A server without a usable tools/list still gets the call; only unreachability is fatal.
+      if (isClientError(error, 'PROTOCOL')) return undefined;
+      throw error;
+    }
+  }
+
+  #framing(clientCapabilities: Record<string, unknown>): RequestFraming {
+    return { protocolVersion: PROTOCOL_VERSION, clientInfo: this.#options.clientInfo ?? CLIENT_INFO, clientCapabilities };
+  }
+
+  #defaultPoll(): number {
+    return this.#options.defaultPollIntervalMs ?? 1000;
+  }
+}
+
+/** A handle that is already terminal is fetched at once; otherwise the first poll waits a full interval. */
+function firstPollAt(status: string, pollIntervalMs: number): number {
+  const terminal = status === 'completed' || status === 'failed' || status === 'cancelled';
+  return terminal ? Date.now() : Date.now() + pollIntervalMs;
+}
+
+function signalOption(signal: AbortSignal | undefined): { signal?: AbortSignal } {
+  return signal === undefined ? {} : { signal };
+}
+
+function pick<T extends object, K extends keyof T>(source: T, keys: readonly K[]): Partial<Pick<T, K>> {
+  const out: Partial<Pick<T, K>> = {};
+  for (const key of keys) if (source[key] !== undefined) out[key] = source[key];
+  return out;
+}

@@ -1,0 +1,33 @@
+/**
+ * `taskrail/client`: call MCP tools that may become tasks (2026-07-28 `io.modelcontextprotocol/tasks`),
+ * with a durable ledger, polling by `pollIntervalMs`, input answering, cancel-and-wait and
+ * schema validation, in background or synchronous mode.
+ */
+export { TaskrailClient, type TaskrailClientOptions, type CallToolOptions } from './host-client.js';
+export { resumeLedger, watchedElsewhere, type ResumeOptions, type ResumedTask, type Resumption } from './resume.js';
+export type { ToolCall } from './tool-call.js';
+export { exitCodeFor, resultText, type CallOutcome, type OutcomeKind } from './outcome.js';
+export {
+  Ledger,
+  defaultHome,
+  isFinal,
+  type LedgerEntry,
+  type LedgerStatus,
+} from './ledger.js';
+export { inputCapabilities, type InputContext, type InputHandlers } from './input.js';
+export type { TaskEvent } from './task-watch.js';
+export {
+  createHttpDispatch,
+  encodeHeaderValue,
+  withEnvelope,
+  PROTOCOL_VERSION,
+  TASKS_EXTENSION_ID,
+  type HttpDispatchOptions,
+  type RawDispatch,
+  type RequestFraming,
+  type RpcReply,
+} from './rpc-http.js';
+export { SchemaChecker } from './schema-check.js';
+export { TaskRpc } from './task-rpc.js';
+export type { CallToolResult, Tool } from './wire.js';
+export { TaskrailClientError, isClientError, type ClientErrorCode } from './errors.js';

@@ -1,0 +1,260 @@
+import { chmodSync, mkdirSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import type { JsonRpcErrorObject } from '../task/errors.js';
+import type { OutcomeKind } from './outcome.js';
+
+/**
+ * The host's durable memory of its tasks: one SQLite file under `$TASKRAIL_HOME` (default
+ * `~/.taskrail/ledger.db`). A task is written here as soon as its CreateTaskResult arrives and
+ * before the first `tasks/get`, so a crash at any later point leaves enough to reattach.
+ * WAL + busy_timeout let several CLI processes share the file.
+ */
+
+export type LedgerStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled' | 'lost';
+
+const FINAL: readonly LedgerStatus[] = ['completed', 'failed', 'cancelled', 'lost'];
+
+export function isFinal(status: LedgerStatus): boolean {
+  return FINAL.includes(status);
+}
+
+export interface LedgerEntry {
+  id: string;
+  server: string;
+  tool: string;
+  arguments: Record<string, unknown>;
+  status: LedgerStatus;
+  statusMessage?: string;
+  pollIntervalMs: number;
+  /** Epoch ms before which the next `tasks/get` must not be sent. */
+  nextPollAt: number;
+  ttlMs: number | null;
+  inputRequests?: Record<string, unknown>;
+  /** Input keys already answered through `tasks/update`: never asked again. */
+  answeredKeys: string[];
+  outcome?: OutcomeKind;
+  result?: Record<string, unknown>;
+  error?: JsonRpcErrorObject;
+  outputSchema?: Record<string, unknown>;
+  /** Kept so that `resume` can reattach to a server that needs auth (the file is 0600). */
+  bearer?: string;
+  /** The process currently waiting on the task, if any. */
+  ownerPid?: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface Observation {
+  status: LedgerStatus;
+  statusMessage?: string;
+  pollIntervalMs: number;
+  nextPollAt: number;
+  ttlMs?: number | null;
+  inputRequests?: Record<string, unknown>;
+}
+
+export interface Settlement {
+  status: LedgerStatus;
+  outcome: OutcomeKind;
+  statusMessage?: string;
+  result?: Record<string, unknown>;
+  error?: JsonRpcErrorObject;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS tasks (
+  id TEXT PRIMARY KEY,
+  server TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  arguments TEXT NOT NULL,
+  status TEXT NOT NULL,
+  status_message TEXT,
+  poll_interval_ms INTEGER NOT NULL,
+  next_poll_at INTEGER NOT NULL,
+  ttl_ms INTEGER,
+  input_requests TEXT,
+  answered_keys TEXT NOT NULL DEFAULT '[]',
+  outcome TEXT,
+  result TEXT,
+  error TEXT,
+  output_schema TEXT,
+  bearer TEXT,
+  owner_pid INTEGER,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tasks_by_status ON tasks (status);
+`;
+
+const NOT_FINAL = `status NOT IN ('completed','failed','cancelled','lost')`;
+
+type Row = Record<string, unknown>;
+
+export function defaultHome(): string {
+  const env = process.env.TASKRAIL_HOME;
+  return env !== undefined && env !== '' ? env : join(homedir(), '.taskrail');
+}
+
+export class Ledger {
+  readonly path: string;
+  readonly #db: Database.Database;
+  readonly #now: () => number;
+
+  private constructor(path: string, now: () => number) {
+    this.path = path;
+    this.#now = now;
+    this.#db = new Database(path);
+    this.#db.pragma('journal_mode = WAL');
+    this.#db.pragma('busy_timeout = 5000');
+    this.#db.pragma('synchronous = NORMAL');
+    this.#db.exec(SCHEMA);
+  }
+
+  static open(home: string = defaultHome(), now: () => number = Date.now): Ledger {
+    mkdirSync(home, { recursive: true, mode: 0o700 });
+    const path = join(home, 'ledger.db');
+    const ledger = new Ledger(path, now);
+    chmodSync(path, 0o600);
+    return ledger;
+  }
+
+  /** Records a new task; a second record of the same id (a retried create) keeps the first. */
+  record(entry: Omit<LedgerEntry, 'createdAt' | 'updatedAt' | 'answeredKeys'>): LedgerEntry {
+    const now = this.#now();
+    this.#db
+      .prepare(
+        `INSERT OR IGNORE INTO tasks (id, server, tool, arguments, status, status_message, poll_interval_ms,
+          next_poll_at, ttl_ms, output_schema, bearer, owner_pid, created_at, updated_at)
+         VALUES (@id, @server, @tool, @arguments, @status, @statusMessage, @pollIntervalMs, @nextPollAt,
+          @ttlMs, @outputSchema, @bearer, @ownerPid, @now, @now)`,
+      )
+      .run({
+        id: entry.id,
+        server: entry.server,
+        tool: entry.tool,
+        arguments: JSON.stringify(entry.arguments),
+        status: entry.status,
+        statusMessage: entry.statusMessage ?? null,
+        pollIntervalMs: entry.pollIntervalMs,
+        nextPollAt: entry.nextPollAt,
+        ttlMs: entry.ttlMs,
+        outputSchema: entry.outputSchema === undefined ? null : JSON.stringify(entry.outputSchema),
+        bearer: entry.bearer ?? null,
+        ownerPid: entry.ownerPid ?? null,
+        now,
+      });
+    return this.require(entry.id);
+  }
+
+  get(id: string): LedgerEntry | undefined {
+    const row = this.#db.prepare('SELECT * FROM tasks WHERE id = ?').get(id) as Row | undefined;
+    return row === undefined ? undefined : fromRow(row);
+  }
+
+  require(id: string): LedgerEntry {
+    const entry = this.get(id);
+    if (entry === undefined) throw new Error(`no task '${id}' in the ledger ${this.path}`);
+    return entry;
+  }
+
+  list(): LedgerEntry[] {
+    const rows = this.#db.prepare('SELECT * FROM tasks ORDER BY created_at DESC, id').all() as Row[];
+    return rows.map(fromRow);
+  }
+
+  unfinished(): LedgerEntry[] {
+    const rows = this.#db.prepare(`SELECT * FROM tasks WHERE ${NOT_FINAL} ORDER BY created_at`).all() as Row[];
+    return rows.map(fromRow);
+  }
+
+  /** Stores what the last `tasks/get` said. A final row never changes again. */
+  observe(id: string, o: Observation): void {
+    this.#db
+      .prepare(
+        `UPDATE tasks SET status = @status, status_message = @statusMessage, poll_interval_ms = @pollIntervalMs,
+          next_poll_at = @nextPollAt, ttl_ms = COALESCE(@ttlMs, ttl_ms), input_requests = @inputRequests,
+          updated_at = @now WHERE id = @id AND ${NOT_FINAL}`,
+      )
+      .run({
+        id,
+        status: o.status,
+        statusMessage: o.statusMessage ?? null,
+        pollIntervalMs: o.pollIntervalMs,
+        nextPollAt: o.nextPollAt,
+        ttlMs: o.ttlMs ?? null,
+        inputRequests: o.inputRequests === undefined ? null : JSON.stringify(o.inputRequests),
+        now: this.#now(),
+      });
+  }
+
+  settle(id: string, s: Settlement): void {
+    this.#db
+      .prepare(
+        `UPDATE tasks SET status = @status, outcome = @outcome, status_message = COALESCE(@statusMessage, status_message),
+          result = @result, error = @error, input_requests = NULL, owner_pid = NULL, updated_at = @now
+         WHERE id = @id AND ${NOT_FINAL}`,
+      )
+      .run({
+        id,
+        status: s.status,
+        outcome: s.outcome,
+        statusMessage: s.statusMessage ?? null,
+        result: s.result === undefined ? null : JSON.stringify(s.result),
+        error: s.error === undefined ? null : JSON.stringify(s.error),
+        now: this.#now(),
+      });
+  }
+
+  /** Adds answered input keys in one transaction, so two processes cannot drop each other's. */
+  markAnswered(id: string, keys: readonly string[]): void {
+    const tx = this.#db.transaction(() => {
+      const row = this.#db.prepare('SELECT answered_keys FROM tasks WHERE id = ?').get(id) as Row | undefined;
+      if (row === undefined) return;
+      const answered = new Set(JSON.parse(String(row.answered_keys)) as string[]);
+      for (const key of keys) answered.add(key);
+      this.#db
+        .prepare('UPDATE tasks SET answered_keys = ?, updated_at = ? WHERE id = ?')
+        .run(JSON.stringify([...answered]), this.#now(), id);
+    });
+    tx.immediate();
+  }
+
+  setOwner(id: string, pid: number | undefined): void {
+    this.#db.prepare('UPDATE tasks SET owner_pid = ? WHERE id = ?').run(pid ?? null, id);
+  }
+
+  close(): void {
+    if (this.#db.open) this.#db.close();
+  }
+}
+
+function fromRow(row: Row): LedgerEntry {
+  const entry: LedgerEntry = {
+    id: String(row.id),
+    server: String(row.server),
+    tool: String(row.tool),
+    arguments: JSON.parse(String(row.arguments)) as Record<string, unknown>,
+    status: String(row.status) as LedgerStatus,
+    pollIntervalMs: Number(row.poll_interval_ms),
+    nextPollAt: Number(row.next_poll_at),
+    ttlMs: row.ttl_ms === null ? null : Number(row.ttl_ms),
+    answeredKeys: JSON.parse(String(row.answered_keys)) as string[],
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+  };
+  if (row.status_message !== null) entry.statusMessage = String(row.status_message);
+  if (row.input_requests !== null) entry.inputRequests = parse(row.input_requests);
+  if (row.outcome !== null) entry.outcome = String(row.outcome) as OutcomeKind;
+  if (row.result !== null) entry.result = parse(row.result);
+  if (row.error !== null) entry.error = parse(row.error) as unknown as JsonRpcErrorObject;
+  if (row.output_schema !== null) entry.outputSchema = parse(row.output_schema);
+  if (row.bearer !== null) entry.bearer = String(row.bearer);
+  if (row.owner_pid !== null) entry.ownerPid = Number(row.owner_pid);
+  return entry;
+}
+
+function parse(value: unknown): Record<string, unknown> {
+  return JSON.parse(String(value)) as Record<string, unknown>;
+}

@@ -1,0 +1,193 @@
+import { randomUUID } from 'node:crypto';
+import type { JsonRpcErrorObject } from '../task/errors.js';
+import { TaskrailClientError } from './errors.js';
+import { readSseMessages } from './sse.js';
+
+export const PROTOCOL_VERSION = '2026-07-28';
+export const TASKS_EXTENSION_ID = 'io.modelcontextprotocol/tasks';
+const META_PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
+const META_CLIENT_INFO = 'io.modelcontextprotocol/clientInfo';
+const META_CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
+
+type JsonObject = Record<string, unknown>;
+
+/** A JSON-RPC reply, shaped like `@modelcontextprotocol/ext-tasks`' `JsonRpcResponse`. */
+export type RpcReply =
+  | { readonly kind: 'result'; readonly result: JsonObject }
+  | { readonly kind: 'error'; readonly error: JsonRpcErrorObject };
+
+export interface DispatchOptions {
+  readonly signal?: AbortSignal;
+  readonly context?: { readonly headers?: Readonly<Record<string, string>>; readonly requestTimeoutMs?: number };
+}
+
+/**
+ * The `rawDispatch` an ext-tasks V2 session needs, and what taskrail's own client uses: one
+ * 2026-07-28 request over Streamable HTTP. Same signature as ext-tasks' `RawClientDispatch`.
+ */
+export type RawDispatch = (request: unknown, options?: DispatchOptions) => Promise<RpcReply>;
+
+/** The per-request `_meta` envelope of the 2026-07-28 wire (no handshake, so every request). */
+export interface RequestFraming {
+  protocolVersion: string;
+  clientInfo: { name: string; version: string };
+  clientCapabilities: JsonObject;
+}
+
+export interface HttpDispatchOptions {
+  url: string | URL;
+  /** Sent as `Authorization: Bearer …`. */
+  bearer?: string;
+  /** Extra headers on every request (merged case-insensitively; per-request headers win). */
+  headers?: Record<string, string>;
+  /** When given, requests without `params._meta` envelope keys get them filled in. */
+  framing?: RequestFraming;
+  fetch?: typeof fetch;
+  /** Per-request timeout; default 30 s. */
+  timeoutMs?: number;
+}
+
+export function createHttpDispatch(options: HttpDispatchOptions): RawDispatch {
+  const doFetch = options.fetch ?? fetch;
+  const url = new URL(options.url);
+  return async (request, dispatchOptions = {}) => {
+    const body = frameRequest(request, options.framing);
+    const headers = requestHeaders(body, options, dispatchOptions.context?.headers);
+    const timeout = AbortSignal.timeout(dispatchOptions.context?.requestTimeoutMs ?? options.timeoutMs ?? 30_000);
+    const signal = dispatchOptions.signal ? AbortSignal.any([dispatchOptions.signal, timeout]) : timeout;
+    let response: Response;
+    try {
+      response = await doFetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal });
+    } catch (error) {
+      if (dispatchOptions.signal?.aborted) throw dispatchOptions.signal.reason;
+      throw new TaskrailClientError('CONNECTION', `cannot reach ${url.href}: ${describe(error)}`, {
+        cause: error,
+      });
+    }
+    return readReply(response, body.id, url);
+  };
+}
+
+interface FramedRequest {
+  jsonrpc: '2.0';
+  id: string | number;
+  method: string;
+  params: JsonObject;
+}
+
+function frameRequest(request: unknown, framing: RequestFraming | undefined): FramedRequest {
+  if (request === null || typeof request !== 'object') {
+    throw new TaskrailClientError('USAGE', 'a request must be an object with a method');
+  }
+  const { id, method, params } = request as { id?: unknown; method?: unknown; params?: unknown };
+  if (typeof method !== 'string') throw new TaskrailClientError('USAGE', 'a request needs a method');
+  const p: JsonObject = params !== null && typeof params === 'object' ? { ...(params as JsonObject) } : {};
+  if (framing !== undefined) p._meta = withEnvelope(p._meta, framing);
+  const requestId = typeof id === 'string' || typeof id === 'number' ? id : `taskrail-${randomUUID()}`;
+  return { jsonrpc: '2.0', id: requestId, method, params: p };
+}
+
+/** Adds the three reserved envelope keys unless the caller already set them. */
+export function withEnvelope(meta: unknown, framing: RequestFraming): JsonObject {
+  const base: JsonObject = meta !== null && typeof meta === 'object' ? { ...(meta as JsonObject) } : {};
+  base[META_PROTOCOL_VERSION] ??= framing.protocolVersion;
+  base[META_CLIENT_INFO] ??= framing.clientInfo;
+  base[META_CLIENT_CAPABILITIES] ??= framing.clientCapabilities;
+  return base;
+}
+
+function requestHeaders(
+  body: FramedRequest,
+  options: HttpDispatchOptions,
+  perRequest: Readonly<Record<string, string>> | undefined,
+): Headers {
+  // A Headers object merges case-insensitively: ext-tasks sends `Mcp-Name`, we set `mcp-name`,
+  // and the server must see one value, not "id, id".
+  const headers = new Headers(options.headers);
+  headers.set('content-type', 'application/json');
+  headers.set('accept', 'application/json, text/event-stream');
+  const version = (body.params._meta as JsonObject | undefined)?.[META_PROTOCOL_VERSION];
+  headers.set('mcp-protocol-version', typeof version === 'string' ? version : PROTOCOL_VERSION);
+  headers.set('mcp-method', body.method);
+  const name = routingName(body.method, body.params);
+  if (name !== undefined) headers.set('mcp-name', encodeHeaderValue(name));
+  if (options.bearer !== undefined) headers.set('authorization', `Bearer ${options.bearer}`);
+  for (const [key, value] of Object.entries(perRequest ?? {})) headers.set(key, value);
+  return headers;
+}
+
+/** The `Mcp-Name` source of SEP-2243 plus the tasks extension (`params.taskId` on tasks/*). */
+function routingName(method: string, params: JsonObject): string | undefined {
+  const field =
+    method === 'tools/call' || method === 'prompts/get'
+      ? 'name'
+      : method === 'resources/read'
+        ? 'uri'
+        : method === 'tasks/get' || method === 'tasks/update' || method === 'tasks/cancel'
+          ? 'taskId'
+          : undefined;
+  const value = field === undefined ? undefined : params[field];
+  return typeof value === 'string' ? value : undefined;
+}
+
+const SENTINEL = /^=\?base64\?.*\?=$/;
+
+/** Header values that are not plain printable ASCII travel as `=?base64?…?=` (SEP-2243). */
+export function encodeHeaderValue(value: string): string {
+  const plain = /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(value) && !SENTINEL.test(value);
+  return plain ? value : `=?base64?${Buffer.from(value, 'utf8').toString('base64')}?=`;
+}
+
+async function readReply(response: Response, id: string | number, url: URL): Promise<RpcReply> {
+  if (response.status === 401 || response.status === 403) {
+    await response.body?.cancel();
+    throw new TaskrailClientError('UNAUTHORIZED', `${url.href} answered HTTP ${response.status}: check the bearer token`);
+  }
+  const type = response.headers.get('content-type') ?? '';
+  let message: unknown;
+  if (type.includes('text/event-stream') && response.body !== null) {
+    await readSseMessages(response.body, (candidate) => {
+      if (!isResponseFor(candidate, id)) return false;
+      message = candidate;
+      return true;
+    });
+  } else {
+    const text = await response.text();
+    try {
+      message = text === '' ? undefined : (JSON.parse(text) as unknown);
+    } catch {
+      message = undefined;
+    }
+  }
+  if (!isResponseFor(message, id)) {
+    throw new TaskrailClientError('CONNECTION', `${url.href} answered HTTP ${response.status} without a JSON-RPC response`);
+  }
+  const reply = message as { result?: unknown; error?: JsonRpcErrorObject };
+  if (reply.error !== undefined) return { kind: 'error', error: normaliseError(reply.error) };
+  const result = reply.result;
+  if (result === null || typeof result !== 'object' || Array.isArray(result)) {
+    throw new TaskrailClientError('PROTOCOL', `${url.href} sent a result that is not an object`);
+  }
+  return { kind: 'result', result: result as JsonObject };
+}
+
+function isResponseFor(message: unknown, id: string | number): boolean {
+  if (message === null || typeof message !== 'object') return false;
+  const m = message as { id?: unknown; result?: unknown; error?: unknown };
+  return m.id === id && (m.result !== undefined || m.error !== undefined);
+}
+
+/** Early builds used -32003 for "missing required client capability"; treat it as -32021. */
+function normaliseError(error: JsonRpcErrorObject): JsonRpcErrorObject {
+  const code = typeof error.code === 'number' ? error.code : -32603;
+  const message = typeof error.message === 'string' ? error.message : 'unknown error';
+  return { ...error, code: code === -32003 ? -32021 : code, message };
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = (error as { cause?: unknown }).cause;
+    return cause instanceof Error ? `${error.message} (${cause.message})` : error.message;
+  }
+  return String(error);
+}

@@ -1,0 +1,232 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { DetailedTaskV2 } from '@modelcontextprotocol/ext-tasks/core/v2';
+import type { JsonRpcErrorObject } from '../task/errors.js';
+import { isClientError } from './errors.js';
+import { answerInputRequests, type InputHandlers } from './input.js';
+import { isFinal, type Ledger, type LedgerEntry, type LedgerStatus } from './ledger.js';
+import type { CallOutcome } from './outcome.js';
+import type { SchemaChecker } from './schema-check.js';
+import type { Answer, TaskRpc } from './task-rpc.js';
+import type { CallToolResult } from './wire.js';
+
+export type TaskEvent =
+  | { type: 'status'; taskId: string; status: LedgerStatus; statusMessage?: string; pollIntervalMs: number }
+  | { type: 'input'; taskId: string; keys: string[] }
+  | { type: 'cancel-sent'; taskId: string };
+
+export interface WatchDeps {
+  ledger: Ledger;
+  rpc: TaskRpc;
+  input: InputHandlers;
+  checker: SchemaChecker;
+  defaultPollIntervalMs: number;
+  /** How long polling rides out connection failures once the server was reached; default 10 s. */
+  connectionGraceMs?: number;
+  onEvent?: (event: TaskEvent) => void;
+}
+
+const INVALID_PARAMS = -32602;
+
+/**
+ * Follows one task from the ledger to its end: polls `tasks/get` no sooner than the last reply's
+ * `pollIntervalMs`, answers new `inputRequests` once, sends `tasks/cancel` on request, and
+ * records every observation before acting on it.
+ */
+export class TaskWatch {
+  readonly taskId: string;
+  readonly #deps: WatchDeps;
+  #cancelRequested = false;
+  #reached = false;
+
+  constructor(deps: WatchDeps, taskId: string) {
+    this.#deps = deps;
+    this.taskId = taskId;
+  }
+
+  /** Sends `tasks/cancel` now; `run()` keeps polling until the server reports a terminal status. */
+  async requestCancel(signal?: AbortSignal): Promise<void> {
+    this.#cancelRequested = true;
+    const answer = await this.#retrying(() => this.#deps.rpc.cancel(this.taskId, signal), signal);
+    if (!answer.ok && answer.error.code === INVALID_PARAMS) {
+      this.#settleLost(answer.error);
+      return;
+    }
+    this.#deps.onEvent?.({ type: 'cancel-sent', taskId: this.taskId });
+  }
+
+  async run(signal?: AbortSignal): Promise<CallOutcome> {
+    const { ledger } = this.#deps;
+    ledger.setOwner(this.taskId, process.pid);
+    try {
+      for (;;) {
+        const entry = ledger.require(this.taskId);
+        if (isFinal(entry.status)) return outcomeFromEntry(entry);
+        await sleepUntil(entry.nextPollAt, signal);
+        const answer = await this.#retrying(() => this.#deps.rpc.get(this.taskId, signal), signal);
+        if (!answer.ok) {
+          if (answer.error.code === INVALID_PARAMS) return this.#settleLost(answer.error);
+          throw new Error(`tasks/get failed: ${answer.error.code} ${answer.error.message}`);
+        }
+        const outcome = this.#observe(entry, answer.value);
+        if (outcome !== undefined) return outcome;
+        if (answer.value.status === 'input_required' && !this.#cancelRequested) {
+          await this.#answer(answer.value.inputRequests, signal);
+        }
+      }
+    } finally {
+      if (ledger.get(this.taskId)?.ownerPid === process.pid) ledger.setOwner(this.taskId, undefined);
+    }
+  }
+
+  #observe(entry: LedgerEntry, task: DetailedTaskV2): CallOutcome | undefined {
+    const pollIntervalMs = task.pollIntervalMs ?? this.#deps.defaultPollIntervalMs;
+    const status = task.status;
+    this.#deps.onEvent?.({
+      type: 'status',
+      taskId: this.taskId,
+      status,
+      pollIntervalMs,
+      ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
+    });
+    if (status === 'working' || status === 'input_required') {
+      this.#deps.ledger.observe(this.taskId, {
+        status,
+        pollIntervalMs,
+        nextPollAt: Date.now() + pollIntervalMs,
+        ttlMs: task.ttlMs,
+        ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
+        ...(status === 'input_required' ? { inputRequests: task.inputRequests } : {}),
+      });
+      return undefined;
+    }
+    const outcome = this.#terminalOutcome(entry, task);
+    this.#deps.ledger.settle(this.taskId, {
+      status,
+      outcome: outcome.kind,
+      ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
+      ...(status === 'completed' ? { result: task.result } : {}),
+      ...(status === 'failed' ? { error: task.error } : {}),
+    });
+    return outcome;
+  }
+
+  #terminalOutcome(entry: LedgerEntry, task: DetailedTaskV2): CallOutcome {
+    const taskId = this.taskId;
+    if (task.status === 'failed') return { kind: 'failed', taskId, error: task.error };
+    if (task.status === 'completed') {
+      const result = task.result as CallToolResult;
+      return judgeResult(result, entry.outputSchema, this.#deps.checker, taskId);
+    }
+    return {
+      kind: 'cancelled',
+      taskId,
+      ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
+    };
+  }
+
+  async #answer(requests: Record<string, unknown>, signal?: AbortSignal): Promise<void> {
+    const { ledger } = this.#deps;
+    const entry = ledger.require(this.taskId);
+    const skip = new Set(entry.answeredKeys);
+    if (Object.keys(requests).every((key) => skip.has(key))) return;
+    const controller = new AbortController();
+    const onAbort = (): void => controller.abort(signal?.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const responses = await answerInputRequests(requests, skip, this.#deps.input, {
+        taskId: this.taskId,
+        tool: entry.tool,
+        signal: controller.signal,
+      });
+      const keys = Object.keys(responses);
+      if (keys.length === 0 || this.#cancelRequested) return;
+      const answer = await this.#retrying(() => this.#deps.rpc.update(this.taskId, responses, signal), signal);
+      if (!answer.ok && answer.error.code !== INVALID_PARAMS) {
+        throw new Error(`tasks/update failed: ${answer.error.code} ${answer.error.message}`);
+      }
+      // A -32602 here means the task is gone; the next tasks/get settles it as lost.
+      ledger.markAnswered(this.taskId, keys);
+      this.#deps.onEvent?.({ type: 'input', taskId: this.taskId, keys });
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  #settleLost(error: JsonRpcErrorObject): CallOutcome {
+    this.#deps.ledger.settle(this.taskId, { status: 'lost', outcome: 'lost', error, statusMessage: error.message });
+    this.#deps.onEvent?.({
+      type: 'status',
+      taskId: this.taskId,
+      status: 'lost',
+      statusMessage: error.message,
+      pollIntervalMs: 0,
+    });
+    return { kind: 'lost', taskId: this.taskId, error };
+  }
+
+  /**
+   * A connection blip after the server was reached once is ridden out for a grace period; a
+   * server that cannot be reached at all fails at once (so `resume` can say so quickly).
+   */
+  async #retrying<T>(send: () => Promise<Answer<T>>, signal?: AbortSignal): Promise<Answer<T>> {
+    const graceEnds = Date.now() + (this.#deps.connectionGraceMs ?? 10_000);
+    for (let delay = 100; ; delay = Math.min(delay * 2, 2000)) {
+      try {
+        const answer = await send();
+        this.#reached = true;
+        return answer;
+      } catch (error) {
+        if (!isClientError(error, 'CONNECTION') || !this.#reached || Date.now() > graceEnds) throw error;
+        await sleep(delay, undefined, signal ? { signal } : {});
+      }
+    }
+  }
+}
+
+/** Tool error, output-schema breach or plain success: the three ends of a completed call. */
+export function judgeResult(
+  result: CallToolResult,
+  outputSchema: Record<string, unknown> | undefined,
+  checker: SchemaChecker,
+  taskId?: string,
+): CallOutcome {
+  const id = taskId === undefined ? {} : { taskId };
+  if (result.isError === true) return { kind: 'tool_error', ...id, result };
+  if (outputSchema !== undefined) {
+    const errors =
+      result.structuredContent === undefined
+        ? ['structuredContent is missing but the tool declares an outputSchema']
+        : checker.check(outputSchema, result.structuredContent);
+    if (errors.length > 0) return { kind: 'invalid_output', ...id, result, errors };
+  }
+  return { kind: 'completed', ...id, result };
+}
+
+/** The outcome a settled ledger row stands for (for `tasks wait` on a finished task). */
+export function outcomeFromEntry(entry: LedgerEntry): CallOutcome {
+  const taskId = entry.id;
+  const result = (entry.result ?? { content: [] }) as CallToolResult;
+  const error = entry.error ?? { code: -32603, message: entry.statusMessage ?? 'unknown error' };
+  switch (entry.outcome) {
+    case 'completed':
+      return { kind: 'completed', taskId, result };
+    case 'tool_error':
+      return { kind: 'tool_error', taskId, result };
+    case 'invalid_output':
+      return { kind: 'invalid_output', taskId, result, errors: ['structuredContent breaks the outputSchema'] };
+    case 'failed':
+      return { kind: 'failed', taskId, error };
+    case 'lost':
+      return { kind: 'lost', taskId, error };
+    default:
+      return entry.statusMessage === undefined
+        ? { kind: 'cancelled', taskId }
+        : { kind: 'cancelled', taskId, statusMessage: entry.statusMessage };
+  }
+}
+
+async function sleepUntil(at: number, signal?: AbortSignal): Promise<void> {
+  const wait = at - Date.now();
+  if (wait > 0) await sleep(wait, undefined, signal ? { signal } : {});
+  else signal?.throwIfAborted();
+}

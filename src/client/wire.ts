@@ -1,0 +1,95 @@
+import {
+  CallToolResultV2Schema,
+  CancelTaskResultV2Schema,
+  CreateTaskResultV2Schema,
+  GetTaskResultV2Schema,
+  InputRequestsV2Schema,
+  ToolV2Schema,
+  UpdateTaskResultV2Schema,
+  type CreateTaskResultV2,
+  type DetailedTaskV2,
+  type InputRequestsV2,
+  type ToolV2,
+} from '@modelcontextprotocol/ext-tasks/core/v2';
+import { TaskrailClientError } from './errors.js';
+
+/**
+ * Everything a server sends is checked against ext-tasks' v2 schemas before the client acts on
+ * it. Two tolerances, both from the spec notes: a missing `resultType` counts as "complete"
+ * (legacy servers, and the nested result of a completed task in the spec's own examples).
+ */
+
+type JsonObject = Record<string, unknown>;
+
+export type CallToolResult = JsonObject & {
+  content: unknown[];
+  structuredContent?: unknown;
+  isError?: boolean;
+};
+
+export type ToolCallReply =
+  | { kind: 'complete'; result: CallToolResult }
+  | { kind: 'task'; task: CreateTaskResultV2 }
+  | { kind: 'input_required'; inputRequests: InputRequestsV2; requestState?: string };
+
+export function parseToolCallReply(result: JsonObject): ToolCallReply {
+  const resultType = result.resultType ?? 'complete';
+  if (resultType === 'task') return { kind: 'task', task: check(CreateTaskResultV2Schema, result, 'CreateTaskResult') };
+  if (resultType !== 'complete' && resultType !== 'input_required') {
+    throw new TaskrailClientError('PROTOCOL', `unsupported resultType '${String(resultType)}' for tools/call`);
+  }
+  const parsed = check(CallToolResultV2Schema, { ...result, resultType }, 'CallToolResult');
+  if (parsed.resultType === 'input_required') {
+    return {
+      kind: 'input_required',
+      inputRequests: parsed.inputRequests ?? {},
+      ...(parsed.requestState === undefined ? {} : { requestState: parsed.requestState }),
+    };
+  }
+  return { kind: 'complete', result: stripResultType(result) as CallToolResult };
+}
+
+/** A `tasks/get` reply. A completed task's nested result is itself a checked CallToolResult. */
+export function parseTaskState(result: JsonObject): DetailedTaskV2 {
+  const nested = result.result;
+  const patched =
+    result.status === 'completed' && nested !== null && typeof nested === 'object' && !Array.isArray(nested)
+      ? { ...result, result: { resultType: 'complete', ...(nested as JsonObject) } }
+      : result;
+  const task = check(GetTaskResultV2Schema, patched, 'GetTaskResult') as DetailedTaskV2;
+  if (task.status === 'completed') {
+    check(CallToolResultV2Schema, (patched as { result: unknown }).result, 'completed task result');
+    return { ...task, result: stripResultType(nested as JsonObject) } as DetailedTaskV2;
+  }
+  if (task.status === 'input_required') check(InputRequestsV2Schema, task.inputRequests, 'inputRequests');
+  return task;
+}
+
+export function parseAck(result: JsonObject, method: 'tasks/update' | 'tasks/cancel'): void {
+  check(method === 'tasks/update' ? UpdateTaskResultV2Schema : CancelTaskResultV2Schema, result, `${method} ack`);
+}
+
+export type Tool = ToolV2 & { inputSchema: JsonObject; outputSchema?: JsonObject };
+
+export function parseTools(result: JsonObject): { tools: Tool[]; nextCursor?: string } {
+  const list = result.tools;
+  if (!Array.isArray(list)) throw new TaskrailClientError('PROTOCOL', 'tools/list result has no tools array');
+  const tools = list.map((tool) => check(ToolV2Schema, tool, 'Tool') as Tool);
+  const cursor = result.nextCursor;
+  return typeof cursor === 'string' && cursor !== '' ? { tools, nextCursor: cursor } : { tools };
+}
+
+function stripResultType(result: JsonObject): JsonObject {
+  const { resultType: _ignored, ...rest } = result;
+  return rest;
+}
+
+interface SafeParser<T> {
+  safeParse(value: unknown): { success: true; data: T } | { success: false; error: { message: string } };
+}
+
+function check<T>(schema: SafeParser<T>, value: unknown, what: string): T {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw new TaskrailClientError('PROTOCOL', `the server sent an invalid ${what}: ${parsed.error.message}`);
+}
