@@ -1,0 +1,48 @@
+import { InvalidArgumentError } from 'commander';
+
+/** `--port`: an integer 0–65535 (0 picks a free port). */
+export function parsePort(value: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65_535)
+    throw new InvalidArgumentError('must be an integer from 0 to 65535');
+  return port;
+}
+
+const UNITS: Record<string, number> = {
+  '': 1,
+  b: 1,
+  kb: 1024,
+  kib: 1024,
+  mb: 1024 ** 2,
+  mib: 1024 ** 2,
+  gb: 1024 ** 3,
+  gib: 1024 ** 3,
+};
+
+/** `--max-body`: bytes, or a size such as `512kb`, `4mb`, `1gb` (binary units). */
+export function parseSize(value: string): number {
+  const match = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(value.trim());
+  const unit = UNITS[(match?.[2] ?? '').toLowerCase()];
+  if (match === null || unit === undefined)
+    throw new InvalidArgumentError('must be a size such as 4mb, 512kb or 1048576');
+  const bytes = Math.floor(Number(match[1]) * unit);
+  if (bytes < 1) throw new InvalidArgumentError('must be at least 1 byte');
+  return bytes;
+}
+
+/** `--auth tokens:FILE` → FILE. */
+export function parseTokensSpec(value: string): string {
+  if (!value.startsWith('tokens:') || value.length === 'tokens:'.length) {
+    throw new InvalidArgumentError(
+      'must be tokens:FILE (a JSON object mapping bearer tokens to principal names)',
+    );
+  }
+  return value.slice('tokens:'.length);
+}
+
+export function parseLogLevel(value: string): 'debug' | 'info' | 'warn' | 'error' | 'silent' {
+  if (!['debug', 'info', 'warn', 'error', 'silent'].includes(value)) {
+    throw new InvalidArgumentError('must be one of debug, info, warn, error, silent');
+  }
+  return value as 'debug' | 'info' | 'warn' | 'error' | 'silent';
+}

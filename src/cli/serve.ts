@@ -1,0 +1,131 @@
+import type { Command } from 'commander';
+import { stderrLogger, type LogLevel } from '../runtime/logger.js';
+import { createTaskServer, type TaskServer } from '../server/app.js';
+import { loadTokenFile } from '../server/auth.js';
+import { serveTaskServerStdio } from '../server/stdio.js';
+import type { TaskStore } from '../store/port.js';
+import { DEFAULT_STORE_URL, openStore } from '../stores/open.js';
+import { packageVersion } from './package-info.js';
+import { parseLogLevel, parsePort, parseSize, parseTokensSpec } from './options.js';
+import { loadToolSet } from './tool-sets.js';
+
+interface ServeOptions {
+  host: string;
+  port: number;
+  store?: string;
+  tools: string;
+  worker: boolean;
+  auth?: string;
+  maxBody: number;
+  logLevel: LogLevel;
+  stdio?: boolean;
+}
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
+const STOP_GRACE_MS = 10_000;
+
+export function registerServe(program: Command): void {
+  program
+    .command('serve')
+    .description(
+      'Serve MCP over Streamable HTTP at http://HOST:PORT/mcp, running tools as durable tasks.',
+    )
+    .option('--host <host>', 'interface to listen on', '127.0.0.1')
+    .option('--port <port>', 'port (0 picks a free one)', parsePort, 3000)
+    .option('--store <url>', `task store URL (default: $TASKRAIL_STORE or ${DEFAULT_STORE_URL})`)
+    .option('--tools <module>', 'tool set: demo, conformance, or a module path', 'demo')
+    .option('--no-worker', 'do not run tasks here; leave them to `taskrail worker` (redis only)')
+    .option(
+      '--auth <tokens:FILE>',
+      'require bearer tokens from FILE ({"token": "principal"})',
+      parseTokensSpec,
+    )
+    .option('--max-body <size>', 'largest request body', parseSize, 4 * 1024 * 1024)
+    .option('--log-level <level>', 'debug, info, warn, error or silent', parseLogLevel, 'info')
+    .option('--stdio', 'speak MCP over standard input/output instead of HTTP')
+    .action((options: ServeOptions) => serve(options));
+}
+
+async function serve(options: ServeOptions): Promise<void> {
+  const logger = stderrLogger(options.logLevel);
+  const storeUrl = options.store ?? process.env['TASKRAIL_STORE'] ?? DEFAULT_STORE_URL;
+  if (!options.worker && !storeUrl.startsWith('redis')) {
+    throw new Error(
+      '--no-worker needs a redis:// store (a local store has no other process to run tasks)',
+    );
+  }
+  const tokens = options.auth === undefined ? undefined : await loadTokenFile(options.auth);
+  const store = await openStore(storeUrl);
+  const app = createTaskServer({
+    store,
+    name: 'taskrail',
+    version: packageVersion(),
+    maxBodyBytes: options.maxBody,
+    logger,
+    ...(tokens === undefined ? {} : { auth: { tokens } }),
+    runtime: { executor: options.worker ? 'local' : 'none', logger },
+  });
+  try {
+    await loadToolSet(options.tools, app);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  if (options.stdio === true) return serveOverStdio(app, store);
+  await serveOverHttp(app, store, options, tokens !== undefined);
+}
+
+async function serveOverHttp(
+  app: TaskServer,
+  store: TaskStore,
+  options: ServeOptions,
+  authed: boolean,
+): Promise<void> {
+  let info;
+  try {
+    info = await app.listen(options.port, options.host);
+  } catch (error) {
+    await store.close();
+    throw new Error(
+      `cannot listen on ${options.host}:${options.port}: ${(error as Error).message}`,
+    );
+  }
+  if (!authed && !LOOPBACK.has(options.host)) {
+    process.stderr.write(
+      'taskrail: warning: no --auth; every caller is the anonymous principal and shares its tasks\n',
+    );
+  }
+  onShutdown(() => app.close(STOP_GRACE_MS), store);
+  process.stdout.write(
+    `taskrail serving ${info.url} (store: ${store.description}, tools: ${options.tools})\n`,
+  );
+}
+
+function serveOverStdio(app: TaskServer, store: TaskStore): void {
+  const handle = serveTaskServerStdio(app);
+  const stop = onShutdown(async () => {
+    await handle.close();
+    await app.close(STOP_GRACE_MS);
+  }, store);
+  process.stdin.once('end', () => void stop());
+}
+
+/** SIGINT/SIGTERM: stop taking work, hand back or finish running tasks, close the store, exit 0. */
+function onShutdown(stopServer: () => Promise<void>, store: TaskStore): () => Promise<void> {
+  let stopping = false;
+  const stop = async (): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    try {
+      await stopServer();
+      await store.close();
+      process.exit(0);
+    } catch (error) {
+      process.stderr.write(`taskrail: error while stopping: ${(error as Error).message}\n`);
+      process.exit(1);
+    }
+  };
+  process.once('SIGINT', () => void stop());
+  process.once('SIGTERM', () => void stop());
+  return stop;
+}

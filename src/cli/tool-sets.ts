@@ -1,0 +1,37 @@
+import { isAbsolute, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { TaskServer } from '../server/app.js';
+import { TaskrailError } from '../task/errors.js';
+
+type Register = (app: TaskServer) => void | Promise<void>;
+
+const BUILT_IN: Record<string, string> = {
+  demo: '../server/tools/demo.js',
+  conformance: '../server/tools/conformance.js',
+};
+
+/** Loads `demo`, `conformance`, or a user module whose default export registers tools. */
+export async function loadToolSet(
+  spec: string,
+  app: TaskServer,
+  cwd = process.cwd(),
+): Promise<void> {
+  const builtIn = BUILT_IN[spec];
+  const specifier = builtIn ?? pathToFileURL(isAbsolute(spec) ? spec : resolve(cwd, spec)).href;
+  let module: { default?: unknown };
+  try {
+    module = (await import(specifier)) as { default?: unknown };
+  } catch (error) {
+    throw new TaskrailError(
+      'CONFIG',
+      `cannot load the tools module '${spec}': ${(error as Error).message}`,
+    );
+  }
+  if (typeof module.default !== 'function') {
+    throw new TaskrailError(
+      'CONFIG',
+      `the tools module '${spec}' must default-export a function (app) => void`,
+    );
+  }
+  await (module.default as Register)(app);
+}

@@ -1,0 +1,36 @@
+import { TASKS_EXTENSION_ID_V2 } from '@modelcontextprotocol/ext-tasks/core/v2';
+
+/** The tasks extension id, declared per request in `_meta` client capabilities. */
+export const TASKS_EXTENSION = TASKS_EXTENSION_ID_V2;
+
+/** The stateless protocol revision the tasks extension is defined on. */
+export const MODERN_PROTOCOL_VERSION = '2026-07-28';
+export const SUPPORTED_MODERN_VERSIONS: readonly string[] = [MODERN_PROTOCOL_VERSION];
+
+export const META = {
+  protocolVersion: 'io.modelcontextprotocol/protocolVersion',
+  clientInfo: 'io.modelcontextprotocol/clientInfo',
+  clientCapabilities: 'io.modelcontextprotocol/clientCapabilities',
+  serverInfo: 'io.modelcontextprotocol/serverInfo',
+  relatedTask: 'io.modelcontextprotocol/related-task',
+} as const;
+
+/** Lower-case HTTP header names (SEP-2243 routing headers). */
+export const HEADER = {
+  protocolVersion: 'mcp-protocol-version',
+  method: 'mcp-method',
+  name: 'mcp-name',
+} as const;
+
+/** The methods the extension adds on the modern wire, and the removed v1 ones. */
+export const TASK_METHODS = ['tasks/get', 'tasks/update', 'tasks/cancel'] as const;
+export type TaskMethod = (typeof TASK_METHODS)[number];
+export const REMOVED_TASK_METHODS = ['tasks/result', 'tasks/list'] as const;
+
+export function isTaskMethod(method: unknown): method is TaskMethod {
+  return (TASK_METHODS as readonly unknown[]).includes(method);
+}
+
+export function isRemovedTaskMethod(method: unknown): boolean {
+  return (REMOVED_TASK_METHODS as readonly unknown[]).includes(method);
+}

@@ -1,0 +1,146 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
+import type { Logger, RuntimeOptions } from '../runtime/api.js';
+import { TaskRuntime } from '../runtime/runtime.js';
+import type { ToolHandler } from '../runtime/tool.js';
+import type { TaskStore } from '../store/port.js';
+import { checkTokenMap, type TokenMap } from './auth.js';
+import { createFetchHandler, createNodeHandler, type HttpDeps } from './http.js';
+import { buildMcpServer, type InstanceDeps } from './mcp-instance.js';
+import { ANONYMOUS, principalOf } from './principal.js';
+import { ToolRegistry } from './registry.js';
+import type { TaskRuntimeFace } from './runtime-port.js';
+import type { McpConfigurer, TaskToolConfig } from './types.js';
+
+export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+export interface TaskServerOptions {
+  store: TaskStore;
+  name?: string;
+  version?: string;
+  instructions?: string;
+  /** Bearer token → principal name. Without it every caller is `anonymous`. */
+  auth?: { tokens: TokenMap };
+  /** Request bodies over this many bytes get HTTP 413. Default 4 MiB. */
+  maxBodyBytes?: number;
+  /** The endpoint path. Default `/mcp`. */
+  path?: string;
+  /** Runtime settings (executor, concurrency, TTLs, limits); the store and tools are filled in. */
+  runtime?: Omit<RuntimeOptions, 'store' | 'tools'>;
+  logger?: Logger;
+}
+
+export interface ListenInfo {
+  url: string;
+  host: string;
+  port: number;
+}
+
+/** An MCP server whose task-capable tools run as durable tasks on `store`. */
+export interface TaskServer {
+  /** Registers a tool; see `TaskToolConfig` for the task modes. Returns the server. */
+  tool(name: string, config: TaskToolConfig, handler: ToolHandler): TaskServer;
+  /** Registers raw SDK things (resources, prompts, plain tools) on every server instance. */
+  configure(configurer: McpConfigurer): TaskServer;
+  readonly runtime: TaskRuntime;
+  readonly tools: ToolRegistry;
+  readonly store: TaskStore;
+  /** Web-standard face: serve one HTTP request. */
+  fetch(request: Request): Promise<Response>;
+  /** `node:http` / Express face. */
+  readonly nodeHandler: (req: IncomingMessage, res: ServerResponse) => void;
+  /** Starts an HTTP server; resolves once it accepts connections. */
+  listen(port?: number, host?: string): Promise<ListenInfo>;
+  /** Stops the HTTP server and the runtime (running work gets `graceMs`); the store stays open. */
+  close(graceMs?: number): Promise<void>;
+  /** The pieces the stdio face reuses. */
+  readonly instanceDeps: InstanceDeps;
+}
+
+export function createTaskServer(options: TaskServerOptions): TaskServer {
+  const tools = new ToolRegistry();
+  const configurers: McpConfigurer[] = [];
+  const runtime = new TaskRuntime({
+    ...options.runtime,
+    store: options.store,
+    tools,
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
+  });
+  const face = (): TaskRuntimeFace => runtime;
+  const tokens = options.auth === undefined ? undefined : checkTokenMap(options.auth.tokens);
+  const instanceDeps: InstanceDeps = {
+    name: options.name ?? 'taskrail',
+    version: options.version ?? '0.0.0',
+    ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
+    tools,
+    runtime: face,
+    configurers,
+  };
+  const onError = (error: unknown): void =>
+    options.logger?.error('request failed', { error: String(error) });
+  const sdk: McpHttpHandler = createMcpHandler(
+    (ctx) =>
+      buildMcpServer(instanceDeps, {
+        era: ctx.era,
+        principal: principalOf({ http: { authInfo: ctx.authInfo } }),
+      }),
+    { maxRequestBodySize: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES },
+  );
+  const httpDeps: HttpDeps = {
+    runtime: face,
+    tools,
+    serverInfo: { name: instanceDeps.name, version: instanceDeps.version },
+    sdk,
+    path: options.path ?? '/mcp',
+    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    tokens,
+    onError,
+  };
+  const nodeHandler = createNodeHandler(httpDeps);
+  const fetchHandler = createFetchHandler(httpDeps);
+  let http: Server | undefined;
+
+  const server: TaskServer = {
+    tool(name, config, handler) {
+      tools.add(name, config, handler);
+      return server;
+    },
+    configure(configurer) {
+      configurers.push(configurer);
+      return server;
+    },
+    runtime,
+    tools,
+    store: options.store,
+    fetch: fetchHandler,
+    nodeHandler,
+    instanceDeps,
+    async listen(port = 3000, host = '127.0.0.1') {
+      if (tools.hasTaskTools()) runtime.start();
+      http = createServer(nodeHandler);
+      await new Promise<void>((resolve, reject) => {
+        http?.once('error', reject);
+        http?.listen(port, host, () => resolve());
+      });
+      const address = http.address() as AddressInfo;
+      const shown = host.includes(':') ? `[${host}]` : host;
+      return { url: `http://${shown}:${address.port}${httpDeps.path}`, host, port: address.port };
+    },
+    async close(graceMs = 10_000) {
+      const closing = http;
+      http = undefined;
+      if (closing !== undefined) {
+        await new Promise<void>((resolve) => {
+          closing.close(() => resolve());
+          closing.closeAllConnections();
+        });
+      }
+      await sdk.close();
+      await runtime.stop(graceMs);
+    },
+  };
+  return server;
+}
+
+export { ANONYMOUS };

@@ -1,0 +1,86 @@
+import type { IncomingMessage } from 'node:http';
+
+export type BodyOutcome =
+  { ok: true; text: string } | { ok: false; reason: 'too-large' | 'aborted' };
+
+function declaredTooLarge(contentLength: string | null | undefined, limit: number): boolean {
+  if (contentLength === undefined || contentLength === null) return false;
+  const declared = Number(contentLength);
+  return Number.isFinite(declared) && declared > limit;
+}
+
+/** Reads a Node request body as UTF-8, refusing more than `limit` bytes. */
+export function readNodeBody(req: IncomingMessage, limit: number): Promise<BodyOutcome> {
+  if (declaredTooLarge(req.headers['content-length'], limit)) {
+    req.resume();
+    return Promise.resolve({ ok: false, reason: 'too-large' });
+  }
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const finish = (outcome: BodyOutcome): void => {
+      if (done) return;
+      done = true;
+      resolve(outcome);
+    };
+    req.on('data', (chunk: Buffer) => {
+      if (done) return;
+      size += chunk.length;
+      if (size > limit) {
+        chunks.length = 0;
+        finish({ ok: false, reason: 'too-large' });
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => finish({ ok: true, text: Buffer.concat(chunks).toString('utf8') }));
+    req.on('error', () => finish({ ok: false, reason: 'aborted' }));
+    req.on('close', () => finish({ ok: false, reason: 'aborted' }));
+  });
+}
+
+/** Reads a web `Request` body as UTF-8, refusing more than `limit` bytes. */
+export async function readWebBody(request: Request, limit: number): Promise<BodyOutcome> {
+  if (declaredTooLarge(request.headers.get('content-length'), limit))
+    return { ok: false, reason: 'too-large' };
+  if (request.body === null) return { ok: true, text: '' };
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > limit) {
+        await reader.cancel().catch(() => undefined);
+        return { ok: false, reason: 'too-large' };
+      }
+      chunks.push(value);
+    }
+  } catch {
+    return { ok: false, reason: 'aborted' };
+  }
+  return { ok: true, text: Buffer.concat(chunks).toString('utf8') };
+}
+
+/**
+ * Nesting deeper than `max` is refused before parsing, so no later recursive walk (schema
+ * validation, cloning) can overflow the stack on a hostile body.
+ */
+export function nestingExceeds(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++;
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) {
+      if (++depth > max) return true;
+    } else if (c === 125 || c === 93) depth--;
+  }
+  return false;
+}

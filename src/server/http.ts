@@ -1,0 +1,130 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AuthInfo, McpHttpHandler } from '@modelcontextprotocol/server';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import type { HeaderReader } from '../protocol/index.js';
+import { authenticate, type TokenMap } from './auth.js';
+import { readNodeBody, readWebBody, type BodyOutcome } from './body.js';
+import { decide, type FrontDeps } from './front.js';
+import type { Reply } from './task-methods.js';
+
+export interface HttpDeps extends FrontDeps {
+  sdk: McpHttpHandler;
+  path: string;
+  maxBodyBytes: number;
+  tokens: TokenMap | undefined;
+  onError: (error: unknown) => void;
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json' };
+const UNAUTHORIZED = JSON.stringify({
+  error: 'unauthorized',
+  message: 'a known bearer token is required',
+});
+const TOO_LARGE = JSON.stringify({
+  jsonrpc: '2.0',
+  id: null,
+  error: { code: -32600, message: 'Request body too large' },
+});
+const NOT_FOUND = JSON.stringify({ error: 'not_found' });
+
+function pathOf(url: string | undefined): string {
+  const raw = url ?? '/';
+  const query = raw.indexOf('?');
+  return query === -1 ? raw : raw.slice(0, query);
+}
+
+function nodeHeaders(req: IncomingMessage): HeaderReader {
+  return (name) => {
+    const value = req.headers[name];
+    return Array.isArray(value) ? value.join(', ') : value;
+  };
+}
+
+function send(
+  res: ServerResponse,
+  status: number,
+  body: string,
+  extra: Record<string, string> = {},
+): void {
+  if (res.headersSent) return void res.end();
+  res.writeHead(status, body === '' ? extra : { ...JSON_HEADERS, ...extra });
+  res.end(body);
+}
+
+function failedBody(outcome: Exclude<BodyOutcome, { ok: true }>): { status: number; body: string } {
+  return outcome.reason === 'too-large'
+    ? { status: 413, body: TOO_LARGE }
+    : { status: 400, body: '' };
+}
+
+/** The `node:http` / Express face: fast path first, then the SDK's own Node adapter. */
+export function createNodeHandler(
+  deps: HttpDeps,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  const sdkNode = toNodeHandler(deps.sdk, { maxRequestBodySize: deps.maxBodyBytes });
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (pathOf(req.url) !== deps.path) return send(res, 404, NOT_FOUND);
+    const auth = authenticate(deps.tokens, req.headers.authorization);
+    if (!auth.ok) return send(res, 401, UNAUTHORIZED, { 'www-authenticate': 'Bearer' });
+    const withAuth = req as IncomingMessage & { auth?: AuthInfo };
+    if (auth.authInfo !== undefined) withAuth.auth = auth.authInfo;
+    if (req.method !== 'POST') return sdkNode(withAuth, res);
+    const body = await readNodeBody(req, deps.maxBodyBytes);
+    if (!body.ok) {
+      const failed = failedBody(body);
+      return send(res, failed.status, failed.body, { connection: 'close' });
+    }
+    const decision = await decide(deps, body.text, nodeHeaders(req), auth.principal);
+    if (decision.kind === 'reply') return send(res, decision.reply.status, decision.reply.body);
+    return sdkNode(withAuth, res, decision.parsed);
+  };
+  return (req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      deps.onError(error);
+      send(
+        res,
+        500,
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: -32603, message: 'Internal error' },
+        }),
+      );
+    });
+  };
+}
+
+function toResponse(reply: Reply): Response {
+  return new Response(reply.body === '' ? null : reply.body, {
+    status: reply.status,
+    headers: reply.body === '' ? {} : JSON_HEADERS,
+  });
+}
+
+/** The web-standard face (Workers, Bun, Deno, Hono): same routing as the Node face. */
+export function createFetchHandler(deps: HttpDeps): (request: Request) => Promise<Response> {
+  return async (request) => {
+    if (new URL(request.url).pathname !== deps.path)
+      return new Response(NOT_FOUND, { status: 404, headers: JSON_HEADERS });
+    const auth = authenticate(deps.tokens, request.headers.get('authorization') ?? undefined);
+    if (!auth.ok) {
+      return new Response(UNAUTHORIZED, {
+        status: 401,
+        headers: { ...JSON_HEADERS, 'www-authenticate': 'Bearer' },
+      });
+    }
+    const options = auth.authInfo === undefined ? {} : { authInfo: auth.authInfo };
+    if (request.method !== 'POST') return deps.sdk.fetch(request, options);
+    const body = await readWebBody(request, deps.maxBodyBytes);
+    if (!body.ok) return toResponse(failedBody(body));
+    const headers: HeaderReader = (name) => request.headers.get(name) ?? undefined;
+    const decision = await decide(deps, body.text, headers, auth.principal);
+    if (decision.kind === 'reply') return toResponse(decision.reply);
+    const replay = new Request(request.url, {
+      method: 'POST',
+      headers: request.headers,
+      body: body.text,
+    });
+    return deps.sdk.fetch(replay, { ...options, parsedBody: decision.parsed });
+  };
+}

@@ -1,0 +1,50 @@
+import { McpServer, type ServerContext } from '@modelcontextprotocol/server';
+import * as z from 'zod/v4';
+import { TASKS_EXTENSION } from '../protocol/index.js';
+import type { JsonObject } from '../task/record.js';
+import type { ToolRegistry } from './registry.js';
+import type { TaskRuntimeFace } from './runtime-port.js';
+import { callTaskTool } from './tool-call.js';
+import type { InstanceContext, McpConfigurer, RegisteredTaskTool } from './types.js';
+import { normalizeTaskOption } from '../runtime/tool.js';
+
+export interface InstanceDeps {
+  name: string;
+  version: string;
+  instructions?: string;
+  tools: ToolRegistry;
+  runtime: () => TaskRuntimeFace;
+  configurers: readonly McpConfigurer[];
+}
+
+function registerTaskTool(mcp: McpServer, deps: InstanceDeps, tool: RegisteredTaskTool): void {
+  const { config } = tool;
+  // A task's CreateTaskResult has no structuredContent, so only forbidden tools keep the
+  // SDK's output check.
+  const outputSchema =
+    normalizeTaskOption(config.task).mode === 'forbidden' ? config.outputSchema : undefined;
+  mcp.registerTool(
+    tool.name,
+    {
+      description: config.description,
+      ...(config.title === undefined ? {} : { title: config.title }),
+      inputSchema: config.inputSchema ?? z.looseObject({}),
+      ...(outputSchema === undefined ? {} : { outputSchema }),
+      ...(config.annotations === undefined ? {} : { annotations: config.annotations }),
+    },
+    (args: unknown, ctx: ServerContext) =>
+      callTaskTool(deps.runtime(), tool, (args ?? {}) as JsonObject, ctx),
+  );
+}
+
+/** One SDK server instance with every tool, the tasks extension advertised, and the add-ons. */
+export function buildMcpServer(deps: InstanceDeps, ctx: InstanceContext): McpServer {
+  const mcp = new McpServer(
+    { name: deps.name, version: deps.version },
+    deps.instructions === undefined ? {} : { instructions: deps.instructions },
+  );
+  mcp.server.registerCapabilities({ extensions: { [TASKS_EXTENSION]: {} } });
+  for (const tool of deps.tools.all()) registerTaskTool(mcp, deps, tool);
+  for (const configure of deps.configurers) configure(mcp, ctx);
+  return mcp;
+}

@@ -1,0 +1,17 @@
+import type { CreateTaskInput, InlineOutcome, InlineRunInput } from '../runtime/api.js';
+import type { JsonObject, TaskRecord } from '../task/record.js';
+
+/** The part of `TaskRuntime` the MCP face uses; tests may hand in anything with this shape. */
+export interface TaskRuntimeFace {
+  createTask(input: CreateTaskInput): Promise<TaskRecord>;
+  getTask(id: string, principal: string): Promise<TaskRecord | undefined>;
+  answerInput(
+    id: string,
+    principal: string,
+    responses: Record<string, JsonObject>,
+  ): Promise<TaskRecord | undefined>;
+  cancelTask(id: string, principal: string): Promise<TaskRecord | undefined>;
+  runInline(input: InlineRunInput): Promise<InlineOutcome>;
+  start(): void | Promise<void>;
+  stop(graceMs?: number): Promise<void>;
+}

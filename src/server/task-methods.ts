@@ -1,0 +1,101 @@
+import {
+  checkEnvelope,
+  checkRoutingHeaders,
+  encodeAck,
+  encodeGetTaskResult,
+  errorMessage,
+  invalidParams,
+  isObject,
+  isRemovedTaskMethod,
+  isWireError,
+  META,
+  methodNotFound,
+  missingTasksCapability,
+  resultMessage,
+  taskNotFound,
+  type HeaderReader,
+  type IncomingRequest,
+  type ModernEnvelope,
+  type RequestId,
+  type WireError,
+} from '../protocol/index.js';
+import { isPlausibleTaskId } from '../task/ids.js';
+import type { JsonObject } from '../task/record.js';
+import type { TaskRuntimeFace } from './runtime-port.js';
+import { objectResponses } from './tool-call.js';
+
+/** A finished HTTP answer: status and JSON body (empty for 202). */
+export interface Reply {
+  status: number;
+  body: string;
+}
+
+export function errorReply(id: RequestId | null, wire: WireError): Reply {
+  return { status: wire.httpStatus, body: errorMessage(id, wire.error) };
+}
+
+/** Routing headers first, then the `_meta` envelope: the checks every modern request passes. */
+export function checkModern(
+  req: IncomingRequest,
+  headers: HeaderReader,
+): WireError | ModernEnvelope {
+  return checkRoutingHeaders(req.method, req.params, headers) ?? checkEnvelope(req.params, headers);
+}
+
+type Handler = (
+  runtime: TaskRuntimeFace,
+  taskId: string,
+  principal: string,
+  params: JsonObject,
+) => Promise<JsonObject | undefined>;
+
+const HANDLERS: Record<string, Handler> = {
+  'tasks/get': async (runtime, id, principal) => {
+    const task = await runtime.getTask(id, principal);
+    return task && encodeGetTaskResult(task);
+  },
+  'tasks/update': async (runtime, id, principal, params) => {
+    const task = await runtime.answerInput(
+      id,
+      principal,
+      objectResponses(params['inputResponses'] as JsonObject),
+    );
+    return task && encodeAck();
+  },
+  'tasks/cancel': async (runtime, id, principal) => {
+    const task = await runtime.cancelTask(id, principal);
+    return task && encodeAck();
+  },
+};
+
+/**
+ * `tasks/get|update|cancel` (and the removed `tasks/result|list`) on the modern wire, answered
+ * without an SDK server instance. Order: headers, envelope, method, capability, params, lookup.
+ */
+export async function serveTaskMethod(
+  runtime: TaskRuntimeFace,
+  req: IncomingRequest,
+  headers: HeaderReader,
+  principal: string,
+  serverInfo: JsonObject,
+): Promise<Reply> {
+  const id = req.id ?? null;
+  const checked = checkModern(req, headers);
+  if (isWireError(checked)) return errorReply(id, checked);
+  const handler = HANDLERS[req.method];
+  if (handler === undefined || isRemovedTaskMethod(req.method))
+    return errorReply(id, methodNotFound(req.method));
+  if (!checked.declaresTasks) return errorReply(id, missingTasksCapability());
+  if (req.id === undefined) return { status: 202, body: '' };
+  const params = req.params as JsonObject;
+  const taskId = params['taskId'];
+  if (typeof taskId !== 'string') return errorReply(id, invalidParams('taskId must be a string'));
+  if (req.method === 'tasks/update' && !isObject(params['inputResponses'])) {
+    return errorReply(id, invalidParams('inputResponses must be an object'));
+  }
+  if (!isPlausibleTaskId(taskId)) return errorReply(id, taskNotFound());
+  const result = await handler(runtime, taskId, principal, params);
+  if (result === undefined) return errorReply(id, taskNotFound());
+  result['_meta'] = { [META.serverInfo]: serverInfo };
+  return { status: 200, body: resultMessage(req.id, result) };
+}

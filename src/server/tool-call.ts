@@ -1,0 +1,103 @@
+import {
+  inputRequired,
+  ProtocolError,
+  type CallToolResult,
+  type InputRequest as SdkInputRequest,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import {
+  declaresTasks,
+  encodeCreateTaskResult,
+  isObject,
+  missingTasksCapability,
+} from '../protocol/index.js';
+import { normalizeTaskOption } from '../runtime/tool.js';
+import type { InputRequest, JsonObject } from '../task/record.js';
+import { envelopeCapabilities, principalOf } from './principal.js';
+import type { TaskRuntimeFace } from './runtime-port.js';
+import type { RegisteredTaskTool } from './types.js';
+
+/** What an McpServer tool callback returns; a CreateTaskResult passes through the SDK as-is. */
+type CallOutcome = CallToolResult;
+
+function clientCapabilities(ctx: ServerContext): JsonObject {
+  const caps = envelopeCapabilities(ctx);
+  return isObject(caps) ? caps : {};
+}
+
+/** Only answers that are objects can be elicitation/sampling/roots results. */
+export function objectResponses(
+  raw: Record<string, unknown> | undefined,
+): Record<string, JsonObject> {
+  const responses: Record<string, JsonObject> = {};
+  for (const [key, value] of Object.entries(raw ?? {})) if (isObject(value)) responses[key] = value;
+  return responses;
+}
+
+function askFirst(requests: Record<string, InputRequest>): CallOutcome {
+  return inputRequired({
+    inputRequests: requests as unknown as Record<string, SdkInputRequest>,
+  }) as unknown as CallOutcome;
+}
+
+/**
+ * One `tools/call` of a taskrail tool: a task when the tool may run as one and THIS request
+ * declares the extension; otherwise a synchronous run (MRTR rounds become InputRequired results).
+ */
+export async function callTaskTool(
+  runtime: TaskRuntimeFace,
+  tool: RegisteredTaskTool,
+  args: JsonObject,
+  ctx: ServerContext,
+): Promise<CallOutcome> {
+  const settings = normalizeTaskOption(tool.config.task);
+  const caps = clientCapabilities(ctx);
+  const modern = ctx.mcpReq.envelope !== undefined;
+  const principal = principalOf(ctx);
+  const inputResponses = objectResponses(ctx.mcpReq.inputResponses);
+  if (settings.mode !== 'forbidden' && modern && declaresTasks(caps)) {
+    return createTask(runtime, tool, args, { principal, inputResponses, clientCapabilities: caps });
+  }
+  if (settings.mode === 'required') {
+    const { error } = missingTasksCapability();
+    throw new ProtocolError(error.code, error.message, error.data);
+  }
+  const outcome = await runtime.runInline({
+    tool: tool.name,
+    arguments: args,
+    principal,
+    inputResponses,
+    signal: ctx.mcpReq.signal,
+  });
+  if (outcome.kind === 'input_required') return askFirst(outcome.inputRequests);
+  return outcome.result as CallOutcome;
+}
+
+async function createTask(
+  runtime: TaskRuntimeFace,
+  tool: RegisteredTaskTool,
+  args: JsonObject,
+  pre: {
+    principal: string;
+    inputResponses: Record<string, JsonObject>;
+    clientCapabilities: JsonObject;
+  },
+): Promise<CallOutcome> {
+  let taskArgs = args;
+  if (tool.config.beforeTask !== undefined) {
+    const outcome = await tool.config.beforeTask(args, pre);
+    if (outcome && 'inputRequests' in outcome) return askFirst(outcome.inputRequests);
+    if (outcome && 'arguments' in outcome) taskArgs = outcome.arguments;
+  }
+  const settings = normalizeTaskOption(tool.config.task);
+  const task = await runtime.createTask({
+    tool: tool.name,
+    arguments: taskArgs,
+    principal: pre.principal,
+    ...(settings.ttlMs === undefined ? {} : { ttlMs: settings.ttlMs }),
+    ...(settings.pollIntervalMs === undefined ? {} : { pollIntervalMs: settings.pollIntervalMs }),
+    generation: 'v2',
+    meta: { clientCapabilities: pre.clientCapabilities },
+  });
+  return encodeCreateTaskResult(task) as unknown as CallOutcome;
+}

@@ -1,0 +1,62 @@
+import type {
+  McpServer,
+  ServerContext,
+  StandardSchemaWithJSON,
+  ToolAnnotations,
+} from '@modelcontextprotocol/server';
+import type { InputRequest, JsonObject } from '../task/record.js';
+import type { TaskOption, ToolHandler } from '../runtime/tool.js';
+
+/** What a tool may do before its task exists (MRTR rounds on the creating `tools/call`). */
+export interface BeforeTaskContext {
+  readonly principal: string;
+  /** Answers carried by this retry of `tools/call`, keyed like the questions asked earlier. */
+  readonly inputResponses: Record<string, JsonObject>;
+  /** The client capabilities the creating request declared. */
+  readonly clientCapabilities: JsonObject;
+}
+
+/**
+ * `{ inputRequests }`: answer this `tools/call` with an InputRequiredResult (the client retries
+ * with `inputResponses`). `{ arguments }`: create the task with these arguments instead.
+ * Nothing: create the task with the call's arguments.
+ */
+export type BeforeTaskOutcome =
+  { inputRequests: Record<string, InputRequest> } | { arguments: JsonObject } | undefined | void;
+
+export type BeforeTaskHook = (
+  args: JsonObject,
+  ctx: BeforeTaskContext,
+) => BeforeTaskOutcome | Promise<BeforeTaskOutcome>;
+
+export interface TaskToolConfig {
+  title?: string;
+  description: string;
+  /** A zod v4 object schema (any Standard Schema with JSON Schema conversion works). */
+  inputSchema?: StandardSchemaWithJSON;
+  /** Advertised and checked for synchronous calls only (a task's result is checked by nobody). */
+  outputSchema?: StandardSchemaWithJSON;
+  annotations?: ToolAnnotations;
+  /** `true` = optional, `false` (default) = forbidden, or `{ mode, pollIntervalMs, ttlMs, retry }`. */
+  task?: TaskOption;
+  beforeTask?: BeforeTaskHook;
+}
+
+export interface RegisteredTaskTool {
+  name: string;
+  config: TaskToolConfig;
+  handler: ToolHandler;
+}
+
+/** Context of one SDK server instance (one HTTP request, or one stdio connection). */
+export interface InstanceContext {
+  era: 'legacy' | 'modern';
+  /** The authenticated principal, or `anonymous`. */
+  principal: string;
+}
+
+/** Registers anything on the SDK server directly (resources, prompts, raw tools). */
+export type McpConfigurer = (mcp: McpServer, ctx: InstanceContext) => void;
+
+/** A raw SDK handler context, re-exported for raw tools. */
+export type { ServerContext };
