@@ -1,0 +1,63 @@
+import { randomBytes } from 'node:crypto';
+import type { TaskStore } from '../../store/port.js';
+import { systemClock, type Clock } from '../../task/time.js';
+import { checkEvictionPolicy, connectRedis, reportErrors, type WarningSink } from './connect.js';
+import { subscribeEvents } from './pubsub.js';
+import { RedisTaskStore } from './redis-store.js';
+import { parseRedisUrl } from './url.js';
+
+export { RedisTaskStore } from './redis-store.js';
+export { parseRedisUrl, DEFAULT_PREFIX, type RedisLocation } from './url.js';
+export { evictionWarning } from './connect.js';
+
+export interface RedisStoreOptions {
+  clock?: Clock;
+  /** Where start-up and connection warnings go. Default: `process.emitWarning`. */
+  onWarning?: WarningSink;
+  /** First-connection timeout. Default 5 s. */
+  connectTimeoutMs?: number;
+  /** Redis deletes an expired task's keys this long after its expiresAt. Default 10 min. */
+  expiryGraceMs?: number;
+}
+
+const defaultWarn: WarningSink = (message) => process.emitWarning(`taskrail: ${message}`);
+
+/**
+ * Opens the task store at `redis://[user:pass@]host:port/db[?prefix=NAME]`: connects (failing
+ * fast with STORE_UNAVAILABLE), warns when Redis may evict keys, and subscribes to the events
+ * channel so this store re-emits every other replica's writes.
+ */
+export async function openRedisStore(
+  url: string,
+  options: RedisStoreOptions = {},
+): Promise<TaskStore> {
+  const location = parseRedisUrl(url);
+  const warn = options.onWarning ?? defaultWarn;
+  const connectOptions = {
+    warn,
+    ...(options.connectTimeoutMs === undefined
+      ? {}
+      : { connectTimeoutMs: options.connectTimeoutMs }),
+  };
+  const redis = await connectRedis(location, connectOptions);
+  const subscriber = redis.duplicate();
+  reportErrors(subscriber, location, warn);
+  const origin = randomBytes(9).toString('base64url');
+  const store = new RedisTaskStore({
+    redis,
+    subscriber,
+    prefix: location.prefix,
+    description: `redis task store ${location.safeUrl}`,
+    clock: options.clock ?? systemClock,
+    origin,
+    expiryGraceMs: options.expiryGraceMs ?? 10 * 60_000,
+  });
+  try {
+    await checkEvictionPolicy(redis, location, warn);
+    await subscribeEvents(subscriber, `${location.prefix}:events`, origin, store.events, warn);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  return store;
+}

@@ -1,0 +1,42 @@
+import type { Redis } from 'ioredis';
+import type { TaskEvents } from '../../store/events.js';
+import { recordOf, type WireEvent } from './codec.js';
+
+/**
+ * Re-emits the writes of other replicas through this store's `TaskEvents`. Our own writes are
+ * emitted locally right after the script returns, so messages carrying our origin are skipped.
+ */
+export async function subscribeEvents(
+  subscriber: Redis,
+  channel: string,
+  origin: string,
+  events: TaskEvents,
+  warn: (message: string) => void,
+): Promise<void> {
+  subscriber.on('message', (from: string, message: string) => {
+    if (from !== channel) return;
+    let event: WireEvent;
+    try {
+      event = JSON.parse(message) as WireEvent;
+    } catch {
+      warn(`ignoring a malformed message on ${channel}`);
+      return;
+    }
+    if (event.o !== origin) deliver(event, events);
+  });
+  await subscriber.subscribe(channel);
+}
+
+function deliver(event: WireEvent, events: TaskEvents): void {
+  switch (event.k) {
+    case 'created':
+      events.emit('task:created', { task: recordOf(event) });
+      return;
+    case 'write':
+      events.emitWrite(recordOf(event), event.p);
+      return;
+    case 'deleted':
+      events.emit('task:deleted', { id: event.id });
+      return;
+  }
+}
