@@ -1,0 +1,162 @@
+import { randomBytes } from 'node:crypto';
+import { Queue, Worker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { Executor, Logger } from '../../runtime/api.js';
+import type { TaskStore } from '../../store/port.js';
+import { parseRedisUrl } from '../../stores/redis/url.js';
+
+export const QUEUE_NAME = 'tasks';
+
+export interface BullmqExecutorOptions {
+  /** The redis store URL, `redis://host:port/db[?prefix=NAME]`; the queue lives under its prefix. */
+  connectionUrl: string;
+  /** Key prefix; default: the URL's `prefix`, else `taskrail`. Queue keys are `<prefix>:bull:tasks:*`. */
+  prefix?: string;
+  /** `dispatch`: only enqueue (a `serve --no-worker` replica). `work`: also run jobs (`taskrail worker`). */
+  mode: 'dispatch' | 'work';
+  /** Jobs this process runs at once (`work` mode). Default 10. */
+  concurrency?: number;
+  /**
+   * Names each job after the task's revision, so repeated dispatches of an unchanged task (crash
+   * recovery scans from every worker) collapse into one job while it waits. Without it every
+   * dispatch is a new job, which is still correct: a duplicate finds the lease held and returns.
+   */
+  store?: TaskStore;
+  /**
+   * BullMQ's job lock: a worker that stops renewing it for this long is presumed dead and its
+   * jobs go to another worker. Default 15 s (the runtime's default lease).
+   */
+  lockMs?: number;
+  logger?: Logger;
+}
+
+interface JobData {
+  taskId: string;
+}
+
+/**
+ * Hands tasks to `taskrail worker` processes through a BullMQ queue. BullMQ only delivers:
+ * the runtime's `run(taskId)` claims the task's lease in the store, so a duplicate or late
+ * delivery is harmless, and cancellation reaches the running handler through store events.
+ * Connections open on first use, so an idle server holds none.
+ */
+export class BullmqExecutor implements Executor {
+  readonly #options: BullmqExecutorOptions;
+  readonly #connectUrl: string;
+  readonly #prefix: string;
+  readonly #nonce = randomBytes(6).toString('base64url');
+  #counter = 0;
+  #queue: Queue<JobData> | undefined;
+  #worker: Worker<JobData> | undefined;
+  #connections: Redis[] = [];
+  #closing: Promise<void> | undefined;
+
+  constructor(options: BullmqExecutorOptions) {
+    const location = parseRedisUrl(options.connectionUrl);
+    const concurrency = options.concurrency ?? 10;
+    if (!Number.isInteger(concurrency) || concurrency < 1) {
+      throw new RangeError(`concurrency must be a positive integer, got ${concurrency}`);
+    }
+    this.#options = { ...options, concurrency };
+    this.#connectUrl = location.connectUrl;
+    this.#prefix = `${options.prefix ?? location.prefix}:bull`;
+  }
+
+  get mode(): 'dispatch' | 'work' {
+    return this.#options.mode;
+  }
+
+  start(run: (taskId: string) => Promise<void>): void {
+    if (this.#options.mode !== 'work' || this.#worker !== undefined) return;
+    const lockMs = this.#options.lockMs ?? 15_000;
+    this.#worker = new Worker<JobData>(QUEUE_NAME, (job: Job<JobData>) => run(job.data.taskId), {
+      connection: this.#connection(null),
+      prefix: this.#prefix,
+      concurrency: this.#options.concurrency ?? 10,
+      lockDuration: lockMs,
+      stalledInterval: lockMs,
+      // Task attempts are counted by the runtime; BullMQ should just keep delivering.
+      maxStalledCount: 100,
+    });
+    this.#worker.on('error', (error) => this.#warn('bullmq worker error', error));
+    this.#worker.on('failed', (job, error) =>
+      this.#warn(`job for task ${job?.data.taskId ?? '?'} failed`, error),
+    );
+  }
+
+  /** Resolves once the worker (in `work` mode) is connected and fetching jobs. */
+  async ready(): Promise<void> {
+    await this.#worker?.waitUntilReady();
+  }
+
+  async dispatch(taskId: string): Promise<void> {
+    if (this.#closing !== undefined) return;
+    const jobId = await this.#jobId(taskId);
+    if (jobId === undefined) return;
+    await this.#getQueue().add(
+      'run',
+      { taskId },
+      { jobId, removeOnComplete: true, removeOnFail: true, attempts: 1 },
+    );
+  }
+
+  /**
+   * Stops fetching jobs and waits up to `graceMs` for running ones. The runtime then aborts
+   * whatever still runs; `closed()` resolves when those runs have returned and connections closed.
+   */
+  async stop(graceMs: number): Promise<void> {
+    this.#closing ??= this.#close();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.#closing,
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, graceMs);
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+
+  closed(): Promise<void> {
+    return this.#closing ?? Promise.resolve();
+  }
+
+  async #close(): Promise<void> {
+    await Promise.allSettled([this.#worker?.close(), this.#queue?.close()]);
+    await Promise.allSettled(this.#connections.map((connection) => connection.quit()));
+  }
+
+  /** `<taskId>.<revision>`: a new job for every change (resumption), one for an unchanged task. */
+  async #jobId(taskId: string): Promise<string | undefined> {
+    const store = this.#options.store;
+    if (store === undefined) return `${taskId}.${this.#nonce}.${++this.#counter}`;
+    const task = await store.get(taskId);
+    if (task === undefined || task.status !== 'working') return undefined;
+    return `${taskId}.${task.revision}`;
+  }
+
+  #getQueue(): Queue<JobData> {
+    this.#queue ??= new Queue<JobData>(QUEUE_NAME, {
+      connection: this.#connection(3),
+      prefix: this.#prefix,
+    });
+    return this.#queue;
+  }
+
+  /** Workers need `maxRetriesPerRequest: null` (blocking commands); producers should fail. */
+  #connection(maxRetriesPerRequest: number | null): Redis {
+    const connection = new Redis(this.#connectUrl, { maxRetriesPerRequest });
+    connection.on('error', (error: Error) => this.#warn('bullmq connection error', error));
+    this.#connections.push(connection);
+    return connection;
+  }
+
+  #warn(message: string, error: unknown): void {
+    const detail = error instanceof Error ? error.message : String(error);
+    if (this.#options.logger !== undefined) this.#options.logger.warn(message, { error: detail });
+    else process.emitWarning(`taskrail: ${message}: ${detail}`);
+  }
+}
+
+export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExecutor {
+  return new BullmqExecutor(options);
+}

@@ -1,0 +1,6 @@
+export {
+  BullmqExecutor,
+  createBullmqExecutor,
+  QUEUE_NAME,
+  type BullmqExecutorOptions,
+} from './bullmq-executor.js';
