@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Runs the official MCP conformance suite against taskrail:
+#   1. the ten tasks-extension scenarios against `serve --tools demo` (these gate CI), and
+#   2. the 2026-07-28 requirement set against `serve --tools conformance`.
+# The harness (with its own Node 22) is installed by the shared runner into
+# $CONFORMANCE_HOME (default ~/.cache/mcp-conformance), never into this project.
+# Usage: scripts/conformance.sh [--tasks-only]   Exit: 0 when everything passed.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+shared=${TASKRAIL_SHARED:-$root/../shared}
+runner=$shared/scripts/conformance.sh
+[[ -f $runner ]] || { echo "conformance: runner not found at $runner" >&2; exit 1; }
+[[ -f $root/dist/cli/main.js ]] || { echo "conformance: build first (npm run build)" >&2; exit 1; }
+
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done; }
+trap cleanup EXIT
+
+# Starts `serve` on a free port; prints the URL from its ready line.
+start_server() {
+  local tools=$1 out
+  out=$(mktemp)
+  node "$root/dist/cli/main.js" serve --port 0 --store memory: --tools "$tools" --log-level warn >"$out" 2>"$out.err" &
+  pids+=($!)
+  for _ in $(seq 1 100); do
+    url=$(grep -o 'http://[^ ]*/mcp' "$out" | head -1)
+    [[ -n $url ]] && { echo "$url"; return 0; }
+    kill -0 "${pids[-1]}" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "conformance: serve --tools $tools did not start:" >&2; cat "$out.err" >&2
+  return 1
+}
+
+fail=0
+demo=$(start_server demo) || exit 1
+echo "== tasks scenarios against $demo"
+bash "$runner" "$demo" || fail=1
+if [[ ${1:-} != --tasks-only ]]; then
+  full=$(start_server conformance) || exit 1
+  echo "== 2026-07-28 requirements against $full"
+  bash "$runner" "$full" requirements || fail=1
+fi
+exit $fail
