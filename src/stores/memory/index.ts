@@ -1,0 +1,1 @@
+export { MemoryTaskStore, type MemoryTaskStoreOptions } from './memory-store.js';

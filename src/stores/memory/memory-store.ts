@@ -1,0 +1,224 @@
+import type {
+  CompareAndSetOutcome,
+  CreateOutcome,
+  LeaseGrant,
+  LeaseRenewal,
+  ListPage,
+  ListQuery,
+  TaskStore,
+} from '../../store/port.js';
+import { TaskEvents } from '../../store/events.js';
+import { TaskrailError } from '../../task/errors.js';
+import { newToken } from '../../task/ids.js';
+import { isExpired, type TaskRecord } from '../../task/record.js';
+import { isTerminal } from '../../task/status.js';
+import { systemClock, type Clock } from '../../task/time.js';
+import {
+  assertLeaseMs,
+  assertNextRevision,
+  keepImmutableFields,
+  storeClosedError,
+} from '../shared/checks.js';
+import {
+  clampListLimit,
+  decodeListCursor,
+  encodeListCursor,
+  isAfterPosition,
+} from '../shared/list-cursor.js';
+
+export interface MemoryTaskStoreOptions {
+  clock?: Clock;
+}
+
+interface Lease {
+  owner: string;
+  token: string;
+  expiresAt: number;
+}
+
+/** Values go through JSON on the way in and out, as they would in any real database. */
+function jsonCopy<T>(value: T): T {
+  return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
+}
+
+function idempotencySlot(principal: string, key: string): string {
+  return `${principal}\u0000${key}`;
+}
+
+/**
+ * A `TaskStore` in process memory, for tests and demos: everything is lost when the process
+ * exits. Every operation runs to completion synchronously inside its promise, so operations
+ * are atomic with respect to each other.
+ */
+export class MemoryTaskStore implements TaskStore {
+  readonly description = 'memory task store';
+  readonly events = new TaskEvents();
+  readonly #clock: Clock;
+  readonly #tasks = new Map<string, TaskRecord>();
+  readonly #idempotency = new Map<string, string>();
+  readonly #leases = new Map<string, Lease>();
+  readonly #steps = new Map<string, Map<string, string>>();
+  #closed = false;
+
+  constructor(options: MemoryTaskStoreOptions = {}) {
+    this.#clock = options.clock ?? systemClock;
+  }
+
+  async create(task: TaskRecord): Promise<CreateOutcome> {
+    this.#assertOpen();
+    if (task.idempotencyKey !== undefined) {
+      const slot = idempotencySlot(task.principal, task.idempotencyKey);
+      const earlier = this.#visible(this.#idempotency.get(slot));
+      if (earlier !== undefined) return { task: jsonCopy(earlier), created: false };
+      const stale = this.#idempotency.get(slot);
+      if (stale !== undefined) {
+        this.#delete(stale);
+        this.events.emit('task:deleted', { id: stale });
+      }
+    }
+    if (this.#tasks.has(task.id)) {
+      throw new TaskrailError('CONFLICT', `task ${task.id} already exists`);
+    }
+    const stored = jsonCopy(task);
+    this.#tasks.set(task.id, stored);
+    if (task.idempotencyKey !== undefined) {
+      this.#idempotency.set(idempotencySlot(task.principal, task.idempotencyKey), task.id);
+    }
+    this.events.emit('task:created', { task: jsonCopy(stored) });
+    return { task: jsonCopy(stored), created: true };
+  }
+
+  async get(id: string): Promise<TaskRecord | undefined> {
+    this.#assertOpen();
+    return jsonCopy(this.#visible(id));
+  }
+
+  async compareAndSet(next: TaskRecord, expectedRevision: number): Promise<CompareAndSetOutcome> {
+    this.#assertOpen();
+    assertNextRevision(next, expectedRevision);
+    const stored = this.#visible(next.id);
+    if (stored === undefined || stored.revision !== expectedRevision || isTerminal(stored.status)) {
+      return { ok: false, current: jsonCopy(stored) };
+    }
+    const written = jsonCopy(keepImmutableFields(stored, next));
+    this.#tasks.set(next.id, written);
+    if (written.status !== 'working') this.#leases.delete(next.id);
+    this.events.emitWrite(jsonCopy(written), stored.status);
+    return { ok: true, task: jsonCopy(written) };
+  }
+
+  async claim(id: string, owner: string, leaseMs: number): Promise<LeaseGrant | undefined> {
+    this.#assertOpen();
+    assertLeaseMs(leaseMs);
+    const task = this.#visible(id);
+    if (task === undefined || task.status !== 'working') return undefined;
+    const now = this.#clock();
+    const held = this.#leases.get(id);
+    if (held !== undefined && held.expiresAt > now) return undefined;
+    const lease = { owner, token: newToken(), expiresAt: now + leaseMs };
+    this.#leases.set(id, lease);
+    return { token: lease.token, expiresAt: lease.expiresAt, interrupted: held !== undefined };
+  }
+
+  async renewLease(id: string, token: string, leaseMs: number): Promise<LeaseRenewal> {
+    this.#assertOpen();
+    assertLeaseMs(leaseMs);
+    const status = this.#visible(id)?.status;
+    const lease = this.#leases.get(id);
+    if (status === undefined || lease === undefined || lease.token !== token) {
+      return { held: false, status };
+    }
+    lease.expiresAt = this.#clock() + leaseMs;
+    return { held: true, status };
+  }
+
+  async releaseLease(id: string, token: string): Promise<void> {
+    this.#assertOpen();
+    if (this.#leases.get(id)?.token === token) this.#leases.delete(id);
+  }
+
+  async findRunnable(limit: number): Promise<string[]> {
+    this.#assertOpen();
+    const now = this.#clock();
+    const runnable = [...this.#tasks.values()]
+      .filter((task) => task.status === 'working' && !isExpired(task, now))
+      .filter((task) => (this.#leases.get(task.id)?.expiresAt ?? -Infinity) <= now)
+      .sort((a, b) => a.createdAt - b.createdAt);
+    return runnable.slice(0, Math.max(0, limit)).map((task) => task.id);
+  }
+
+  async saveStep(id: string, name: string, value: unknown): Promise<void> {
+    this.#assertOpen();
+    if (this.#visible(id) === undefined) {
+      throw new TaskrailError('TASK_NOT_FOUND', `task ${id} not found`);
+    }
+    let steps = this.#steps.get(id);
+    if (steps === undefined) this.#steps.set(id, (steps = new Map()));
+    steps.set(name, JSON.stringify(value ?? null));
+  }
+
+  async loadSteps(id: string): Promise<Record<string, unknown>> {
+    this.#assertOpen();
+    const steps: Record<string, unknown> = {};
+    if (this.#visible(id) === undefined) return steps;
+    for (const [name, json] of this.#steps.get(id) ?? []) steps[name] = JSON.parse(json);
+    return steps;
+  }
+
+  async list(query: ListQuery): Promise<ListPage> {
+    this.#assertOpen();
+    const now = this.#clock();
+    const limit = clampListLimit(query.limit);
+    const after = query.cursor === undefined ? undefined : decodeListCursor(query.cursor);
+    const matching = [...this.#tasks.values()]
+      .filter((task) => !isExpired(task, now))
+      .filter((task) => query.principal === undefined || task.principal === query.principal)
+      .filter((task) => query.tool === undefined || task.tool === query.tool)
+      .filter((task) => query.statuses === undefined || query.statuses.includes(task.status))
+      .filter((task) => after === undefined || isAfterPosition(task, after))
+      .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+    const tasks = matching.slice(0, limit).map((task) => jsonCopy(task));
+    const last = tasks[tasks.length - 1];
+    return matching.length > limit && last !== undefined
+      ? { tasks, nextCursor: encodeListCursor(last) }
+      : { tasks };
+  }
+
+  async sweepExpired(limit: number): Promise<string[]> {
+    this.#assertOpen();
+    const now = this.#clock();
+    const expired = [...this.#tasks.values()]
+      .filter((task) => isExpired(task, now))
+      .sort((a, b) => (a.expiresAt ?? 0) - (b.expiresAt ?? 0))
+      .slice(0, Math.max(0, limit))
+      .map((task) => task.id);
+    for (const id of expired) this.#delete(id);
+    for (const id of expired) this.events.emit('task:deleted', { id });
+    return expired;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+  }
+
+  #visible(id: string | undefined): TaskRecord | undefined {
+    if (id === undefined) return undefined;
+    const task = this.#tasks.get(id);
+    return task === undefined || isExpired(task, this.#clock()) ? undefined : task;
+  }
+
+  #delete(id: string): void {
+    const task = this.#tasks.get(id);
+    if (task?.idempotencyKey !== undefined) {
+      const slot = idempotencySlot(task.principal, task.idempotencyKey);
+      if (this.#idempotency.get(slot) === id) this.#idempotency.delete(slot);
+    }
+    this.#tasks.delete(id);
+    this.#leases.delete(id);
+    this.#steps.delete(id);
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw storeClosedError(this.description);
+  }
+}

@@ -1,0 +1,66 @@
+import { isAbsolute, resolve } from 'node:path';
+import type { TaskStore } from '../store/port.js';
+import { TaskrailError } from '../task/errors.js';
+import type { Clock } from '../task/time.js';
+
+export const DEFAULT_STORE_URL = 'sqlite:./.taskrail/tasks.db';
+
+export interface OpenStoreOptions {
+  clock?: Clock;
+  /** Suppress the warning that `memory:` loses tasks on exit. */
+  quiet?: boolean;
+  /** Base folder for relative `sqlite:` paths. Default `process.cwd()`. */
+  cwd?: string;
+}
+
+/** What `src/stores/redis/index.ts` exports; loaded only when a redis URL is used. */
+interface RedisStoreModule {
+  openRedisStore(url: string, options?: OpenStoreOptions): Promise<TaskStore>;
+}
+
+const USAGE = 'use sqlite:PATH, memory: or redis://HOST:PORT/DB';
+
+function unknownUrl(url: string, why = ''): TaskrailError {
+  return new TaskrailError('CONFIG', `unknown store URL '${url}'${why}: ${USAGE}`);
+}
+
+/** The file a `sqlite:` URL names: relative paths resolve against `cwd`. */
+export function sqlitePathFromUrl(url: string, cwd = process.cwd()): string {
+  let path = url.slice('sqlite:'.length);
+  // sqlite:///abs/path (URL style) means /abs/path.
+  if (path.startsWith('///')) path = path.slice(2);
+  else if (path.startsWith('//')) throw unknownUrl(url, ' (a sqlite URL has no host)');
+  if (path === '') throw unknownUrl(url, ' (the sqlite path is empty)');
+  return isAbsolute(path) ? path : resolve(cwd, path);
+}
+
+/**
+ * Opens the task store a URL names. Drivers load on demand, so importing taskrail loads no
+ * database driver.
+ */
+export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<TaskStore> {
+  const trimmed = url.trim();
+  const storeOptions = options.clock === undefined ? {} : { clock: options.clock };
+  if (trimmed.startsWith('sqlite:')) {
+    const path = sqlitePathFromUrl(trimmed, options.cwd);
+    const { SqliteTaskStore } = await import('./sqlite/index.js');
+    return new SqliteTaskStore(path, storeOptions);
+  }
+  if (trimmed === 'memory:' || trimmed === 'memory://') {
+    if (options.quiet !== true) {
+      process.stderr.write(
+        'taskrail: warning: using the memory: task store; every task is lost when this process exits\n',
+      );
+    }
+    const { MemoryTaskStore } = await import('./memory/index.js');
+    return new MemoryTaskStore(storeOptions);
+  }
+  if (trimmed.startsWith('redis://') || trimmed.startsWith('rediss://')) {
+    // A variable specifier keeps the redis adapter (and its drivers) out of the type graph
+    // and out of the load path until a redis URL is actually used.
+    const specifier = './redis/index.js';
+    const redis = (await import(specifier)) as RedisStoreModule;
+    return redis.openRedisStore(trimmed, options);
+  }
+  throw unknownUrl(url);
+}

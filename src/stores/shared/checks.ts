@@ -1,0 +1,41 @@
+import { TaskrailError } from '../../task/errors.js';
+import type { TaskRecord } from '../../task/record.js';
+
+/** The port's rule for compareAndSet: the next version is exactly one revision ahead. */
+export function assertNextRevision(next: TaskRecord, expectedRevision: number): void {
+  if (next.revision !== expectedRevision + 1) {
+    throw new TaskrailError(
+      'INVALID_ARGUMENT',
+      `task ${next.id}: compareAndSet needs next.revision = ${expectedRevision + 1}, got ${next.revision}`,
+    );
+  }
+}
+
+export function assertLeaseMs(leaseMs: number): void {
+  if (!Number.isFinite(leaseMs) || leaseMs <= 0) {
+    throw new TaskrailError('INVALID_ARGUMENT', `lease duration must be > 0 ms, got ${leaseMs}`);
+  }
+}
+
+/**
+ * Fields fixed at creation. A compareAndSet keeps the stored values, so a buggy writer cannot
+ * move a task to another principal or re-key it.
+ */
+export function keepImmutableFields(stored: TaskRecord, next: TaskRecord): TaskRecord {
+  const kept: TaskRecord = {
+    ...next,
+    id: stored.id,
+    principal: stored.principal,
+    tool: stored.tool,
+    arguments: stored.arguments,
+    createdAt: stored.createdAt,
+    generation: stored.generation,
+  };
+  delete kept.idempotencyKey;
+  if (stored.idempotencyKey !== undefined) kept.idempotencyKey = stored.idempotencyKey;
+  return kept;
+}
+
+export function storeClosedError(description: string): TaskrailError {
+  return new TaskrailError('STORE_UNAVAILABLE', `${description} is closed`);
+}

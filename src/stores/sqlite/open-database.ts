@@ -1,0 +1,113 @@
+import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { TaskrailError } from '../../task/errors.js';
+import { migrate } from './schema.js';
+
+export interface OpenDatabaseOptions {
+  busyTimeoutMs: number;
+  synchronous: 'normal' | 'full';
+  now: number;
+}
+
+const CORRUPT_CODES = new Set(['SQLITE_NOTADB', 'SQLITE_CORRUPT', 'SQLITE_CORRUPT_VTAB']);
+
+function sqliteCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_') ? code : undefined;
+}
+
+/** Maps a driver error to a TaskrailError that says what to do; unknown errors pass through. */
+export function storeError(error: unknown, path: string): unknown {
+  if (error instanceof TaskrailError) return error;
+  const code = sqliteCode(error);
+  if (code === undefined) return error;
+  const reason = error instanceof Error ? error.message : String(error);
+  if (CORRUPT_CODES.has(code) || code.startsWith('SQLITE_CORRUPT')) {
+    return new TaskrailError(
+      'STORE_CORRUPT',
+      `task store ${path} is not a SQLite database or is damaged (${reason}): move the file ` +
+        'aside (taskrail then creates a new one) or point --store at another path',
+      { cause: error },
+    );
+  }
+  if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
+    return new TaskrailError(
+      'STORE_UNAVAILABLE',
+      `task store ${path} stayed locked by another process (${reason}): retry, or check for ` +
+        'a stuck process holding the database',
+      { cause: error },
+    );
+  }
+  return new TaskrailError(
+    'STORE_UNAVAILABLE',
+    `cannot use task store ${path} (${reason}): check that the file and its folder are ` +
+      'writable, or point --store at another path',
+    { cause: error },
+  );
+}
+
+function ensureFolder(folder: string): void {
+  try {
+    mkdirSync(folder, { recursive: true });
+    accessSync(folder, constants.W_OK);
+  } catch (error) {
+    throw new TaskrailError(
+      'STORE_UNAVAILABLE',
+      `cannot create or write the folder ${folder} for the task store ` +
+        `(${(error as Error).message}): create it with write access, or point --store at another path`,
+      { cause: error },
+    );
+  }
+}
+
+function checkFile(path: string): void {
+  let isFile: boolean;
+  try {
+    isFile = statSync(path).isFile();
+  } catch {
+    return; // absent: SQLite creates it
+  }
+  try {
+    if (!isFile) throw new Error('not a regular file');
+    accessSync(path, constants.R_OK | constants.W_OK);
+  } catch (error) {
+    throw new TaskrailError(
+      'STORE_UNAVAILABLE',
+      `task store ${path} is not a writable file (${(error as Error).message}): fix its ` +
+        'permissions, or point --store at another path',
+      { cause: error },
+    );
+  }
+}
+
+/**
+ * Opens (creating if needed) the database file in WAL mode with a busy timeout, so several
+ * processes can share it, and brings its schema up to date.
+ */
+export function openDatabase(path: string, options: OpenDatabaseOptions): Database.Database {
+  ensureFolder(dirname(path));
+  checkFile(path);
+  let db: Database.Database;
+  try {
+    db = new Database(path);
+  } catch (error) {
+    throw storeError(error, path);
+  }
+  try {
+    db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs))}`);
+    const mode = db.pragma('journal_mode = WAL', { simple: true });
+    if (mode !== 'wal') {
+      throw new TaskrailError(
+        'STORE_UNAVAILABLE',
+        `task store ${path} cannot use WAL mode (got '${String(mode)}'): put it on a local disk`,
+      );
+    }
+    db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+    migrate(db, path, options.now);
+    return db;
+  } catch (error) {
+    db.close();
+    throw storeError(error, path);
+  }
+}

@@ -1,0 +1,104 @@
+import type { JsonRpcErrorObject } from '../../task/errors.js';
+import type { InputRequest, JsonObject, TaskRecord, WireGeneration } from '../../task/record.js';
+import type { TaskStatus } from '../../task/status.js';
+
+/** One row of `tasks` as better-sqlite3 returns it. */
+export interface TaskRow {
+  id: string;
+  principal: string;
+  tool: string;
+  status: string;
+  status_message: string | null;
+  created_at: number;
+  updated_at: number;
+  ttl_ms: number | null;
+  expires_at: number | null;
+  poll_interval_ms: number;
+  revision: number;
+  attempt: number;
+  generation: string;
+  idempotency_key: string | null;
+  arguments: string;
+  result: string | null;
+  error: string | null;
+  input_requests: string;
+  input_responses: string;
+  meta: string;
+}
+
+export const TASK_COLUMNS =
+  'id, principal, tool, status, status_message, created_at, updated_at, ttl_ms, expires_at, ' +
+  'poll_interval_ms, revision, attempt, generation, idempotency_key, arguments, result, error, ' +
+  'input_requests, input_responses, meta';
+
+export const TASK_PARAMS = TASK_COLUMNS.split(', ')
+  .map((column) => `@${column}`)
+  .join(', ');
+
+/** Columns a compareAndSet may change; the rest are fixed at creation. */
+export const MUTABLE_COLUMNS = [
+  'status',
+  'status_message',
+  'updated_at',
+  'ttl_ms',
+  'expires_at',
+  'poll_interval_ms',
+  'revision',
+  'attempt',
+  'result',
+  'error',
+  'input_requests',
+  'input_responses',
+  'meta',
+] as const;
+
+export function recordToParams(task: TaskRecord): TaskRow {
+  return {
+    id: task.id,
+    principal: task.principal,
+    tool: task.tool,
+    status: task.status,
+    status_message: task.statusMessage ?? null,
+    created_at: task.createdAt,
+    updated_at: task.updatedAt,
+    ttl_ms: task.ttlMs,
+    expires_at: task.expiresAt,
+    poll_interval_ms: task.pollIntervalMs,
+    revision: task.revision,
+    attempt: task.attempt,
+    generation: task.generation,
+    idempotency_key: task.idempotencyKey ?? null,
+    arguments: JSON.stringify(task.arguments),
+    result: task.result === undefined ? null : JSON.stringify(task.result),
+    error: task.error === undefined ? null : JSON.stringify(task.error),
+    input_requests: JSON.stringify(task.inputRequests),
+    input_responses: JSON.stringify(task.inputResponses),
+    meta: JSON.stringify(task.meta),
+  };
+}
+
+export function rowToRecord(row: TaskRow): TaskRecord {
+  const task: TaskRecord = {
+    id: row.id,
+    principal: row.principal,
+    tool: row.tool,
+    arguments: JSON.parse(row.arguments) as JsonObject,
+    status: row.status as TaskStatus,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    ttlMs: row.ttl_ms,
+    expiresAt: row.expires_at,
+    pollIntervalMs: row.poll_interval_ms,
+    revision: row.revision,
+    inputRequests: JSON.parse(row.input_requests) as Record<string, InputRequest>,
+    inputResponses: JSON.parse(row.input_responses) as Record<string, JsonObject>,
+    attempt: row.attempt,
+    generation: row.generation as WireGeneration,
+    meta: JSON.parse(row.meta) as JsonObject,
+  };
+  if (row.status_message !== null) task.statusMessage = row.status_message;
+  if (row.result !== null) task.result = JSON.parse(row.result) as JsonObject;
+  if (row.error !== null) task.error = JSON.parse(row.error) as JsonRpcErrorObject;
+  if (row.idempotency_key !== null) task.idempotencyKey = row.idempotency_key;
+  return task;
+}

@@ -1,0 +1,91 @@
+import type Database from 'better-sqlite3';
+import { TaskrailError } from '../../task/errors.js';
+
+/**
+ * Numbered migrations, applied in order inside one IMMEDIATE transaction, so two processes
+ * opening a fresh file at once do not both run them. Never edit a released migration; add one.
+ */
+export const MIGRATIONS: readonly string[] = [
+  // 1: tasks, leases, steps.
+  `
+  CREATE TABLE tasks (
+    id TEXT PRIMARY KEY,
+    principal TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    status TEXT NOT NULL,
+    status_message TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    ttl_ms INTEGER,
+    expires_at INTEGER,
+    poll_interval_ms INTEGER NOT NULL,
+    revision INTEGER NOT NULL,
+    attempt INTEGER NOT NULL,
+    generation TEXT NOT NULL,
+    idempotency_key TEXT,
+    arguments TEXT NOT NULL,
+    result TEXT,
+    error TEXT,
+    input_requests TEXT NOT NULL,
+    input_responses TEXT NOT NULL,
+    meta TEXT NOT NULL
+  ) STRICT;
+  CREATE INDEX tasks_by_created ON tasks (created_at DESC, id DESC);
+  CREATE INDEX tasks_by_principal ON tasks (principal, created_at DESC, id DESC);
+  CREATE INDEX tasks_by_tool ON tasks (tool);
+  CREATE INDEX tasks_by_status ON tasks (status);
+  CREATE INDEX tasks_by_expiry ON tasks (expires_at) WHERE expires_at IS NOT NULL;
+  CREATE UNIQUE INDEX tasks_by_idempotency_key ON tasks (principal, idempotency_key)
+    WHERE idempotency_key IS NOT NULL;
+
+  CREATE TABLE leases (
+    task_id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    token TEXT NOT NULL,
+    expires_at INTEGER NOT NULL
+  ) STRICT, WITHOUT ROWID;
+
+  CREATE TABLE steps (
+    task_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (task_id, name)
+  ) STRICT, WITHOUT ROWID;
+  `,
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** The highest migration recorded in the file (0 for a new file). */
+export function schemaVersion(db: Database.Database): number {
+  const table = db
+    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
+    .get();
+  if (table === undefined) return 0;
+  const row = db.prepare('SELECT MAX(version) AS version FROM schema_migrations').get() as {
+    version: number | null;
+  };
+  return row.version ?? 0;
+}
+
+export function migrate(db: Database.Database, path: string, now: number): void {
+  db.transaction(() => {
+    db.exec(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT',
+    );
+    const current = schemaVersion(db);
+    if (current > SCHEMA_VERSION) {
+      throw new TaskrailError(
+        'STORE_UNAVAILABLE',
+        `task store ${path} has schema version ${current}, newer than this taskrail knows ` +
+          `(${SCHEMA_VERSION}): upgrade taskrail, or point --store at another file`,
+      );
+    }
+    const record = db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)');
+    for (let version = current + 1; version <= SCHEMA_VERSION; version++) {
+      db.exec(MIGRATIONS[version - 1] as string);
+      record.run(version, now);
+    }
+    db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  }).immediate();
+}

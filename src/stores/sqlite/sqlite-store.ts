@@ -1,0 +1,283 @@
+import { resolve } from 'node:path';
+import type Database from 'better-sqlite3';
+import type {
+  CompareAndSetOutcome,
+  CreateOutcome,
+  LeaseGrant,
+  LeaseRenewal,
+  ListPage,
+  ListQuery,
+  TaskStore,
+} from '../../store/port.js';
+import { TaskEvents } from '../../store/events.js';
+import { TaskrailError } from '../../task/errors.js';
+import { newToken } from '../../task/ids.js';
+import { isExpired, type TaskRecord } from '../../task/record.js';
+import type { TaskStatus } from '../../task/status.js';
+import { isTerminal } from '../../task/status.js';
+import { systemClock, type Clock } from '../../task/time.js';
+import {
+  assertLeaseMs,
+  assertNextRevision,
+  keepImmutableFields,
+  storeClosedError,
+} from '../shared/checks.js';
+import { clampListLimit, decodeListCursor, encodeListCursor } from '../shared/list-cursor.js';
+import { openDatabase, storeError } from './open-database.js';
+import { recordToParams, rowToRecord, type TaskRow } from './rows.js';
+import { listSql, prepareStatements, type Statements } from './statements.js';
+
+export interface SqliteTaskStoreOptions {
+  /** Time source for expiry and leases; tests pass a fake one. */
+  clock?: Clock;
+  /** How long a write waits for another process's lock. Default 5000 ms. */
+  busyTimeoutMs?: number;
+  /**
+   * `normal` (default): a commit survives a crash of the process; a power cut may lose the
+   * last commits. `full`: fsync on every commit, survives power loss, slower.
+   */
+  synchronous?: 'normal' | 'full';
+}
+
+type CasResult = { outcome: CompareAndSetOutcome; previous?: TaskStatus };
+
+/**
+ * A `TaskStore` in one SQLite file (better-sqlite3, WAL). Several processes may open the same
+ * file: every write is one IMMEDIATE transaction and a compare-and-set on the revision.
+ * Events are local: listeners hear only the writes made through this instance, not those of
+ * other processes sharing the file.
+ */
+export class SqliteTaskStore implements TaskStore {
+  readonly description: string;
+  readonly events = new TaskEvents();
+  readonly path: string;
+  readonly #db: Database.Database;
+  readonly #clock: Clock;
+  readonly #sql: Statements;
+  readonly #listStatements = new Map<string, Database.Statement>();
+  readonly #createTx: (task: TaskRecord, now: number) => CreateOutcome & { staleId?: string };
+  readonly #casTx: (next: TaskRecord, expected: number, now: number) => CasResult;
+  readonly #claimTx: (id: string, owner: string, leaseMs: number) => LeaseGrant | undefined;
+  readonly #sweepTx: (limit: number) => string[];
+  #closed = false;
+
+  constructor(path: string, options: SqliteTaskStoreOptions = {}) {
+    this.path = resolve(path);
+    this.description = `sqlite task store at ${this.path}`;
+    this.#clock = options.clock ?? systemClock;
+    this.#db = openDatabase(this.path, {
+      busyTimeoutMs: options.busyTimeoutMs ?? 5000,
+      synchronous: options.synchronous ?? 'normal',
+      now: this.#clock(),
+    });
+    this.#sql = prepareStatements(this.#db);
+    this.#createTx = this.#db.transaction(this.#createInTx.bind(this)).immediate;
+    this.#casTx = this.#db.transaction(this.#casInTx.bind(this)).immediate;
+    this.#claimTx = this.#db.transaction(this.#claimInTx.bind(this)).immediate;
+    this.#sweepTx = this.#db.transaction(this.#sweepInTx.bind(this)).immediate;
+  }
+
+  async create(task: TaskRecord): Promise<CreateOutcome> {
+    const result = this.#run(() => {
+      if (task.idempotencyKey !== undefined) return this.#createTx(task, this.#clock());
+      this.#insert(task);
+      return { task: copy(task), created: true };
+    });
+    if (result.staleId !== undefined) this.events.emit('task:deleted', { id: result.staleId });
+    if (result.created) this.events.emit('task:created', { task: copy(result.task) });
+    return { task: result.task, created: result.created };
+  }
+
+  async get(id: string): Promise<TaskRecord | undefined> {
+    return this.#run(() => {
+      const row = this.#sql.selectVisibleTask.get({ id, now: this.#clock() }) as
+        TaskRow | undefined;
+      return row === undefined ? undefined : rowToRecord(row);
+    });
+  }
+
+  async compareAndSet(next: TaskRecord, expectedRevision: number): Promise<CompareAndSetOutcome> {
+    assertNextRevision(next, expectedRevision);
+    const { outcome, previous } = this.#run(() =>
+      this.#casTx(next, expectedRevision, this.#clock()),
+    );
+    if (outcome.ok && previous !== undefined) this.events.emitWrite(copy(outcome.task), previous);
+    return outcome;
+  }
+
+  async claim(id: string, owner: string, leaseMs: number): Promise<LeaseGrant | undefined> {
+    assertLeaseMs(leaseMs);
+    return this.#run(() => this.#claimTx(id, owner, leaseMs));
+  }
+
+  async renewLease(id: string, token: string, leaseMs: number): Promise<LeaseRenewal> {
+    assertLeaseMs(leaseMs);
+    return this.#run(() => {
+      const now = this.#clock();
+      const row = this.#sql.selectVisibleStatus.get({ id, now }) as
+        { status: TaskStatus } | undefined;
+      if (row === undefined) return { held: false, status: undefined };
+      const held = this.#sql.renewLease.run(now + leaseMs, id, token).changes > 0;
+      return { held, status: row.status };
+    });
+  }
+
+  async releaseLease(id: string, token: string): Promise<void> {
+    this.#run(() => this.#sql.deleteLeaseWithToken.run(id, token));
+  }
+
+  async findRunnable(limit: number): Promise<string[]> {
+    return this.#run(() => {
+      const params = { now: this.#clock(), limit: Math.max(0, Math.floor(limit)) };
+      return (this.#sql.selectRunnable.all(params) as { id: string }[]).map((row) => row.id);
+    });
+  }
+
+  async saveStep(id: string, name: string, value: unknown): Promise<void> {
+    this.#run(() => {
+      this.#db
+        .transaction(() => {
+          if (this.#sql.selectVisibleStatus.get({ id, now: this.#clock() }) === undefined) {
+            throw new TaskrailError('TASK_NOT_FOUND', `task ${id} not found`);
+          }
+          this.#sql.upsertStep.run(id, name, JSON.stringify(value ?? null));
+        })
+        .immediate();
+    });
+  }
+
+  async loadSteps(id: string): Promise<Record<string, unknown>> {
+    return this.#run(() => {
+      const steps: Record<string, unknown> = {};
+      if (this.#sql.selectVisibleStatus.get({ id, now: this.#clock() }) === undefined) return steps;
+      for (const row of this.#sql.selectSteps.all(id) as { name: string; value: string }[]) {
+        steps[row.name] = JSON.parse(row.value);
+      }
+      return steps;
+    });
+  }
+
+  async list(query: ListQuery): Promise<ListPage> {
+    const limit = clampListLimit(query.limit);
+    const after = query.cursor === undefined ? undefined : decodeListCursor(query.cursor);
+    return this.#run(() => {
+      const statement = this.#listStatement(query);
+      const rows = statement.all({
+        now: this.#clock(),
+        limit: limit + 1,
+        ...(query.principal === undefined ? {} : { principal: query.principal }),
+        ...(query.tool === undefined ? {} : { tool: query.tool }),
+        ...(query.statuses === undefined ? {} : { statuses: JSON.stringify(query.statuses) }),
+        ...(after === undefined ? {} : { cursor_created_at: after.createdAt, cursor_id: after.id }),
+      }) as TaskRow[];
+      const tasks = rows.slice(0, limit).map(rowToRecord);
+      const last = tasks[tasks.length - 1];
+      return rows.length > limit && last !== undefined
+        ? { tasks, nextCursor: encodeListCursor(last) }
+        : { tasks };
+    });
+  }
+
+  async sweepExpired(limit: number): Promise<string[]> {
+    const ids = this.#run(() => this.#sweepTx(limit));
+    for (const id of ids) this.events.emit('task:deleted', { id });
+    return ids;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#db.close();
+  }
+
+  #run<T>(operation: () => T): T {
+    if (this.#closed) throw storeClosedError(this.description);
+    try {
+      return operation();
+    } catch (error) {
+      throw storeError(error, this.path);
+    }
+  }
+
+  #insert(task: TaskRecord): void {
+    try {
+      this.#sql.insertTask.run(recordToParams(task));
+    } catch (error) {
+      if ((error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
+        throw new TaskrailError('CONFLICT', `task ${task.id} already exists`, { cause: error });
+      }
+      throw error;
+    }
+  }
+
+  #createInTx(task: TaskRecord, now: number): CreateOutcome & { staleId?: string } {
+    const key = task.idempotencyKey as string;
+    const row = this.#sql.selectByIdempotencyKey.get(task.principal, key) as TaskRow | undefined;
+    if (row !== undefined && !isExpired({ expiresAt: row.expires_at }, now)) {
+      return { task: rowToRecord(row), created: false };
+    }
+    if (row !== undefined) this.#deleteTask(row.id);
+    this.#insert(task);
+    return { task: copy(task), created: true, ...(row === undefined ? {} : { staleId: row.id }) };
+  }
+
+  #casInTx(next: TaskRecord, expected: number, now: number): CasResult {
+    const row = this.#sql.selectTask.get(next.id) as TaskRow | undefined;
+    if (row === undefined || isExpired({ expiresAt: row.expires_at }, now)) {
+      return { outcome: { ok: false, current: undefined } };
+    }
+    const stored = rowToRecord(row);
+    if (stored.revision !== expected || isTerminal(stored.status)) {
+      return { outcome: { ok: false, current: stored } };
+    }
+    const written = copy(keepImmutableFields(stored, next));
+    this.#sql.updateTask.run({ ...recordToParams(written), expected_revision: expected });
+    // A parked or finished task holds no lease.
+    if (written.status !== 'working') this.#sql.deleteLease.run(next.id);
+    return { outcome: { ok: true, task: written }, previous: stored.status };
+  }
+
+  #claimInTx(id: string, owner: string, leaseMs: number): LeaseGrant | undefined {
+    const now = this.#clock();
+    const task = this.#sql.selectVisibleStatus.get({ id, now }) as { status: string } | undefined;
+    if (task?.status !== 'working') return undefined;
+    const held = this.#sql.selectLease.get(id) as { expires_at: number } | undefined;
+    if (held !== undefined && held.expires_at > now) return undefined;
+    const token = newToken();
+    this.#sql.upsertLease.run(id, owner, token, now + leaseMs);
+    return { token, expiresAt: now + leaseMs, interrupted: held !== undefined };
+  }
+
+  #sweepInTx(limit: number): string[] {
+    const rows = this.#sql.selectExpired.all(this.#clock(), Math.max(0, Math.floor(limit)));
+    const ids = (rows as { id: string }[]).map((row) => row.id);
+    for (const id of ids) this.#deleteTask(id);
+    return ids;
+  }
+
+  #deleteTask(id: string): void {
+    this.#sql.deleteSteps.run(id);
+    this.#sql.deleteLease.run(id);
+    this.#sql.deleteTask.run(id);
+  }
+
+  #listStatement(query: ListQuery): Database.Statement {
+    const sql = listSql({
+      principal: query.principal !== undefined,
+      tool: query.tool !== undefined,
+      statuses: query.statuses !== undefined,
+      cursor: query.cursor !== undefined,
+    });
+    let statement = this.#listStatements.get(sql);
+    if (statement === undefined) {
+      statement = this.#db.prepare(sql);
+      this.#listStatements.set(sql, statement);
+    }
+    return statement;
+  }
+}
+
+/** Records leave the store as their own copies, as if read back from the database. */
+function copy(task: TaskRecord): TaskRecord {
+  return JSON.parse(JSON.stringify(task)) as TaskRecord;
+}

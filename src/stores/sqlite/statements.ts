@@ -1,0 +1,68 @@
+import type Database from 'better-sqlite3';
+import { MUTABLE_COLUMNS, TASK_COLUMNS, TASK_PARAMS } from './rows.js';
+
+const VISIBLE = '(expires_at IS NULL OR expires_at > @now)';
+const TERMINAL = "('completed', 'failed', 'cancelled')";
+
+const ASSIGNMENTS = MUTABLE_COLUMNS.map((column) => `${column} = @${column}`).join(', ');
+
+/** Every fixed statement the store runs. */
+const STATEMENT_SQL = {
+  insertTask: `INSERT INTO tasks (${TASK_COLUMNS}) VALUES (${TASK_PARAMS})`,
+  selectTask: `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = ?`,
+  selectVisibleTask: `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = @id AND ${VISIBLE}`,
+  selectVisibleStatus: `SELECT status FROM tasks WHERE id = @id AND ${VISIBLE}`,
+  selectByIdempotencyKey: `SELECT ${TASK_COLUMNS} FROM tasks WHERE principal = ? AND idempotency_key = ?`,
+  updateTask:
+    `UPDATE tasks SET ${ASSIGNMENTS} WHERE id = @id AND revision = @expected_revision ` +
+    `AND status NOT IN ${TERMINAL}`,
+  deleteTask: 'DELETE FROM tasks WHERE id = ?',
+  selectExpired:
+    'SELECT id FROM tasks WHERE expires_at IS NOT NULL AND expires_at <= ? ' +
+    'ORDER BY expires_at LIMIT ?',
+  selectLease: 'SELECT token, expires_at FROM leases WHERE task_id = ?',
+  upsertLease:
+    'INSERT OR REPLACE INTO leases (task_id, owner, token, expires_at) VALUES (?, ?, ?, ?)',
+  renewLease: 'UPDATE leases SET expires_at = ? WHERE task_id = ? AND token = ?',
+  deleteLeaseWithToken: 'DELETE FROM leases WHERE task_id = ? AND token = ?',
+  deleteLease: 'DELETE FROM leases WHERE task_id = ?',
+  selectRunnable: `SELECT t.id FROM tasks t LEFT JOIN leases l ON l.task_id = t.id
+       WHERE t.status = 'working' AND (t.expires_at IS NULL OR t.expires_at > @now)
+         AND (l.task_id IS NULL OR l.expires_at <= @now)
+       ORDER BY t.created_at LIMIT @limit`,
+  upsertStep: 'INSERT OR REPLACE INTO steps (task_id, name, value) VALUES (?, ?, ?)',
+  selectSteps: 'SELECT name, value FROM steps WHERE task_id = ?',
+  deleteSteps: 'DELETE FROM steps WHERE task_id = ?',
+} as const;
+
+export type Statements = Record<keyof typeof STATEMENT_SQL, Database.Statement>;
+
+/** Prepares every fixed statement once per connection. */
+export function prepareStatements(db: Database.Database): Statements {
+  const entries = Object.entries(STATEMENT_SQL).map(([name, sql]) => [name, db.prepare(sql)]);
+  return Object.fromEntries(entries) as Statements;
+}
+
+export interface ListFilters {
+  principal: boolean;
+  tool: boolean;
+  statuses: boolean;
+  cursor: boolean;
+}
+
+/** The SQL of one `list` shape; the store caches one prepared statement per shape. */
+export function listSql(filters: ListFilters): string {
+  const where = [VISIBLE];
+  if (filters.principal) where.push('principal = @principal');
+  if (filters.tool) where.push('tool = @tool');
+  if (filters.statuses) where.push('status IN (SELECT value FROM json_each(@statuses))');
+  if (filters.cursor) {
+    where.push(
+      '(created_at < @cursor_created_at OR (created_at = @cursor_created_at AND id < @cursor_id))',
+    );
+  }
+  return (
+    `SELECT ${TASK_COLUMNS} FROM tasks WHERE ${where.join(' AND ')} ` +
+    'ORDER BY created_at DESC, id DESC LIMIT @limit'
+  );
+}

@@ -1,0 +1,9 @@
+export { taskStoreContract } from './store-contract/index.js';
+export type {
+  StoreContractOptions,
+  StoreFactory,
+  StoreFactoryContext,
+  StoreFixture,
+} from './store-contract/index.js';
+export { createFakeClock, type FakeClock } from './fake-clock.js';
+export { waitFor } from './wait.js';

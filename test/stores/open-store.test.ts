@@ -1,0 +1,71 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { MemoryTaskStore } from '../../src/stores/memory/index.js';
+import { DEFAULT_STORE_URL, openStore, sqlitePathFromUrl } from '../../src/stores/open.js';
+import { SqliteTaskStore } from '../../src/stores/sqlite/index.js';
+import { tempDir } from './temp-dir.js';
+
+const dir = tempDir();
+after(() => dir.remove());
+
+describe('openStore', () => {
+  it('opens sqlite: paths relative to cwd, creating the folder', async () => {
+    const store = await openStore('sqlite:./data/tasks.db', { cwd: dir.path });
+    assert.ok(store instanceof SqliteTaskStore);
+    assert.equal(store.path, join(dir.path, 'data', 'tasks.db'));
+    assert.ok(existsSync(join(dir.path, 'data', 'tasks.db')));
+    await store.close();
+  });
+
+  it('resolves absolute and URL-style sqlite paths', () => {
+    assert.equal(sqlitePathFromUrl('sqlite:/var/x.db', '/home'), '/var/x.db');
+    assert.equal(sqlitePathFromUrl('sqlite:///var/x.db', '/home'), '/var/x.db');
+    assert.equal(sqlitePathFromUrl('sqlite:x.db', '/home'), '/home/x.db');
+    assert.equal(sqlitePathFromUrl(DEFAULT_STORE_URL, '/srv'), '/srv/.taskrail/tasks.db');
+    assert.throws(() => sqlitePathFromUrl('sqlite:', '/'), { code: 'CONFIG' });
+  });
+
+  it('opens memory: quietly when asked', async () => {
+    const store = await openStore('memory:', { quiet: true });
+    assert.ok(store instanceof MemoryTaskStore);
+    await store.close();
+  });
+
+  it('warns on stderr that memory: loses tasks on exit', () => {
+    const open = fileURLToPath(new URL('../../src/stores/open.js', import.meta.url));
+    const script = `const { openStore } = await import(${JSON.stringify(open)}); await openStore('memory:');`;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      encoding: 'utf8',
+    });
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(run.stderr, /memory: task store.*lost when this process exits/);
+  });
+
+  it('rejects unknown schemes with the accepted forms', async () => {
+    for (const url of ['postgres://db/x', 'tasks.db', '']) {
+      await assert.rejects(openStore(url), (error: Error & { code?: string }) => {
+        assert.equal(error.code, 'CONFIG');
+        assert.match(error.message, /use sqlite:PATH, memory: or redis:\/\/HOST:PORT\/DB/);
+        return true;
+      });
+    }
+  });
+
+  it('loads no database driver until a store is opened', () => {
+    const open = fileURLToPath(new URL('../../src/stores/open.js', import.meta.url));
+    const script =
+      `import { createRequire } from 'node:module';` +
+      `await import(${JSON.stringify(open)});` +
+      `const loaded = Object.keys(createRequire(import.meta.url).cache);` +
+      `process.stdout.write(JSON.stringify(loaded.filter((p) => /better-sqlite3|ioredis/.test(p))));`;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      encoding: 'utf8',
+    });
+    assert.equal(run.status, 0, run.stderr);
+    assert.deepEqual(JSON.parse(run.stdout), []);
+  });
+});

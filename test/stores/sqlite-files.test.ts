@@ -1,0 +1,169 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { SCHEMA_VERSION, SqliteTaskStore } from '../../src/stores/sqlite/index.js';
+import { newTaskId } from '../../src/task/ids.js';
+import { newTaskRecord } from '../../src/task/record.js';
+import { tempDir } from './temp-dir.js';
+
+const dir = tempDir();
+after(() => dir.remove());
+let counter = 0;
+const freshPath = (name = 'tasks.db') => join(dir.path, `case-${++counter}`, name);
+
+const WRITER = fileURLToPath(new URL('./fixtures/sqlite-writer.js', import.meta.url));
+
+interface WriterReport {
+  won: string[];
+  created: string[];
+}
+
+function startWriter(path: string, name: string, ids: string[], creates: number) {
+  const child = spawn(
+    process.execPath,
+    [WRITER, path, name, JSON.stringify(ids), String(creates)],
+    {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  );
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const ready = new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', () => output.includes('ready\n') && resolve());
+    child.once('exit', (code) => reject(new Error(`${name} exited early (${code})`)));
+  });
+  const done = new Promise<WriterReport>((resolve, reject) => {
+    child.once('exit', (code) => {
+      const last = output.trim().split('\n').pop() ?? '';
+      if (code === 0) resolve(JSON.parse(last) as WriterReport);
+      else reject(new Error(`${name} exited with ${code}: ${output}`));
+    });
+  });
+  return { child, ready, done };
+}
+
+function record(principal = 'parent') {
+  const input = {
+    id: newTaskId(),
+    principal,
+    tool: 't',
+    arguments: {},
+    ttlMs: null,
+    pollIntervalMs: 100,
+  };
+  return newTaskRecord(input, Date.now());
+}
+
+describe('SqliteTaskStore on real files', () => {
+  it('several OS processes write one file: each transition has exactly one winner', async () => {
+    const path = freshPath();
+    const store = new SqliteTaskStore(path);
+    const ids: string[] = [];
+    for (let i = 0; i < 150; i++) ids.push((await store.create(record())).task.id);
+    const names = ['writer-a', 'writer-b', 'writer-c'];
+    const writers = names.map((name) => startWriter(path, name, ids, 150));
+    await Promise.all(writers.map((writer) => writer.ready));
+    for (const writer of writers) writer.child.stdin.write('go\n');
+    const reports = await Promise.all(writers.map((writer) => writer.done));
+
+    const won = reports.flatMap((report) => report.won);
+    assert.equal(won.length, ids.length, 'every task completed exactly once');
+    assert.deepEqual(new Set(won), new Set(ids));
+    for (const [i, report] of reports.entries()) {
+      for (const id of report.won.slice(0, 20)) {
+        const task = await store.get(id);
+        assert.equal(task?.status, 'completed');
+        assert.deepEqual(task.result, { content: [{ type: 'text', text: names[i] }] });
+        assert.equal(task.revision, 2);
+      }
+      const mine = await store.list({ principal: names[i], limit: 1000 });
+      assert.deepEqual(new Set(mine.tasks.map((task) => task.id)), new Set(report.created));
+      assert.equal(mine.tasks.length, 150);
+    }
+    await store.close();
+  });
+
+  it('refuses a file that is not a SQLite database, with a clear error, and leaves it alone', () => {
+    const path = freshPath();
+    new SqliteTaskStore(path).close();
+    const garbage = Buffer.from('this is not a database, just some bytes '.repeat(200));
+    writeFileSync(path, garbage);
+    assert.throws(
+      () => new SqliteTaskStore(path),
+      (error: Error & { code?: string }) => {
+        assert.equal(error.name, 'TaskrailError');
+        assert.equal(error.code, 'STORE_CORRUPT');
+        assert.match(error.message, /not a SQLite database/);
+        assert.ok(error.message.includes(path), 'names the file');
+        assert.match(error.message, /move the file aside|another path/);
+        return true;
+      },
+    );
+    assert.deepEqual(readFileSync(path), garbage, 'the file is not modified');
+  });
+
+  it('explains a folder that cannot be created', () => {
+    const blocker = freshPath('a-file');
+    new SqliteTaskStore(join(blocker, '..', 'ok.db')).close(); // creates the folder
+    writeFileSync(blocker, 'x');
+    const path = join(blocker, 'sub', 'tasks.db');
+    assert.throws(
+      () => new SqliteTaskStore(path),
+      (error: Error & { code?: string }) => {
+        assert.equal(error.code, 'STORE_UNAVAILABLE');
+        assert.match(error.message, /cannot create or write the folder/);
+        assert.match(error.message, /--store/);
+        return true;
+      },
+    );
+  });
+
+  it('explains a path that is not a writable file', () => {
+    const path = freshPath('folder.db');
+    new SqliteTaskStore(join(path, 'inner.db')).close(); // makes `path` a folder
+    assert.throws(
+      () => new SqliteTaskStore(path),
+      (error: Error & { code?: string }) => {
+        assert.equal(error.code, 'STORE_UNAVAILABLE');
+        assert.match(error.message, /not a writable file/);
+        return true;
+      },
+    );
+  });
+
+  it('creates missing folders, uses WAL and records the migration version once', async () => {
+    const path = freshPath('deep/er/tasks.db');
+    await new SqliteTaskStore(path).close();
+    await new SqliteTaskStore(path).close();
+    const db = new Database(path, { readonly: true });
+    try {
+      assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
+      assert.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
+      const versions = db.prepare('SELECT version FROM schema_migrations ORDER BY version').all();
+      assert.deepEqual(versions, [{ version: 1 }]);
+      assert.equal(SCHEMA_VERSION, 1);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('refuses a file written by a newer schema', () => {
+    const path = freshPath();
+    new SqliteTaskStore(path).close();
+    const db = new Database(path);
+    db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (99, 0)').run();
+    db.close();
+    assert.throws(() => new SqliteTaskStore(path), /schema version 99.*upgrade taskrail/);
+  });
+
+  it('reports use after close as STORE_UNAVAILABLE', async () => {
+    const store = new SqliteTaskStore(freshPath());
+    await store.close();
+    await store.close();
+    await assert.rejects(store.get('x'), { code: 'STORE_UNAVAILABLE' });
+  });
+});
