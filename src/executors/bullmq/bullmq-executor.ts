@@ -145,7 +145,12 @@ export class BullmqExecutor implements Executor {
   /** Workers need `maxRetriesPerRequest: null` (blocking commands); producers should fail. */
   #connection(maxRetriesPerRequest: number | null): Redis {
     const connection = new Redis(this.#connectUrl, { maxRetriesPerRequest });
-    connection.on('error', (error: Error) => this.#warn('bullmq connection error', error));
+    let reported = false; // once per outage, not once per reconnection attempt
+    connection.on('error', (error: Error) => {
+      if (!reported) this.#warn('redis connection lost (reconnecting)', error);
+      reported = true;
+    });
+    connection.on('ready', () => (reported = false));
     this.#connections.push(connection);
     return connection;
   }

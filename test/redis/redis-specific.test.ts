@@ -1,0 +1,169 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { after, describe, it } from 'node:test';
+import type { TaskEventMap } from '../../src/store/events.js';
+import type { TaskStore } from '../../src/store/port.js';
+import { evictionWarning, openRedisStore, parseRedisUrl } from '../../src/stores/redis/index.js';
+import { TaskrailError } from '../../src/task/errors.js';
+import { newTaskId } from '../../src/task/ids.js';
+import { newTaskRecord } from '../../src/task/record.js';
+import { cancel, report } from '../../src/task/transitions.js';
+import { waitFor } from '../helpers/wait.js';
+import {
+  deletePrefix,
+  REDIS_URL,
+  skipWithoutRedis,
+  uniquePrefix,
+  urlWithPrefix,
+} from './redis-env.js';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(),
+      );
+    });
+  });
+}
+
+function record(ttlMs: number | null = 60_000) {
+  return newTaskRecord(
+    { id: newTaskId(), principal: 'alice', tool: 't', arguments: {}, ttlMs, pollIntervalMs: 500 },
+    Date.now(),
+  );
+}
+
+describe('redis store URLs and start-up checks', () => {
+  it('parses prefix and database and hides credentials', () => {
+    const location = parseRedisUrl('redis://bob:hunter2@example.test:6380/3?prefix=prod');
+    assert.equal(location.prefix, 'prod');
+    assert.equal(location.db, 3);
+    assert.equal(location.safeUrl.includes('hunter2'), false);
+    assert.equal(location.connectUrl.includes('prefix'), false);
+    assert.equal(parseRedisUrl('redis://h:1').prefix, 'taskrail');
+    assert.throws(() => parseRedisUrl('redis://h:1/x'), TaskrailError);
+    assert.throws(() => parseRedisUrl('redis://h:1/0?prefix=a b'), TaskrailError);
+  });
+
+  it('fails fast and clearly when redis is unreachable, without the password', async () => {
+    const port = await freePort();
+    const started = Date.now();
+    await assert.rejects(openRedisStore(`redis://bob:hunter2@127.0.0.1:${port}/0`), (error) => {
+      assert.ok(error instanceof TaskrailError);
+      assert.equal(error.code, 'STORE_UNAVAILABLE');
+      assert.match(error.message, new RegExp(`127\\.0\\.0\\.1:${port}`));
+      assert.equal(error.message.includes('hunter2'), false);
+      return true;
+    });
+    assert.ok(Date.now() - started < 3000, `took ${Date.now() - started} ms`);
+  });
+
+  it('warns about every eviction policy but noeviction', () => {
+    assert.equal(evictionWarning('noeviction', 'redis://h:1/0'), undefined);
+    assert.match(evictionWarning('allkeys-lru', 'redis://h:1/0') ?? '', /allkeys-lru.*noeviction/);
+  });
+
+  it('warns at start-up when a real redis may evict keys', async (t) => {
+    const port = await freePort();
+    const server = spawn('redis-server', [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--maxmemory-policy',
+      'allkeys-lru',
+    ]);
+    const failed = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(true));
+      server.once('spawn', () => resolve(false));
+    });
+    if (failed) return t.skip('redis-server is not installed');
+    try {
+      const warnings: string[] = [];
+      const url = `redis://127.0.0.1:${port}/0`;
+      const store = await waitFor('the private redis-server', () =>
+        openRedisStore(url, { onWarning: (message) => warnings.push(message) }).catch(
+          () => undefined,
+        ),
+      );
+      await store.close();
+      assert.equal(warnings.length, 1);
+      assert.match(warnings[0] as string, /maxmemory-policy 'allkeys-lru'/);
+    } finally {
+      server.kill('SIGKILL');
+    }
+  });
+});
+
+if (!skipWithoutRedis('redis store across instances')) {
+  describe('redis store across instances', () => {
+    const prefix = uniquePrefix();
+    const url = urlWithPrefix(prefix);
+    const stores: TaskStore[] = [];
+    const open = async () => {
+      const store = await openRedisStore(url);
+      stores.push(store);
+      return store;
+    };
+    after(async () => {
+      for (const store of stores) await store.close();
+      await deletePrefix(prefix);
+    });
+
+    it("re-emits another instance's writes once, and never echoes its own", async () => {
+      const [a, b] = [await open(), await open()];
+      const seenA: string[] = [];
+      const seenB: Array<TaskEventMap['task:transition']> = [];
+      a.events.on('task:updated', ({ task }) => seenA.push(task.statusMessage ?? ''));
+      b.events.on('task:transition', (event) => seenB.push(event));
+      const created = await waitForEvent(
+        b,
+        'task:created',
+        async () => (await a.create(record())).task,
+      );
+      const reported = report(created.task, 'half way', Date.now());
+      assert.equal((await a.compareAndSet(reported, 1)).ok, true);
+      const cancelled = cancel(reported, Date.now());
+      assert.equal((await a.compareAndSet(cancelled, 2)).ok, true);
+      await waitFor('the transition on b', () => seenB.length === 1);
+      assert.deepEqual(seenB[0], { task: cancelled, from: 'working', to: 'cancelled' });
+      assert.deepEqual(seenA, ['half way', 'Cancelled by request.']);
+    });
+
+    it('announces sweeps to the other instances', async () => {
+      const [a, b] = [await open(), await open()];
+      const task = (await a.create(record(1))).task;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      const deleted = await waitForEvent(b, 'task:deleted', () => a.sweepExpired(100));
+      assert.equal(deleted.id, task.id);
+    });
+  });
+}
+
+async function waitForEvent<K extends 'task:created' | 'task:deleted'>(
+  store: TaskStore,
+  name: K,
+  action: () => Promise<unknown>,
+): Promise<TaskEventMap[K]> {
+  let off = () => {};
+  const seen = new Promise<TaskEventMap[K]>((resolve) => {
+    off = store.events.on(name, resolve);
+  });
+  await action();
+  const timeout = new Promise<never>((_, reject) =>
+    setTimeout(() => reject(new Error(`no ${name}`)), 5000).unref(),
+  );
+  try {
+    return await Promise.race([seen, timeout]);
+  } finally {
+    off();
+  }
+}
