@@ -10,13 +10,7 @@ import { newTaskId } from '../../src/task/ids.js';
 import { newTaskRecord } from '../../src/task/record.js';
 import { cancel, report } from '../../src/task/transitions.js';
 import { waitFor } from '../helpers/wait.js';
-import {
-  deletePrefix,
-  REDIS_URL,
-  skipWithoutRedis,
-  uniquePrefix,
-  urlWithPrefix,
-} from './redis-env.js';
+import { deletePrefix, skipWithoutRedis, uniquePrefix, urlWithPrefix } from './redis-env.js';
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
