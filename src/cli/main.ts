@@ -2,6 +2,8 @@
 import { Command, CommanderError } from 'commander';
 import { packageVersion } from './package-info.js';
 import { registerServe } from './serve.js';
+import { registerCall } from './call.js';
+import { registerTasks } from './tasks.js';
 
 /** Usage errors exit 4 (interface.md); --help and --version exit 0. */
 export const EXIT_USAGE = 4;
@@ -14,6 +16,8 @@ export function buildProgram(): Command {
     .exitOverride();
   // One line per subcommand; each lives in its own file.
   registerServe(program);
+  registerCall(program);
+  registerTasks(program);
   return program;
 }
 

@@ -24,6 +24,9 @@ export class TaskrailClientError extends Error {
   }
 }
 
-export function isClientError(error: unknown, code?: ClientErrorCode): error is TaskrailClientError {
+export function isClientError(
+  error: unknown,
+  code?: ClientErrorCode,
+): error is TaskrailClientError {
   return error instanceof TaskrailClientError && (code === undefined || error.code === code);
 }

@@ -67,7 +67,10 @@ export class TaskrailClient {
     const base = { url: this.url, ...pick(options, ['bearer', 'headers', 'fetch']) };
     const caps = inputCapabilities(input);
     const withTasks = { ...caps, extensions: { [TASKS_EXTENSION_ID]: {} } };
-    this.#callDispatch = createHttpDispatch({ ...base, framing: this.#framing(this.tasksEnabled ? withTasks : caps) });
+    this.#callDispatch = createHttpDispatch({
+      ...base,
+      framing: this.#framing(this.tasksEnabled ? withTasks : caps),
+    });
     this.#rpc = new TaskRpc(createHttpDispatch({ ...base, framing: this.#framing(withTasks) }));
   }
 
@@ -86,7 +89,11 @@ export class TaskrailClient {
    * Calls a tool. Arguments are checked against its `inputSchema` first (a breach returns a
    * `rejected` outcome and sends nothing). A task is written to the ledger before it is polled.
    */
-  async callTool(name: string, args: Record<string, unknown> = {}, options: CallToolOptions = {}): Promise<ToolCall> {
+  async callTool(
+    name: string,
+    args: Record<string, unknown> = {},
+    options: CallToolOptions = {},
+  ): Promise<ToolCall> {
     const tool = await this.#findTool(name);
     if (tool !== undefined) {
       const errors = this.#checker.check(tool.inputSchema, args);
@@ -94,10 +101,14 @@ export class TaskrailClient {
     }
     let params: Record<string, unknown> = { name, arguments: args };
     for (let round = 0; round <= MAX_MRTR_ROUNDS; round++) {
-      const reply = await this.#callDispatch({ method: 'tools/call', params }, signalOption(options.signal));
+      const reply = await this.#callDispatch(
+        { method: 'tools/call', params },
+        signalOption(options.signal),
+      );
       if (reply.kind === 'error') return settledCall({ kind: 'failed', error: reply.error });
       const parsed = parseToolCallReply(reply.result);
-      if (parsed.kind === 'complete') return settledCall(judgeResult(parsed.result, tool?.outputSchema, this.#checker));
+      if (parsed.kind === 'complete')
+        return settledCall(judgeResult(parsed.result, tool?.outputSchema, this.#checker));
       if (parsed.kind === 'task') {
         const entry = this.ledger.record({
           id: parsed.task.taskId,
@@ -105,9 +116,14 @@ export class TaskrailClient {
           tool: name,
           arguments: args,
           status: parsed.task.status === 'input_required' ? 'input_required' : 'working',
-          ...(parsed.task.statusMessage === undefined ? {} : { statusMessage: parsed.task.statusMessage }),
+          ...(parsed.task.statusMessage === undefined
+            ? {}
+            : { statusMessage: parsed.task.statusMessage }),
           pollIntervalMs: parsed.task.pollIntervalMs ?? this.#defaultPoll(),
-          nextPollAt: firstPollAt(parsed.task.status, parsed.task.pollIntervalMs ?? this.#defaultPoll()),
+          nextPollAt: firstPollAt(
+            parsed.task.status,
+            parsed.task.pollIntervalMs ?? this.#defaultPoll(),
+          ),
           ttlMs: parsed.task.ttlMs,
           ...(tool?.outputSchema === undefined ? {} : { outputSchema: tool.outputSchema }),
           ...(this.#options.bearer === undefined ? {} : { bearer: this.#options.bearer }),
@@ -116,10 +132,15 @@ export class TaskrailClient {
         return this.#watchCall(entry.id, options);
       }
       // MRTR before any task exists: answer, then retry with a new id, same requestState.
-      const inputResponses = await answerInputRequests(parsed.inputRequests, new Set(), this.#options.input ?? {}, {
-        tool: name,
-        signal: options.signal ?? new AbortController().signal,
-      });
+      const inputResponses = await answerInputRequests(
+        parsed.inputRequests,
+        new Set(),
+        this.#options.input ?? {},
+        {
+          tool: name,
+          signal: options.signal ?? new AbortController().signal,
+        },
+      );
       params = {
         name,
         arguments: args,
@@ -127,17 +148,28 @@ export class TaskrailClient {
         ...(parsed.requestState === undefined ? {} : { requestState: parsed.requestState }),
       };
     }
-    throw new TaskrailClientError('PROTOCOL', `tools/call ${name} asked for input more than ${MAX_MRTR_ROUNDS} times`);
+    throw new TaskrailClientError(
+      'PROTOCOL',
+      `tools/call ${name} asked for input more than ${MAX_MRTR_ROUNDS} times`,
+    );
   }
 
   /** Watches a task of this server that is already in the ledger. */
   attach(taskId: string, options: CallToolOptions = {}): Promise<ToolCall> {
-    const entry = this.ledger.get(taskId);
-    if (entry === undefined) throw new TaskrailClientError('NOT_FOUND', `no task '${taskId}' in the ledger`);
-    if (entry.server !== this.url) {
-      throw new TaskrailClientError('USAGE', `task ${taskId} belongs to ${entry.server}, not ${this.url}`);
-    }
+    this.#assertMine(taskId);
     return this.#watchCall(taskId, options);
+  }
+
+  #assertMine(taskId: string): void {
+    const entry = this.ledger.get(taskId);
+    if (entry === undefined)
+      throw new TaskrailClientError('NOT_FOUND', `no task '${taskId}' in the ledger`);
+    if (entry.server !== this.url) {
+      throw new TaskrailClientError(
+        'USAGE',
+        `task ${taskId} belongs to ${entry.server}, not ${this.url}`,
+      );
+    }
   }
 
   /** `tasks/cancel`, then waits for the server to report a terminal status. */
@@ -146,10 +178,21 @@ export class TaskrailClient {
     return call.cancel();
   }
 
+  /** Answers a parked task's open questions once through the input handlers. */
+  answerTask(
+    taskId: string,
+    signal?: AbortSignal,
+  ): Promise<{ outcome?: CallOutcome; answered: string[] }> {
+    this.#assertMine(taskId);
+    return new TaskWatch(this.#watchDeps(), taskId).answerOnce(signal);
+  }
+
   /** Reattaches to every unfinished ledger task of this server (after a crash or restart). */
   async resume(options: CallToolOptions = {}): Promise<ToolCall[]> {
     const mine = this.ledger.unfinished().filter((entry) => entry.server === this.url);
-    return Promise.all(mine.map((entry) => this.#watchCall(entry.id, { ...options, background: true })));
+    return Promise.all(
+      mine.map((entry) => this.#watchCall(entry.id, { ...options, background: true })),
+    );
   }
 
   close(): void {
@@ -158,7 +201,9 @@ export class TaskrailClient {
 
   async #watchCall(taskId: string, options: CallToolOptions): Promise<ToolCall> {
     const call = new WatchedCall(new TaskWatch(this.#watchDeps(), taskId), options.signal);
-    const background = process.env.TASKRAIL_DISABLE_TASK_BACKGROUND !== '1' && (options.background ?? this.#options.background ?? true);
+    const background =
+      process.env.TASKRAIL_DISABLE_TASK_BACKGROUND !== '1' &&
+      (options.background ?? this.#options.background ?? true);
     if (!background) await call.result();
     return call;
   }
@@ -186,7 +231,11 @@ export class TaskrailClient {
   }
 
   #framing(clientCapabilities: Record<string, unknown>): RequestFraming {
-    return { protocolVersion: PROTOCOL_VERSION, clientInfo: this.#options.clientInfo ?? CLIENT_INFO, clientCapabilities };
+    return {
+      protocolVersion: PROTOCOL_VERSION,
+      clientInfo: this.#options.clientInfo ?? CLIENT_INFO,
+      clientCapabilities,
+    };
   }
 
   #defaultPoll(): number {
@@ -204,7 +253,10 @@ function signalOption(signal: AbortSignal | undefined): { signal?: AbortSignal }
   return signal === undefined ? {} : { signal };
 }
 
-function pick<T extends object, K extends keyof T>(source: T, keys: readonly K[]): Partial<Pick<T, K>> {
+function pick<T extends object, K extends keyof T>(
+  source: T,
+  keys: readonly K[],
+): Partial<Pick<T, K>> {
   const out: Partial<Pick<T, K>> = {};
   for (const key of keys) if (source[key] !== undefined) out[key] = source[key];
   return out;

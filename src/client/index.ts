@@ -4,16 +4,16 @@
  * schema validation, in background or synchronous mode.
  */
 export { TaskrailClient, type TaskrailClientOptions, type CallToolOptions } from './host-client.js';
-export { resumeLedger, watchedElsewhere, type ResumeOptions, type ResumedTask, type Resumption } from './resume.js';
+export {
+  resumeLedger,
+  watchedElsewhere,
+  type ResumeOptions,
+  type ResumedTask,
+  type Resumption,
+} from './resume.js';
 export type { ToolCall } from './tool-call.js';
 export { exitCodeFor, resultText, type CallOutcome, type OutcomeKind } from './outcome.js';
-export {
-  Ledger,
-  defaultHome,
-  isFinal,
-  type LedgerEntry,
-  type LedgerStatus,
-} from './ledger.js';
+export { Ledger, defaultHome, isFinal, type LedgerEntry, type LedgerStatus } from './ledger.js';
 export { inputCapabilities, type InputContext, type InputHandlers } from './input.js';
 export type { TaskEvent } from './task-watch.js';
 export {

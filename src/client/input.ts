@@ -54,7 +54,11 @@ export async function answerInputRequests(
   return responses;
 }
 
-async function answerOne(request: JsonObject, handlers: InputHandlers, context: InputContext): Promise<JsonObject> {
+async function answerOne(
+  request: JsonObject,
+  handlers: InputHandlers,
+  context: InputContext,
+): Promise<JsonObject> {
   const method = request.method;
   const params = (request.params ?? {}) as JsonObject;
   if (method === 'elicitation/create' && handlers.elicitation) {
@@ -79,7 +83,10 @@ interface SafeParser {
 function checked(schema: SafeParser, value: JsonObject, method: string): JsonObject {
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
-    throw new TaskrailClientError('USAGE', `the ${method} handler returned an invalid answer: ${parsed.error?.message}`);
+    throw new TaskrailClientError(
+      'USAGE',
+      `the ${method} handler returned an invalid answer: ${parsed.error?.message}`,
+    );
   }
   return value;
 }

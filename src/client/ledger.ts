@@ -12,7 +12,8 @@ import type { OutcomeKind } from './outcome.js';
  * WAL + busy_timeout let several CLI processes share the file.
  */
 
-export type LedgerStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled' | 'lost';
+export type LedgerStatus =
+  'working' | 'input_required' | 'completed' | 'failed' | 'cancelled' | 'lost';
 
 const FINAL: readonly LedgerStatus[] = ['completed', 'failed', 'cancelled', 'lost'];
 
@@ -160,12 +161,16 @@ export class Ledger {
   }
 
   list(): LedgerEntry[] {
-    const rows = this.#db.prepare('SELECT * FROM tasks ORDER BY created_at DESC, id').all() as Row[];
+    const rows = this.#db
+      .prepare('SELECT * FROM tasks ORDER BY created_at DESC, id')
+      .all() as Row[];
     return rows.map(fromRow);
   }
 
   unfinished(): LedgerEntry[] {
-    const rows = this.#db.prepare(`SELECT * FROM tasks WHERE ${NOT_FINAL} ORDER BY created_at`).all() as Row[];
+    const rows = this.#db
+      .prepare(`SELECT * FROM tasks WHERE ${NOT_FINAL} ORDER BY created_at`)
+      .all() as Row[];
     return rows.map(fromRow);
   }
 
@@ -210,7 +215,8 @@ export class Ledger {
   /** Adds answered input keys in one transaction, so two processes cannot drop each other's. */
   markAnswered(id: string, keys: readonly string[]): void {
     const tx = this.#db.transaction(() => {
-      const row = this.#db.prepare('SELECT answered_keys FROM tasks WHERE id = ?').get(id) as Row | undefined;
+      const row = this.#db.prepare('SELECT answered_keys FROM tasks WHERE id = ?').get(id) as
+        Row | undefined;
       if (row === undefined) return;
       const answered = new Set(JSON.parse(String(row.answered_keys)) as string[]);
       for (const key of keys) answered.add(key);

@@ -45,10 +45,16 @@ export function exitCodeFor(outcome: CallOutcome): number {
 export function resultText(result: CallToolResult): string {
   const parts: string[] = [];
   for (const block of result.content) {
-    const b = block as { type?: unknown; text?: unknown; uri?: unknown; resource?: { uri?: unknown } };
+    const b = block as {
+      type?: unknown;
+      text?: unknown;
+      uri?: unknown;
+      resource?: { uri?: unknown };
+    };
     if (b.type === 'text' && typeof b.text === 'string') parts.push(b.text);
     else if (b.type === 'resource_link' && typeof b.uri === 'string') parts.push(b.uri);
-    else if (b.type === 'resource' && typeof b.resource?.uri === 'string') parts.push(b.resource.uri);
+    else if (b.type === 'resource' && typeof b.resource?.uri === 'string')
+      parts.push(b.resource.uri);
     else if (typeof b.type === 'string') parts.push(`[${b.type}]`);
   }
   if (parts.length === 0 && result.structuredContent !== undefined) {

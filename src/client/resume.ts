@@ -24,7 +24,9 @@ export interface Resumption {
  */
 export async function resumeLedger(options: ResumeOptions = {}): Promise<Resumption> {
   const ledger = options.ledger ?? Ledger.open(options.home);
-  const entries = ledger.unfinished().filter((entry) => options.all === true || !watchedElsewhere(entry));
+  const entries = ledger
+    .unfinished()
+    .filter((entry) => options.all === true || !watchedElsewhere(entry));
   const clients = new Map<string, TaskrailClient>();
   const tasks = await Promise.all(
     entries.map(async (entry): Promise<ResumedTask> => {

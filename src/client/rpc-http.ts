@@ -18,7 +18,10 @@ export type RpcReply =
 
 export interface DispatchOptions {
   readonly signal?: AbortSignal;
-  readonly context?: { readonly headers?: Readonly<Record<string, string>>; readonly requestTimeoutMs?: number };
+  readonly context?: {
+    readonly headers?: Readonly<Record<string, string>>;
+    readonly requestTimeoutMs?: number;
+  };
 }
 
 /**
@@ -53,11 +56,20 @@ export function createHttpDispatch(options: HttpDispatchOptions): RawDispatch {
   return async (request, dispatchOptions = {}) => {
     const body = frameRequest(request, options.framing);
     const headers = requestHeaders(body, options, dispatchOptions.context?.headers);
-    const timeout = AbortSignal.timeout(dispatchOptions.context?.requestTimeoutMs ?? options.timeoutMs ?? 30_000);
-    const signal = dispatchOptions.signal ? AbortSignal.any([dispatchOptions.signal, timeout]) : timeout;
+    const timeout = AbortSignal.timeout(
+      dispatchOptions.context?.requestTimeoutMs ?? options.timeoutMs ?? 30_000,
+    );
+    const signal = dispatchOptions.signal
+      ? AbortSignal.any([dispatchOptions.signal, timeout])
+      : timeout;
     let response: Response;
     try {
-      response = await doFetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal });
+      response = await doFetch(url, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+        signal,
+      });
     } catch (error) {
       if (dispatchOptions.signal?.aborted) throw dispatchOptions.signal.reason;
       throw new TaskrailClientError('CONNECTION', `cannot reach ${url.href}: ${describe(error)}`, {
@@ -80,16 +92,20 @@ function frameRequest(request: unknown, framing: RequestFraming | undefined): Fr
     throw new TaskrailClientError('USAGE', 'a request must be an object with a method');
   }
   const { id, method, params } = request as { id?: unknown; method?: unknown; params?: unknown };
-  if (typeof method !== 'string') throw new TaskrailClientError('USAGE', 'a request needs a method');
-  const p: JsonObject = params !== null && typeof params === 'object' ? { ...(params as JsonObject) } : {};
+  if (typeof method !== 'string')
+    throw new TaskrailClientError('USAGE', 'a request needs a method');
+  const p: JsonObject =
+    params !== null && typeof params === 'object' ? { ...(params as JsonObject) } : {};
   if (framing !== undefined) p._meta = withEnvelope(p._meta, framing);
-  const requestId = typeof id === 'string' || typeof id === 'number' ? id : `taskrail-${randomUUID()}`;
+  const requestId =
+    typeof id === 'string' || typeof id === 'number' ? id : `taskrail-${randomUUID()}`;
   return { jsonrpc: '2.0', id: requestId, method, params: p };
 }
 
 /** Adds the three reserved envelope keys unless the caller already set them. */
 export function withEnvelope(meta: unknown, framing: RequestFraming): JsonObject {
-  const base: JsonObject = meta !== null && typeof meta === 'object' ? { ...(meta as JsonObject) } : {};
+  const base: JsonObject =
+    meta !== null && typeof meta === 'object' ? { ...(meta as JsonObject) } : {};
   base[META_PROTOCOL_VERSION] ??= framing.protocolVersion;
   base[META_CLIENT_INFO] ??= framing.clientInfo;
   base[META_CLIENT_CAPABILITIES] ??= framing.clientCapabilities;
@@ -141,7 +157,10 @@ export function encodeHeaderValue(value: string): string {
 async function readReply(response: Response, id: string | number, url: URL): Promise<RpcReply> {
   if (response.status === 401 || response.status === 403) {
     await response.body?.cancel();
-    throw new TaskrailClientError('UNAUTHORIZED', `${url.href} answered HTTP ${response.status}: check the bearer token`);
+    throw new TaskrailClientError(
+      'UNAUTHORIZED',
+      `${url.href} answered HTTP ${response.status}: check the bearer token`,
+    );
   }
   const type = response.headers.get('content-type') ?? '';
   let message: unknown;
@@ -160,7 +179,10 @@ async function readReply(response: Response, id: string | number, url: URL): Pro
     }
   }
   if (!isResponseFor(message, id)) {
-    throw new TaskrailClientError('CONNECTION', `${url.href} answered HTTP ${response.status} without a JSON-RPC response`);
+    throw new TaskrailClientError(
+      'CONNECTION',
+      `${url.href} answered HTTP ${response.status} without a JSON-RPC response`,
+    );
   }
   const reply = message as { result?: unknown; error?: JsonRpcErrorObject };
   if (reply.error !== undefined) return { kind: 'error', error: normaliseError(reply.error) };

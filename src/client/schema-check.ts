@@ -14,7 +14,9 @@ export class SchemaChecker {
     if (schema === undefined) return [];
     const validate = this.#compile(schema);
     if (validate === null || validate(value)) return [];
-    return (validate.errors ?? []).map((e) => `${e.instancePath === '' ? '(root)' : e.instancePath} ${e.message ?? 'is invalid'}`);
+    return (validate.errors ?? []).map(
+      (e) => `${e.instancePath === '' ? '(root)' : e.instancePath} ${e.message ?? 'is invalid'}`,
+    );
   }
 
   #compile(schema: Record<string, unknown>): ValidateFunction | null {

@@ -19,12 +19,19 @@ export class TaskRpc {
     if (reply.kind === 'error') return { ok: false, error: reply.error };
     const task = parseTaskState(reply.result);
     if (task.taskId !== taskId) {
-      throw new TaskrailClientError('PROTOCOL', `tasks/get for ${taskId} answered about ${task.taskId}`);
+      throw new TaskrailClientError(
+        'PROTOCOL',
+        `tasks/get for ${taskId} answered about ${task.taskId}`,
+      );
     }
     return { ok: true, value: task };
   }
 
-  async update(taskId: string, inputResponses: Record<string, unknown>, signal?: AbortSignal): Promise<Answer<void>> {
+  async update(
+    taskId: string,
+    inputResponses: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): Promise<Answer<void>> {
     const reply = await this.#send('tasks/update', { taskId, inputResponses }, signal);
     if (reply.kind === 'error') return { ok: false, error: reply.error };
     parseAck(reply.result, 'tasks/update');
@@ -45,7 +52,10 @@ export class TaskRpc {
     for (let page = 0; page < 100; page++) {
       const reply = await this.#send('tools/list', cursor === undefined ? {} : { cursor }, signal);
       if (reply.kind === 'error') {
-        throw new TaskrailClientError('PROTOCOL', `tools/list failed: ${reply.error.code} ${reply.error.message}`);
+        throw new TaskrailClientError(
+          'PROTOCOL',
+          `tools/list failed: ${reply.error.code} ${reply.error.message}`,
+        );
       }
       const parsed = parseTools(reply.result);
       tools.push(...parsed.tools);

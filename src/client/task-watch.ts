@@ -10,7 +10,13 @@ import type { Answer, TaskRpc } from './task-rpc.js';
 import type { CallToolResult } from './wire.js';
 
 export type TaskEvent =
-  | { type: 'status'; taskId: string; status: LedgerStatus; statusMessage?: string; pollIntervalMs: number }
+  | {
+      type: 'status';
+      taskId: string;
+      status: LedgerStatus;
+      statusMessage?: string;
+      pollIntervalMs: number;
+    }
   | { type: 'input'; taskId: string; keys: string[] }
   | { type: 'cancel-sent'; taskId: string };
 
@@ -74,8 +80,33 @@ export class TaskWatch {
         }
       }
     } finally {
-      if (ledger.get(this.taskId)?.ownerPid === process.pid) ledger.setOwner(this.taskId, undefined);
+      if (ledger.get(this.taskId)?.ownerPid === process.pid)
+        ledger.setOwner(this.taskId, undefined);
     }
+  }
+
+  /**
+   * One look at the task, answering its open questions if it is parked (`taskrail tasks answer`).
+   * Returns the outcome when the task turned out to be terminal, else the keys answered.
+   */
+  async answerOnce(signal?: AbortSignal): Promise<{ outcome?: CallOutcome; answered: string[] }> {
+    const { ledger } = this.#deps;
+    const entry = ledger.require(this.taskId);
+    if (isFinal(entry.status)) return { outcome: outcomeFromEntry(entry), answered: [] };
+    await sleepUntil(entry.nextPollAt, signal);
+    const answer = await this.#deps.rpc.get(this.taskId, signal);
+    this.#reached = true;
+    if (!answer.ok) {
+      if (answer.error.code === INVALID_PARAMS)
+        return { outcome: this.#settleLost(answer.error), answered: [] };
+      throw new Error(`tasks/get failed: ${answer.error.code} ${answer.error.message}`);
+    }
+    const outcome = this.#observe(entry, answer.value);
+    if (outcome !== undefined) return { outcome, answered: [] };
+    if (answer.value.status !== 'input_required') return { answered: [] };
+    const before = new Set(ledger.require(this.taskId).answeredKeys);
+    await this.#answer(answer.value.inputRequests, signal);
+    return { answered: ledger.require(this.taskId).answeredKeys.filter((key) => !before.has(key)) };
   }
 
   #observe(entry: LedgerEntry, task: DetailedTaskV2): CallOutcome | undefined {
@@ -133,14 +164,24 @@ export class TaskWatch {
     const onAbort = (): void => controller.abort(signal?.reason);
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      const responses = await answerInputRequests(requests, skip, this.#deps.input, {
-        taskId: this.taskId,
-        tool: entry.tool,
-        signal: controller.signal,
-      });
+      let responses: Record<string, Record<string, unknown>>;
+      try {
+        responses = await answerInputRequests(requests, skip, this.#deps.input, {
+          taskId: this.taskId,
+          tool: entry.tool,
+          signal: controller.signal,
+        });
+      } catch (error) {
+        // A prompt interrupted by a cancel is expected: keep polling until the server says terminal.
+        if (this.#cancelRequested) return;
+        throw error;
+      }
       const keys = Object.keys(responses);
       if (keys.length === 0 || this.#cancelRequested) return;
-      const answer = await this.#retrying(() => this.#deps.rpc.update(this.taskId, responses, signal), signal);
+      const answer = await this.#retrying(
+        () => this.#deps.rpc.update(this.taskId, responses, signal),
+        signal,
+      );
       if (!answer.ok && answer.error.code !== INVALID_PARAMS) {
         throw new Error(`tasks/update failed: ${answer.error.code} ${answer.error.message}`);
       }
@@ -153,7 +194,12 @@ export class TaskWatch {
   }
 
   #settleLost(error: JsonRpcErrorObject): CallOutcome {
-    this.#deps.ledger.settle(this.taskId, { status: 'lost', outcome: 'lost', error, statusMessage: error.message });
+    this.#deps.ledger.settle(this.taskId, {
+      status: 'lost',
+      outcome: 'lost',
+      error,
+      statusMessage: error.message,
+    });
     this.#deps.onEvent?.({
       type: 'status',
       taskId: this.taskId,
@@ -176,7 +222,8 @@ export class TaskWatch {
         this.#reached = true;
         return answer;
       } catch (error) {
-        if (!isClientError(error, 'CONNECTION') || !this.#reached || Date.now() > graceEnds) throw error;
+        if (!isClientError(error, 'CONNECTION') || !this.#reached || Date.now() > graceEnds)
+          throw error;
         await sleep(delay, undefined, signal ? { signal } : {});
       }
     }
@@ -213,7 +260,12 @@ export function outcomeFromEntry(entry: LedgerEntry): CallOutcome {
     case 'tool_error':
       return { kind: 'tool_error', taskId, result };
     case 'invalid_output':
-      return { kind: 'invalid_output', taskId, result, errors: ['structuredContent breaks the outputSchema'] };
+      return {
+        kind: 'invalid_output',
+        taskId,
+        result,
+        errors: ['structuredContent breaks the outputSchema'],
+      };
     case 'failed':
       return { kind: 'failed', taskId, error };
     case 'lost':

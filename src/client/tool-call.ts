@@ -49,7 +49,10 @@ export class WatchedCall implements ToolCall {
       (outcome) => (this.#outcome = outcome),
       (error: unknown) => {
         if (this.#controller.signal.aborted) {
-          throw new TaskrailClientError('USAGE', `stopped watching task ${this.taskId} (it keeps running)`);
+          throw new TaskrailClientError(
+            'USAGE',
+            `stopped watching task ${this.taskId} (it keeps running)`,
+          );
         }
         throw error;
       },

@@ -34,9 +34,13 @@ export type ToolCallReply =
 
 export function parseToolCallReply(result: JsonObject): ToolCallReply {
   const resultType = result.resultType ?? 'complete';
-  if (resultType === 'task') return { kind: 'task', task: check(CreateTaskResultV2Schema, result, 'CreateTaskResult') };
+  if (resultType === 'task')
+    return { kind: 'task', task: check(CreateTaskResultV2Schema, result, 'CreateTaskResult') };
   if (resultType !== 'complete' && resultType !== 'input_required') {
-    throw new TaskrailClientError('PROTOCOL', `unsupported resultType '${String(resultType)}' for tools/call`);
+    throw new TaskrailClientError(
+      'PROTOCOL',
+      `unsupported resultType '${String(resultType)}' for tools/call`,
+    );
   }
   const parsed = check(CallToolResultV2Schema, { ...result, resultType }, 'CallToolResult');
   if (parsed.resultType === 'input_required') {
@@ -53,7 +57,10 @@ export function parseToolCallReply(result: JsonObject): ToolCallReply {
 export function parseTaskState(result: JsonObject): DetailedTaskV2 {
   const nested = result.result;
   const patched =
-    result.status === 'completed' && nested !== null && typeof nested === 'object' && !Array.isArray(nested)
+    result.status === 'completed' &&
+    nested !== null &&
+    typeof nested === 'object' &&
+    !Array.isArray(nested)
       ? { ...result, result: { resultType: 'complete', ...(nested as JsonObject) } }
       : result;
   const task = check(GetTaskResultV2Schema, patched, 'GetTaskResult') as DetailedTaskV2;
@@ -61,19 +68,25 @@ export function parseTaskState(result: JsonObject): DetailedTaskV2 {
     check(CallToolResultV2Schema, (patched as { result: unknown }).result, 'completed task result');
     return { ...task, result: stripResultType(nested as JsonObject) } as DetailedTaskV2;
   }
-  if (task.status === 'input_required') check(InputRequestsV2Schema, task.inputRequests, 'inputRequests');
+  if (task.status === 'input_required')
+    check(InputRequestsV2Schema, task.inputRequests, 'inputRequests');
   return task;
 }
 
 export function parseAck(result: JsonObject, method: 'tasks/update' | 'tasks/cancel'): void {
-  check(method === 'tasks/update' ? UpdateTaskResultV2Schema : CancelTaskResultV2Schema, result, `${method} ack`);
+  check(
+    method === 'tasks/update' ? UpdateTaskResultV2Schema : CancelTaskResultV2Schema,
+    result,
+    `${method} ack`,
+  );
 }
 
 export type Tool = ToolV2 & { inputSchema: JsonObject; outputSchema?: JsonObject };
 
 export function parseTools(result: JsonObject): { tools: Tool[]; nextCursor?: string } {
   const list = result.tools;
-  if (!Array.isArray(list)) throw new TaskrailClientError('PROTOCOL', 'tools/list result has no tools array');
+  if (!Array.isArray(list))
+    throw new TaskrailClientError('PROTOCOL', 'tools/list result has no tools array');
   const tools = list.map((tool) => check(ToolV2Schema, tool, 'Tool') as Tool);
   const cursor = result.nextCursor;
   return typeof cursor === 'string' && cursor !== '' ? { tools, nextCursor: cursor } : { tools };
@@ -85,11 +98,16 @@ function stripResultType(result: JsonObject): JsonObject {
 }
 
 interface SafeParser<T> {
-  safeParse(value: unknown): { success: true; data: T } | { success: false; error: { message: string } };
+  safeParse(
+    value: unknown,
+  ): { success: true; data: T } | { success: false; error: { message: string } };
 }
 
 function check<T>(schema: SafeParser<T>, value: unknown, what: string): T {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
-  throw new TaskrailClientError('PROTOCOL', `the server sent an invalid ${what}: ${parsed.error.message}`);
+  throw new TaskrailClientError(
+    'PROTOCOL',
+    `the server sent an invalid ${what}: ${parsed.error.message}`,
+  );
 }

@@ -1,0 +1,79 @@
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { TaskrailClient } from '../client/index.js';
+import { follow, parseArguments, printOutcome, reportError } from './host-output.js';
+import { ProgressLine } from './host-progress.js';
+import { terminalInput } from './host-prompt.js';
+
+interface CallFlags {
+  args?: string;
+  argsFile?: string;
+  tasks: boolean;
+  json?: boolean;
+  detach?: boolean;
+  bearer?: string;
+}
+
+export function registerCall(program: Command): void {
+  program
+    .command('call')
+    .description('call a tool the way a host does, following the task it may become')
+    .argument('<url>', 'the MCP endpoint, e.g. http://127.0.0.1:3000/mcp')
+    .argument('<tool>', 'the tool name')
+    .option('--args <json>', 'the arguments as a JSON object')
+    .option('--args-file <file>', 'read the arguments (a JSON object) from a file')
+    .option('--no-tasks', 'do not declare the tasks extension (the server answers synchronously)')
+    .option('--json', 'print the raw JSON result')
+    .option('--detach', 'print the task id and return as soon as the task exists')
+    .option('--bearer <token>', 'send Authorization: Bearer <token>')
+    .action(async (url: string, tool: string, flags: CallFlags) => {
+      process.exitCode = await runCall(url, tool, flags);
+    });
+}
+
+async function runCall(url: string, tool: string, flags: CallFlags): Promise<number> {
+  const args = readArguments(flags);
+  if (!URL.canParse(url)) throw new Error(`not a URL: ${url}`);
+  const progress = new ProgressLine();
+  const interrupt = new AbortController();
+  const client = new TaskrailClient({
+    url,
+    tasks: flags.tasks,
+    background: true,
+    input: terminalInput(progress, interrupt.signal),
+    onEvent: progress.onEvent,
+    ...(flags.bearer === undefined ? {} : { bearer: flags.bearer }),
+  });
+  try {
+    const call = await client.callTool(tool, args);
+    if (flags.detach === true && call.taskId !== undefined) {
+      call.detach();
+      process.stdout.write(`${call.taskId}\n`);
+      return 0;
+    }
+    if (call.taskId !== undefined) progress.note(`task ${call.taskId} created`);
+    const outcome = call.outcome ?? (await follow(call, progress, interrupt));
+    return printOutcome(outcome, flags.json === true);
+  } catch (error) {
+    progress.stop();
+    return reportError(error);
+  } finally {
+    client.close();
+  }
+}
+
+function readArguments(flags: CallFlags): Record<string, unknown> {
+  if (flags.args !== undefined && flags.argsFile !== undefined) {
+    throw new Error('give either --args or --args-file, not both');
+  }
+  if (flags.argsFile !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(flags.argsFile, 'utf8');
+    } catch (error) {
+      throw new Error(`cannot read --args-file ${flags.argsFile}: ${(error as Error).message}`);
+    }
+    return parseArguments(text, `--args-file ${flags.argsFile}`);
+  }
+  return parseArguments(flags.args, '--args');
+}

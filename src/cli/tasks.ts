@@ -1,0 +1,158 @@
+import type { Command } from 'commander';
+import { Ledger, TaskrailClient, isFinal, type LedgerEntry } from '../client/index.js';
+import { follow, printOutcome, reportError } from './host-output.js';
+import { ProgressLine } from './host-progress.js';
+import { terminalInput } from './host-prompt.js';
+import { formatAge, showJson, showText } from './tasks-format.js';
+import { runResume } from './tasks-resume.js';
+
+export function registerTasks(program: Command): void {
+  const tasks = program
+    .command('tasks')
+    .description("work on the client's task ledger ($TASKRAIL_HOME)");
+  tasks
+    .command('list')
+    .description('one line per task: id, server, tool, status, age, last message')
+    .action(() => withLedger((ledger) => listTasks(ledger)));
+  tasks
+    .command('show')
+    .argument('<id>')
+    .option('--json', 'print the record as one JSON object')
+    .action((id: string, flags: { json?: boolean }) =>
+      withLedger((ledger) => show(ledger, id, flags.json === true)),
+    );
+  tasks
+    .command('wait')
+    .argument('<id>')
+    .option('--json', 'print the raw JSON result')
+    .description('wait for the task to end; exits with the codes of `call`')
+    .action((id: string, flags: { json?: boolean }) =>
+      withLedger((ledger) => wait(ledger, id, flags.json === true)),
+    );
+  tasks
+    .command('cancel')
+    .argument('<id>')
+    .description('send tasks/cancel and wait for a terminal status')
+    .action((id: string) => withLedger((ledger) => cancel(ledger, id)));
+  tasks
+    .command('answer')
+    .argument('<id>')
+    .description("answer a parked task's questions at the terminal")
+    .action((id: string) => withLedger((ledger) => answer(ledger, id)));
+  tasks
+    .command('resume')
+    .option('--all', 'also take tasks another live process is still waiting on')
+    .description('reattach to unfinished tasks after a crash or restart')
+    .action((flags: { all?: boolean }) =>
+      withLedger((ledger) => runResume(ledger, flags.all === true)),
+    );
+}
+
+async function withLedger(run: (ledger: Ledger) => Promise<number> | number): Promise<void> {
+  const ledger = Ledger.open();
+  try {
+    process.exitCode = await run(ledger);
+  } finally {
+    ledger.close();
+  }
+}
+
+function listTasks(ledger: Ledger): number {
+  const now = Date.now();
+  for (const e of ledger.list()) {
+    const message = (e.statusMessage ?? '').replace(/\s+/g, ' ');
+    process.stdout.write(
+      `${e.id}  ${e.server}  ${e.tool}  ${e.status}  ${formatAge(now - e.createdAt)}  ${message}\n`.replace(
+        / +\n$/,
+        '\n',
+      ),
+    );
+  }
+  return 0;
+}
+
+function show(ledger: Ledger, id: string, json: boolean): number {
+  const entry = find(ledger, id);
+  process.stdout.write(json ? `${JSON.stringify(showJson(entry))}\n` : showText(entry));
+  return 0;
+}
+
+/** The full id, or a unique prefix of one (ids are long). */
+export function find(ledger: Ledger, id: string): LedgerEntry {
+  const exact = ledger.get(id);
+  if (exact !== undefined) return exact;
+  const matches = ledger.list().filter((e) => e.id.startsWith(id));
+  if (matches.length === 1 && matches[0] !== undefined) return matches[0];
+  throw new Error(
+    matches.length === 0
+      ? `no task '${id}' in the ledger ${ledger.path}`
+      : `'${id}' matches ${matches.length} tasks`,
+  );
+}
+
+function clientFor(
+  ledger: Ledger,
+  entry: LedgerEntry,
+  progress: ProgressLine,
+  interrupt: AbortSignal,
+): TaskrailClient {
+  return new TaskrailClient({
+    url: entry.server,
+    ledger,
+    input: terminalInput(progress, interrupt),
+    onEvent: progress.onEvent,
+    ...(entry.bearer === undefined ? {} : { bearer: entry.bearer }),
+  });
+}
+
+async function wait(ledger: Ledger, id: string, json: boolean): Promise<number> {
+  const entry = find(ledger, id);
+  const progress = new ProgressLine();
+  const interrupt = new AbortController();
+  const client = clientFor(ledger, entry, progress, interrupt.signal);
+  try {
+    const call = await client.attach(entry.id);
+    return printOutcome(await follow(call, progress, interrupt), json);
+  } catch (error) {
+    return reportError(error);
+  }
+}
+
+async function cancel(ledger: Ledger, id: string): Promise<number> {
+  const entry = find(ledger, id);
+  const progress = new ProgressLine();
+  const client = clientFor(ledger, entry, progress, new AbortController().signal);
+  try {
+    const outcome = isFinal(entry.status)
+      ? await (await client.attach(entry.id)).result()
+      : await client.cancelTask(entry.id);
+    progress.stop();
+    process.stdout.write(`${entry.id} ${ledger.require(entry.id).status}\n`);
+    return printOutcome(outcome, false);
+  } catch (error) {
+    progress.stop();
+    return reportError(error);
+  }
+}
+
+async function answer(ledger: Ledger, id: string): Promise<number> {
+  const entry = find(ledger, id);
+  const progress = new ProgressLine();
+  const client = clientFor(ledger, entry, progress, new AbortController().signal);
+  try {
+    const { outcome, answered } = await client.answerTask(entry.id);
+    progress.stop();
+    if (outcome !== undefined) {
+      process.stderr.write(`task ${entry.id} has already ended\n`);
+      return printOutcome(outcome, false);
+    }
+    const status = ledger.require(entry.id).status;
+    process.stdout.write(
+      `${entry.id} ${status} ${answered.length === 0 ? 'nothing to answer' : `answered ${answered.join(', ')}`}\n`,
+    );
+    return 0;
+  } catch (error) {
+    progress.stop();
+    return reportError(error);
+  }
+}
