@@ -13,7 +13,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   store: ['task'],
   stores: ['store', 'task'],
   runtime: ['store', 'task'],
-  executors: ['runtime', 'store', 'task'],
+  // The BullMQ executor shares the Redis deployment (URL, prefix) of stores/redis.
+  executors: ['runtime', 'store', 'task', 'stores'],
   server: ['runtime', 'store', 'task', 'protocol'],
   client: ['protocol', 'task'],
   testing: ['store', 'task', 'runtime'],
