@@ -4,6 +4,7 @@ import { packageVersion } from './package-info.js';
 import { registerServe } from './serve.js';
 import { registerCall } from './call.js';
 import { registerTasks } from './tasks.js';
+import { registerWorker } from './worker.js';
 
 /** Usage errors exit 4 (interface.md); --help and --version exit 0. */
 export const EXIT_USAGE = 4;
@@ -18,6 +19,7 @@ export function buildProgram(): Command {
   registerServe(program);
   registerCall(program);
   registerTasks(program);
+  registerWorker(program);
   return program;
 }
 

@@ -1,0 +1,106 @@
+import { InvalidArgumentError, type Command } from 'commander';
+import { createBullmqExecutor, type BullmqExecutor } from '../executors/bullmq/index.js';
+import { stderrLogger, type LogLevel } from '../runtime/logger.js';
+import { createTaskServer, type TaskServer } from '../server/app.js';
+import type { TaskStore } from '../store/port.js';
+import { openStore } from '../stores/open.js';
+import { packageVersion } from './package-info.js';
+import { parseLogLevel } from './options.js';
+import { loadToolSet } from './tool-sets.js';
+
+interface WorkerOptions {
+  store?: string;
+  tools: string;
+  concurrency: number;
+  logLevel: LogLevel;
+}
+
+const STOP_GRACE_MS = 10_000;
+/** After the grace period handlers are aborted; give their runs this long to hand back leases. */
+const HAND_BACK_MS = 5_000;
+
+function parseConcurrency(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1 || n > 10_000) {
+    throw new InvalidArgumentError('must be an integer from 1 to 10000');
+  }
+  return n;
+}
+
+export function registerWorker(program: Command): void {
+  program
+    .command('worker')
+    .description('Run tasks for the servers sharing a redis:// store (through BullMQ).')
+    .option('--store <url>', 'redis://HOST:PORT/DB[?prefix=NAME] (default: $TASKRAIL_STORE)')
+    .option('--tools <module>', 'tool set: demo, conformance, or a module path', 'demo')
+    .option('--concurrency <n>', 'tasks run at once by this process', parseConcurrency, 10)
+    .option('--log-level <level>', 'debug, info, warn, error or silent', parseLogLevel, 'info')
+    .action((options: WorkerOptions) => work(options));
+}
+
+async function work(options: WorkerOptions): Promise<void> {
+  const logger = stderrLogger(options.logLevel);
+  const storeUrl = options.store ?? process.env['TASKRAIL_STORE'];
+  if (storeUrl === undefined || !/^rediss?:\/\//.test(storeUrl)) {
+    throw new Error('worker needs --store redis://HOST:PORT/DB (or TASKRAIL_STORE set to one)');
+  }
+  const store = await openStore(storeUrl);
+  const executor = createBullmqExecutor({
+    connectionUrl: storeUrl,
+    mode: 'work',
+    concurrency: options.concurrency,
+    store,
+    logger,
+  });
+  const app = createTaskServer({
+    store,
+    name: 'taskrail',
+    version: packageVersion(),
+    logger,
+    runtime: { executor, logger },
+  });
+  try {
+    await loadToolSet(options.tools, app);
+    app.runtime.start();
+    await executor.ready();
+  } catch (error) {
+    await stopAll(app, executor, store);
+    throw error;
+  }
+  onShutdown(() => stopAll(app, executor, store));
+  process.stdout.write(
+    `taskrail worker ready (store: ${store.description}, tools: ${options.tools}, ` +
+      `concurrency: ${options.concurrency})\n`,
+  );
+}
+
+/** Stop fetching, let running tasks finish (or abort them and hand their leases back), close. */
+async function stopAll(app: TaskServer, executor: BullmqExecutor, store: TaskStore): Promise<void> {
+  await app.close(STOP_GRACE_MS);
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    executor.closed(),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, HAND_BACK_MS);
+    }),
+  ]);
+  clearTimeout(timer);
+  await store.close();
+}
+
+function onShutdown(stop: () => Promise<void>): void {
+  let stopping = false;
+  const handler = (): void => {
+    if (stopping) return;
+    stopping = true;
+    stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        process.stderr.write(`taskrail: error while stopping: ${(error as Error).message}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGINT', handler);
+  process.once('SIGTERM', handler);
+}
