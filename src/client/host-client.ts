@@ -1,6 +1,6 @@
 import { TaskrailClientError, isClientError } from './errors.js';
 import { inputCapabilities, answerInputRequests, type InputHandlers } from './input.js';
-import { Ledger } from './ledger.js';
+import { Ledger, type TaskLedger } from './ledger.js';
 import type { CallOutcome } from './outcome.js';
 import {
   createHttpDispatch,
@@ -21,7 +21,7 @@ export interface TaskrailClientOptions {
   bearer?: string;
   headers?: Record<string, string>;
   /** The ledger to use; default: `ledger.db` under `home` / `$TASKRAIL_HOME` / `~/.taskrail`. */
-  ledger?: Ledger;
+  ledger?: TaskLedger;
   home?: string;
   /** Declare the tasks extension (default true; `TASKRAIL_DISABLE_TASKS=1` forces false). */
   tasks?: boolean;
@@ -50,7 +50,7 @@ const CLIENT_INFO = { name: 'taskrail', version: '0.1.0' };
 /** A host's connection to one MCP server: calls tools that may become tasks, with a durable ledger. */
 export class TaskrailClient {
   readonly url: string;
-  readonly ledger: Ledger;
+  readonly ledger: TaskLedger;
   readonly #options: TaskrailClientOptions;
   readonly #ownsLedger: boolean;
   readonly #callDispatch: RawDispatch;

@@ -13,7 +13,16 @@ export {
 } from './resume.js';
 export type { ToolCall } from './tool-call.js';
 export { exitCodeFor, resultText, type CallOutcome, type OutcomeKind } from './outcome.js';
-export { Ledger, defaultHome, isFinal, type LedgerEntry, type LedgerStatus } from './ledger.js';
+export { Ledger, defaultHome } from './ledger.js';
+export {
+  MemoryLedger,
+  isFinal,
+  type LedgerEntry,
+  type LedgerStatus,
+  type Observation,
+  type Settlement,
+  type TaskLedger,
+} from './ledger-port.js';
 export { inputCapabilities, type InputContext, type InputHandlers } from './input.js';
 export type { TaskEvent } from './task-watch.js';
 export {

@@ -1,9 +1,26 @@
 import { chmodSync, mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { createRequire } from 'node:module';
+import type Database from 'better-sqlite3';
 import type { JsonRpcErrorObject } from '../task/errors.js';
 import type { OutcomeKind } from './outcome.js';
+
+export { isFinal, MemoryLedger } from './ledger-port.js';
+export type {
+  LedgerEntry,
+  LedgerStatus,
+  Observation,
+  Settlement,
+  TaskLedger,
+} from './ledger-port.js';
+import type {
+  LedgerEntry,
+  LedgerStatus,
+  Observation,
+  Settlement,
+  TaskLedger,
+} from './ledger-port.js';
 
 /**
  * The host's durable memory of its tasks: one SQLite file under `$TASKRAIL_HOME` (default
@@ -11,58 +28,6 @@ import type { OutcomeKind } from './outcome.js';
  * before the first `tasks/get`, so a crash at any later point leaves enough to reattach.
  * WAL + busy_timeout let several CLI processes share the file.
  */
-
-export type LedgerStatus =
-  'working' | 'input_required' | 'completed' | 'failed' | 'cancelled' | 'lost';
-
-const FINAL: readonly LedgerStatus[] = ['completed', 'failed', 'cancelled', 'lost'];
-
-export function isFinal(status: LedgerStatus): boolean {
-  return FINAL.includes(status);
-}
-
-export interface LedgerEntry {
-  id: string;
-  server: string;
-  tool: string;
-  arguments: Record<string, unknown>;
-  status: LedgerStatus;
-  statusMessage?: string;
-  pollIntervalMs: number;
-  /** Epoch ms before which the next `tasks/get` must not be sent. */
-  nextPollAt: number;
-  ttlMs: number | null;
-  inputRequests?: Record<string, unknown>;
-  /** Input keys already answered through `tasks/update`: never asked again. */
-  answeredKeys: string[];
-  outcome?: OutcomeKind;
-  result?: Record<string, unknown>;
-  error?: JsonRpcErrorObject;
-  outputSchema?: Record<string, unknown>;
-  /** Kept so that `resume` can reattach to a server that needs auth (the file is 0600). */
-  bearer?: string;
-  /** The process currently waiting on the task, if any. */
-  ownerPid?: number;
-  createdAt: number;
-  updatedAt: number;
-}
-
-export interface Observation {
-  status: LedgerStatus;
-  statusMessage?: string;
-  pollIntervalMs: number;
-  nextPollAt: number;
-  ttlMs?: number | null;
-  inputRequests?: Record<string, unknown>;
-}
-
-export interface Settlement {
-  status: LedgerStatus;
-  outcome: OutcomeKind;
-  statusMessage?: string;
-  result?: Record<string, unknown>;
-  error?: JsonRpcErrorObject;
-}
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS tasks (
@@ -98,7 +63,7 @@ export function defaultHome(): string {
   return env !== undefined && env !== '' ? env : join(homedir(), '.taskrail');
 }
 
-export class Ledger {
+export class Ledger implements TaskLedger {
   readonly path: string;
   readonly #db: Database.Database;
   readonly #now: () => number;
@@ -106,7 +71,9 @@ export class Ledger {
   private constructor(path: string, now: () => number) {
     this.path = path;
     this.#now = now;
-    this.#db = new Database(path);
+    // Loaded on first use, so hosts with a memory ledger never need the native driver.
+    const Driver = createRequire(import.meta.url)('better-sqlite3') as typeof Database;
+    this.#db = new Driver(path);
     this.#db.pragma('journal_mode = WAL');
     this.#db.pragma('busy_timeout = 5000');
     this.#db.pragma('synchronous = NORMAL');

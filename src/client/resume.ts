@@ -1,9 +1,9 @@
 import { TaskrailClient, type TaskrailClientOptions } from './host-client.js';
-import { Ledger, type LedgerEntry } from './ledger.js';
+import { Ledger, type LedgerEntry, type TaskLedger } from './ledger.js';
 import type { ToolCall } from './tool-call.js';
 
 export interface ResumeOptions extends Omit<TaskrailClientOptions, 'url' | 'bearer' | 'ledger'> {
-  ledger?: Ledger;
+  ledger?: TaskLedger;
   /** Also take tasks that a live process (e.g. a running `taskrail call`) is still watching. */
   all?: boolean;
 }

@@ -3,7 +3,7 @@ import type { DetailedTaskV2 } from '@modelcontextprotocol/ext-tasks/core/v2';
 import type { JsonRpcErrorObject } from '../task/errors.js';
 import { isClientError } from './errors.js';
 import { answerInputRequests, type InputHandlers } from './input.js';
-import { isFinal, type Ledger, type LedgerEntry, type LedgerStatus } from './ledger.js';
+import { isFinal, type LedgerEntry, type LedgerStatus, type TaskLedger } from './ledger.js';
 import type { CallOutcome } from './outcome.js';
 import type { SchemaChecker } from './schema-check.js';
 import type { Answer, TaskRpc } from './task-rpc.js';
@@ -21,7 +21,7 @@ export type TaskEvent =
   | { type: 'cancel-sent'; taskId: string };
 
 export interface WatchDeps {
-  ledger: Ledger;
+  ledger: TaskLedger;
   rpc: TaskRpc;
   input: InputHandlers;
   checker: SchemaChecker;
