@@ -13,12 +13,7 @@ import { newToken } from '../../task/ids.js';
 import { isExpired, type TaskRecord } from '../../task/record.js';
 import { isTerminal } from '../../task/status.js';
 import { systemClock, type Clock } from '../../task/time.js';
-import {
-  assertLeaseMs,
-  assertNextRevision,
-  keepImmutableFields,
-  storeClosedError,
-} from '../shared/checks.js';
+import { assertLeaseMs, assertNextRevision, storeClosedError } from '../shared/checks.js';
 import {
   clampListLimit,
   decodeListCursor,
@@ -100,7 +95,7 @@ export class MemoryTaskStore implements TaskStore {
     if (stored === undefined || stored.revision !== expectedRevision || isTerminal(stored.status)) {
       return { ok: false, current: jsonCopy(stored) };
     }
-    const written = jsonCopy(keepImmutableFields(stored, next));
+    const written = jsonCopy(next);
     this.#tasks.set(next.id, written);
     if (written.status !== 'working') this.#leases.delete(next.id);
     this.events.emitWrite(jsonCopy(written), stored.status);

@@ -17,25 +17,6 @@ export function assertLeaseMs(leaseMs: number): void {
   }
 }
 
-/**
- * Fields fixed at creation. A compareAndSet keeps the stored values, so a buggy writer cannot
- * move a task to another principal or re-key it.
- */
-export function keepImmutableFields(stored: TaskRecord, next: TaskRecord): TaskRecord {
-  const kept: TaskRecord = {
-    ...next,
-    id: stored.id,
-    principal: stored.principal,
-    tool: stored.tool,
-    arguments: stored.arguments,
-    createdAt: stored.createdAt,
-    generation: stored.generation,
-  };
-  delete kept.idempotencyKey;
-  if (stored.idempotencyKey !== undefined) kept.idempotencyKey = stored.idempotencyKey;
-  return kept;
-}
-
 export function storeClosedError(description: string): TaskrailError {
   return new TaskrailError('STORE_UNAVAILABLE', `${description} is closed`);
 }

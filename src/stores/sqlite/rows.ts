@@ -35,22 +35,8 @@ export const TASK_PARAMS = TASK_COLUMNS.split(', ')
   .map((column) => `@${column}`)
   .join(', ');
 
-/** Columns a compareAndSet may change; the rest are fixed at creation. */
-export const MUTABLE_COLUMNS = [
-  'status',
-  'status_message',
-  'updated_at',
-  'ttl_ms',
-  'expires_at',
-  'poll_interval_ms',
-  'revision',
-  'attempt',
-  'result',
-  'error',
-  'input_requests',
-  'input_responses',
-  'meta',
-] as const;
+/** Columns a compareAndSet writes: all but the id. */
+export const UPDATE_COLUMNS = TASK_COLUMNS.split(', ').filter((column) => column !== 'id');
 
 export function recordToParams(task: TaskRecord): TaskRow {
   return {

@@ -16,12 +16,7 @@ import { isExpired, type TaskRecord } from '../../task/record.js';
 import type { TaskStatus } from '../../task/status.js';
 import { isTerminal } from '../../task/status.js';
 import { systemClock, type Clock } from '../../task/time.js';
-import {
-  assertLeaseMs,
-  assertNextRevision,
-  keepImmutableFields,
-  storeClosedError,
-} from '../shared/checks.js';
+import { assertLeaseMs, assertNextRevision, storeClosedError } from '../shared/checks.js';
 import { clampListLimit, decodeListCursor, encodeListCursor } from '../shared/list-cursor.js';
 import { openDatabase, storeError } from './open-database.js';
 import { recordToParams, rowToRecord, type TaskRow } from './rows.js';
@@ -40,6 +35,7 @@ export interface SqliteTaskStoreOptions {
 }
 
 type CasResult = { outcome: CompareAndSetOutcome; previous?: TaskStatus };
+type TaskHead = { status: string; revision: number; expires_at: number | null };
 
 /**
  * A `TaskStore` in one SQLite file (better-sqlite3, WAL). Several processes may open the same
@@ -59,6 +55,7 @@ export class SqliteTaskStore implements TaskStore {
   readonly #casTx: (next: TaskRecord, expected: number, now: number) => CasResult;
   readonly #claimTx: (id: string, owner: string, leaseMs: number) => LeaseGrant | undefined;
   readonly #sweepTx: (limit: number) => string[];
+  readonly #saveStepTx: (id: string, name: string, json: string) => void;
   #closed = false;
 
   constructor(path: string, options: SqliteTaskStoreOptions = {}) {
@@ -75,16 +72,18 @@ export class SqliteTaskStore implements TaskStore {
     this.#casTx = this.#db.transaction(this.#casInTx.bind(this)).immediate;
     this.#claimTx = this.#db.transaction(this.#claimInTx.bind(this)).immediate;
     this.#sweepTx = this.#db.transaction(this.#sweepInTx.bind(this)).immediate;
+    this.#saveStepTx = this.#db.transaction(this.#saveStepInTx.bind(this)).immediate;
   }
 
   async create(task: TaskRecord): Promise<CreateOutcome> {
     const result = this.#run(() => {
       if (task.idempotencyKey !== undefined) return this.#createTx(task, this.#clock());
-      this.#insert(task);
-      return { task: copy(task), created: true };
+      return { task: this.#insert(task), created: true };
     });
     if (result.staleId !== undefined) this.events.emit('task:deleted', { id: result.staleId });
-    if (result.created) this.events.emit('task:created', { task: copy(result.task) });
+    if (result.created && this.events.listenerCount('task:created') > 0) {
+      this.events.emit('task:created', { task: copy(result.task) });
+    }
     return { task: result.task, created: result.created };
   }
 
@@ -101,7 +100,9 @@ export class SqliteTaskStore implements TaskStore {
     const { outcome, previous } = this.#run(() =>
       this.#casTx(next, expectedRevision, this.#clock()),
     );
-    if (outcome.ok && previous !== undefined) this.events.emitWrite(copy(outcome.task), previous);
+    if (outcome.ok && previous !== undefined && this.#listened(previous, outcome.task.status)) {
+      this.events.emitWrite(copy(outcome.task), previous);
+    }
     return outcome;
   }
 
@@ -134,16 +135,7 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   async saveStep(id: string, name: string, value: unknown): Promise<void> {
-    this.#run(() => {
-      this.#db
-        .transaction(() => {
-          if (this.#sql.selectVisibleStatus.get({ id, now: this.#clock() }) === undefined) {
-            throw new TaskrailError('TASK_NOT_FOUND', `task ${id} not found`);
-          }
-          this.#sql.upsertStep.run(id, name, JSON.stringify(value ?? null));
-        })
-        .immediate();
-    });
+    this.#run(() => this.#saveStepTx(id, name, JSON.stringify(value ?? null)));
   }
 
   async loadSteps(id: string): Promise<Record<string, unknown>> {
@@ -190,6 +182,14 @@ export class SqliteTaskStore implements TaskStore {
     this.#db.close();
   }
 
+  /** Copying a record for listeners costs time, so it is skipped when nobody listens. */
+  #listened(from: TaskStatus, to: TaskStatus): boolean {
+    return (
+      this.events.listenerCount('task:updated') > 0 ||
+      (from !== to && this.events.listenerCount('task:transition') > 0)
+    );
+  }
+
   #run<T>(operation: () => T): T {
     if (this.#closed) throw storeClosedError(this.description);
     try {
@@ -199,9 +199,12 @@ export class SqliteTaskStore implements TaskStore {
     }
   }
 
-  #insert(task: TaskRecord): void {
+  /** Inserts and returns the record as stored (a copy rebuilt from the written columns). */
+  #insert(task: TaskRecord): TaskRecord {
+    const row = recordToParams(task);
     try {
-      this.#sql.insertTask.run(recordToParams(task));
+      this.#sql.insertTask.run(row);
+      return rowToRecord(row);
     } catch (error) {
       if ((error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
         throw new TaskrailError('CONFLICT', `task ${task.id} already exists`, { cause: error });
@@ -217,24 +220,25 @@ export class SqliteTaskStore implements TaskStore {
       return { task: rowToRecord(row), created: false };
     }
     if (row !== undefined) this.#deleteTask(row.id);
-    this.#insert(task);
-    return { task: copy(task), created: true, ...(row === undefined ? {} : { staleId: row.id }) };
+    const created = this.#insert(task);
+    return { task: created, created: true, ...(row === undefined ? {} : { staleId: row.id }) };
   }
 
   #casInTx(next: TaskRecord, expected: number, now: number): CasResult {
-    const row = this.#sql.selectTask.get(next.id) as TaskRow | undefined;
-    if (row === undefined || isExpired({ expiresAt: row.expires_at }, now)) {
+    const stored = this.#sql.selectHead.get(next.id) as TaskHead | undefined;
+    if (stored === undefined || isExpired({ expiresAt: stored.expires_at }, now)) {
       return { outcome: { ok: false, current: undefined } };
     }
-    const stored = rowToRecord(row);
-    if (stored.revision !== expected || isTerminal(stored.status)) {
-      return { outcome: { ok: false, current: stored } };
+    const status = stored.status as TaskStatus;
+    if (stored.revision !== expected || isTerminal(status)) {
+      const row = this.#sql.selectTask.get(next.id) as TaskRow;
+      return { outcome: { ok: false, current: rowToRecord(row) } };
     }
-    const written = copy(keepImmutableFields(stored, next));
-    this.#sql.updateTask.run({ ...recordToParams(written), expected_revision: expected });
+    const row = recordToParams(next);
+    this.#sql.updateTask.run({ ...row, expected_revision: expected });
     // A parked or finished task holds no lease.
-    if (written.status !== 'working') this.#sql.deleteLease.run(next.id);
-    return { outcome: { ok: true, task: written }, previous: stored.status };
+    if (next.status !== 'working') this.#sql.deleteLease.run(next.id);
+    return { outcome: { ok: true, task: rowToRecord(row) }, previous: status };
   }
 
   #claimInTx(id: string, owner: string, leaseMs: number): LeaseGrant | undefined {
@@ -246,6 +250,13 @@ export class SqliteTaskStore implements TaskStore {
     const token = newToken();
     this.#sql.upsertLease.run(id, owner, token, now + leaseMs);
     return { token, expiresAt: now + leaseMs, interrupted: held !== undefined };
+  }
+
+  #saveStepInTx(id: string, name: string, json: string): void {
+    if (this.#sql.selectVisibleStatus.get({ id, now: this.#clock() }) === undefined) {
+      throw new TaskrailError('TASK_NOT_FOUND', `task ${id} not found`);
+    }
+    this.#sql.upsertStep.run(id, name, json);
   }
 
   #sweepInTx(limit: number): string[] {

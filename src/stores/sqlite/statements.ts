@@ -1,16 +1,17 @@
 import type Database from 'better-sqlite3';
-import { MUTABLE_COLUMNS, TASK_COLUMNS, TASK_PARAMS } from './rows.js';
+import { UPDATE_COLUMNS, TASK_COLUMNS, TASK_PARAMS } from './rows.js';
 
 const VISIBLE = '(expires_at IS NULL OR expires_at > @now)';
 const TERMINAL = "('completed', 'failed', 'cancelled')";
 
-const ASSIGNMENTS = MUTABLE_COLUMNS.map((column) => `${column} = @${column}`).join(', ');
+const ASSIGNMENTS = UPDATE_COLUMNS.map((column) => `${column} = @${column}`).join(', ');
 
 /** Every fixed statement the store runs. */
 const STATEMENT_SQL = {
   insertTask: `INSERT INTO tasks (${TASK_COLUMNS}) VALUES (${TASK_PARAMS})`,
   selectTask: `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = ?`,
   selectVisibleTask: `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = @id AND ${VISIBLE}`,
+  selectHead: 'SELECT status, revision, expires_at FROM tasks WHERE id = ?',
   selectVisibleStatus: `SELECT status FROM tasks WHERE id = @id AND ${VISIBLE}`,
   selectByIdempotencyKey: `SELECT ${TASK_COLUMNS} FROM tasks WHERE principal = ? AND idempotency_key = ?`,
   updateTask:
