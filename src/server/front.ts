@@ -15,12 +15,16 @@ import {
 } from '../protocol/index.js';
 import type { JsonObject } from '../task/record.js';
 import { nestingExceeds } from './body.js';
+import { routeListen, type ListenStream } from './listen/index.js';
 import type { ToolRegistry } from './registry.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
 import { checkModern, errorReply, serveTaskMethod, type Reply } from './task-methods.js';
 
 /** Either an answer made here, or the parsed body for the SDK handler. */
-export type Decision = { kind: 'reply'; reply: Reply } | { kind: 'delegate'; parsed: unknown };
+export type Decision =
+  | { kind: 'reply'; reply: Reply }
+  | { kind: 'delegate'; parsed: unknown }
+  | { kind: 'stream'; stream: ListenStream };
 
 export interface FrontDeps {
   runtime: () => TaskRuntimeFace;
@@ -82,6 +86,8 @@ export async function decide(
     const reply = await serveTaskMethod(deps.runtime(), req, headers, principal, deps.serverInfo);
     return { kind: 'reply', reply };
   }
+  const listen = modern ? routeListen(deps, req, headers, principal) : undefined;
+  if (listen !== undefined) return listen;
   if (modern && req.method === 'tools/call') {
     const gate = requiredToolGate(deps, req, headers);
     if (gate !== undefined) return { kind: 'reply', reply: gate };

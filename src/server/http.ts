@@ -76,6 +76,7 @@ export function createNodeHandler(
     }
     const decision = await decide(deps, body.text, nodeHeaders(req), auth.principal);
     if (decision.kind === 'reply') return send(res, decision.reply.status, decision.reply.body);
+    if (decision.kind === 'stream') return decision.stream.serveNode(res);
     return sdkNode(withAuth, res, decision.parsed);
   };
   return (req, res) => {
@@ -120,6 +121,7 @@ export function createFetchHandler(deps: HttpDeps): (request: Request) => Promis
     const headers: HeaderReader = (name) => request.headers.get(name) ?? undefined;
     const decision = await decide(deps, body.text, headers, auth.principal);
     if (decision.kind === 'reply') return toResponse(decision.reply);
+    if (decision.kind === 'stream') return decision.stream.response();
     const replay = new Request(request.url, {
       method: 'POST',
       headers: request.headers,

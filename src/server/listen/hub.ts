@@ -1,0 +1,102 @@
+import type { TaskEvents } from '../../store/events.js';
+import type { JsonObject } from '../../task/record.js';
+import type { TaskRuntimeFace } from '../runtime-port.js';
+import { DEFAULT_LISTEN_OPTIONS, type ListenOptions } from './options.js';
+import type { ListenRequest } from './request.js';
+import type { SseSink } from './sse-sink.js';
+import { TaskSubscription } from './subscription.js';
+
+/**
+ * All open task streams of one server: routes store events (local writes, and with the Redis
+ * store every other replica's writes, which it re-emits) to the subscriptions naming that task.
+ * The store listeners exist only while at least one stream is open.
+ */
+export class ListenHub {
+  options: ListenOptions;
+  readonly #runtime: TaskRuntimeFace;
+  readonly #events: TaskEvents;
+  readonly #byTask = new Map<string, Set<TaskSubscription>>();
+  readonly #perPrincipal = new Map<string, number>();
+  #open = 0;
+  #detach: (() => void) | undefined;
+
+  constructor(runtime: TaskRuntimeFace, events: TaskEvents, options: Partial<ListenOptions> = {}) {
+    this.#runtime = runtime;
+    this.#events = events;
+    this.options = { ...DEFAULT_LISTEN_OPTIONS, ...options };
+  }
+
+  /** Open streams, and task ids still routed to one. */
+  get stats(): { subscriptions: number; routedTasks: number } {
+    return { subscriptions: this.#open, routedTasks: this.#byTask.size };
+  }
+
+  /** Counts a stream against its principal's quota; false when the quota is used up. */
+  reserve(principal: string): boolean {
+    const used = this.#perPrincipal.get(principal) ?? 0;
+    if (used >= this.options.maxSubscriptionsPerPrincipal) return false;
+    this.#perPrincipal.set(principal, used + 1);
+    return true;
+  }
+
+  /** Starts a reserved stream; the reservation is given back when the sink closes. */
+  open(request: ListenRequest, principal: string, sink: SseSink, serverInfo: JsonObject): void {
+    const subscription: TaskSubscription = new TaskSubscription({
+      runtime: this.#runtime,
+      principal,
+      request,
+      sink,
+      options: this.options,
+      serverInfo,
+      unroute: (taskId) => this.#unroute(taskId, subscription),
+    });
+    this.#open += 1;
+    this.#attach();
+    for (const id of request.taskIds) this.#route(id, subscription);
+    sink.onClose(() => this.#release(subscription));
+    void subscription.start();
+  }
+
+  #route(taskId: string, subscription: TaskSubscription): void {
+    let set = this.#byTask.get(taskId);
+    if (set === undefined) this.#byTask.set(taskId, (set = new Set()));
+    set.add(subscription);
+  }
+
+  #unroute(taskId: string, subscription: TaskSubscription): void {
+    const set = this.#byTask.get(taskId);
+    if (set === undefined) return;
+    set.delete(subscription);
+    if (set.size === 0) this.#byTask.delete(taskId);
+  }
+
+  #release(subscription: TaskSubscription): void {
+    for (const id of subscription.taskIds) this.#unroute(id, subscription);
+    const used = (this.#perPrincipal.get(subscription.principal) ?? 1) - 1;
+    if (used <= 0) this.#perPrincipal.delete(subscription.principal);
+    else this.#perPrincipal.set(subscription.principal, used);
+    this.#open -= 1;
+    if (this.#open === 0) this.#detachListeners();
+  }
+
+  #attach(): void {
+    if (this.#detach !== undefined) return;
+    const offUpdated = this.#events.on('task:updated', ({ task }) => {
+      const subscriptions = this.#byTask.get(task.id);
+      if (subscriptions !== undefined) for (const s of [...subscriptions]) s.offer(task);
+    });
+    const offDeleted = this.#events.on('task:deleted', ({ id }) => {
+      const subscriptions = this.#byTask.get(id);
+      if (subscriptions !== undefined) for (const s of [...subscriptions]) s.gone(id);
+    });
+    this.#detach = () => {
+      offUpdated();
+      offDeleted();
+    };
+  }
+
+  #detachListeners(): void {
+    this.#detach?.();
+    this.#detach = undefined;
+  }
+}

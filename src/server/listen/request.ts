@@ -1,0 +1,74 @@
+import {
+  checkEnvelope,
+  checkRoutingHeaders,
+  invalidParams,
+  invalidRequest,
+  isObject,
+  isWireError,
+  missingTasksCapability,
+  type HeaderReader,
+  type IncomingRequest,
+  type RequestId,
+  type WireError,
+} from '../../protocol/index.js';
+import type { ListenOptions } from './options.js';
+
+export const LISTEN_METHOD = 'subscriptions/listen';
+
+/** A checked task listen request: its id (the subscription id) and the task ids it names. */
+export interface ListenRequest {
+  id: RequestId;
+  taskIds: string[];
+}
+
+/**
+ * The listen requests taskrail serves itself: those naming `notifications.taskIds`. Core-only
+ * filters (toolsListChanged, …) stay with the SDK's own listen router.
+ */
+export function asksForTasks(req: IncomingRequest): boolean {
+  if (req.method !== LISTEN_METHOD || !isObject(req.params)) return false;
+  const notifications = req.params['notifications'];
+  return isObject(notifications) && notifications['taskIds'] !== undefined;
+}
+
+export function tooManyTaskIds(max: number): WireError {
+  const wire = invalidParams(`notifications.taskIds names more than ${max} tasks`);
+  wire.error.data = { maxTaskIds: max };
+  return wire;
+}
+
+/** A quota, not a malformed request: HTTP 429 so that proxies and clients know to back off. */
+export function tooManySubscriptions(max: number): WireError {
+  return {
+    httpStatus: 429,
+    error: {
+      code: -32000,
+      message: `Too many open subscriptions: at most ${max} task streams per caller`,
+      data: { maxSubscriptions: max },
+    },
+  };
+}
+
+/** Headers, `_meta`, the extension on this very request, then the shape of `taskIds`. */
+export function checkListen(
+  req: IncomingRequest,
+  headers: HeaderReader,
+  options: ListenOptions,
+): WireError | ListenRequest {
+  const routing = checkRoutingHeaders(req.method, req.params, headers);
+  if (routing !== undefined) return routing;
+  const envelope = checkEnvelope(req.params, headers);
+  if (isWireError(envelope)) return envelope;
+  if (!envelope.declaresTasks) return missingTasksCapability();
+  if (req.id === undefined) return invalidRequest('subscriptions/listen needs an id');
+  const notifications = (req.params as { notifications: Record<string, unknown> }).notifications;
+  const taskIds = notifications['taskIds'];
+  if (!Array.isArray(taskIds) || !taskIds.every((id) => typeof id === 'string')) {
+    return invalidParams('notifications.taskIds must be an array of strings');
+  }
+  const unique = [...new Set(taskIds as string[])];
+  if (unique.length > options.maxTaskIdsPerSubscription) {
+    return tooManyTaskIds(options.maxTaskIdsPerSubscription);
+  }
+  return { id: req.id, taskIds: unique };
+}
