@@ -45,6 +45,20 @@ describe('openStore', () => {
     assert.match(run.stderr, /memory: task store.*lost when this process exits/);
   });
 
+  const redisUrl = process.env.TASKRAIL_REDIS_URL;
+  it(
+    'opens redis:// URLs through the redis adapter, loaded on demand',
+    { skip: redisUrl ? false : 'TASKRAIL_REDIS_URL is not set (e.g. redis://127.0.0.1:6379/0)' },
+    async () => {
+      const url = new URL(redisUrl as string);
+      url.searchParams.set('prefix', `taskrail-open-store-${process.pid}`);
+      const store = await openStore(url.toString());
+      assert.match(store.description, /redis/);
+      assert.equal(await store.get('no-such-task'), undefined);
+      await store.close();
+    },
+  );
+
   it('rejects unknown schemes with the accepted forms', async () => {
     for (const url of ['postgres://db/x', 'tasks.db', '']) {
       await assert.rejects(openStore(url), (error: Error & { code?: string }) => {
