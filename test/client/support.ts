@@ -1,0 +1,109 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startNode, type Child } from '../helpers/child.js';
+
+export const CLI = join(process.cwd(), 'dist/cli/main.js');
+
+export function tempDir(prefix: string): { path: string; remove(): void } {
+  const path = mkdtempSync(join(tmpdir(), `taskrail-${prefix}-`));
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+export interface Serve {
+  url: string;
+  child: Child;
+  stop(): Promise<void>;
+}
+
+/** `taskrail serve --port 0 --store sqlite:<dir>/tasks.db`, ready once it prints its URL. */
+export async function startServe(dir: string, extra: string[] = []): Promise<Serve> {
+  const child = startNode(CLI, ['serve', '--port', '0', '--store', `sqlite:${join(dir, 'tasks.db')}`, ...extra]);
+  const match = await child.line(/(http:\/\/127\.0\.0\.1:\d+\/mcp)/, 20_000);
+  return { url: match[1]!, child, stop: () => child.kill('SIGTERM') };
+}
+
+export interface Seen {
+  method: string;
+  at: number;
+  params: Record<string, unknown>;
+  headers: http.IncomingHttpHeaders;
+}
+
+export interface Proxy {
+  url: string;
+  seen: Seen[];
+  count(method: string): number;
+  close(): Promise<void>;
+}
+
+/** A counting proxy on 127.0.0.1: records every JSON-RPC request (method, arrival time) it forwards. */
+export async function startProxy(target: string): Promise<Proxy> {
+  const upstream = new URL(target);
+  const seen: Seen[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      try {
+        const msg = JSON.parse(body.toString()) as { method?: string; params?: Record<string, unknown> };
+        seen.push({ method: msg.method ?? '?', at: performance.now(), params: msg.params ?? {}, headers: req.headers });
+      } catch {
+        seen.push({ method: '?', at: performance.now(), params: {}, headers: req.headers });
+      }
+      const forward = http.request(
+        { host: upstream.hostname, port: upstream.port, path: upstream.pathname, method: req.method, headers: req.headers },
+        (up) => {
+          res.writeHead(up.statusCode ?? 502, up.headers);
+          up.pipe(res);
+        },
+      );
+      forward.on('error', () => res.destroy());
+      forward.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    seen,
+    count: (method) => seen.filter((s) => s.method === method).length,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI to completion with stdin closed (not a terminal). */
+export function runCli(args: string[], home: string, env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { ...process.env, TASKRAIL_HOME: home, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+}
+
+/** Starts the CLI and follows its output (for SIGINT / SIGKILL tests). */
+export function spawnCli(args: string[], home: string): Child {
+  return startNode(CLI, args, { TASKRAIL_HOME: home });
+}
