@@ -6,7 +6,8 @@ import { TaskrailError } from '../../task/errors.js';
  * opening a fresh file at once do not both run them. Never edit a released migration; add one.
  */
 export const MIGRATIONS: readonly string[] = [
-  // 1: tasks, leases, steps.
+  // 1: tasks, leases, steps. Not STRICT: times and intervals may be fractional numbers, and
+  // INTEGER affinity keeps those exact instead of refusing them.
   `
   CREATE TABLE tasks (
     id TEXT PRIMARY KEY,
@@ -29,7 +30,7 @@ export const MIGRATIONS: readonly string[] = [
     input_requests TEXT NOT NULL,
     input_responses TEXT NOT NULL,
     meta TEXT NOT NULL
-  ) STRICT;
+  );
   CREATE INDEX tasks_by_created ON tasks (created_at DESC, id DESC);
   CREATE INDEX tasks_by_principal ON tasks (principal, created_at DESC, id DESC);
   CREATE INDEX tasks_by_tool ON tasks (tool);
@@ -43,14 +44,14 @@ export const MIGRATIONS: readonly string[] = [
     owner TEXT NOT NULL,
     token TEXT NOT NULL,
     expires_at INTEGER NOT NULL
-  ) STRICT, WITHOUT ROWID;
+  ) WITHOUT ROWID;
 
   CREATE TABLE steps (
     task_id TEXT NOT NULL,
     name TEXT NOT NULL,
     value TEXT NOT NULL,
     PRIMARY KEY (task_id, name)
-  ) STRICT, WITHOUT ROWID;
+  ) WITHOUT ROWID;
   `,
 ];
 

@@ -54,6 +54,7 @@ export class SqliteTaskStore implements TaskStore {
   readonly #createTx: (task: TaskRecord, now: number) => CreateOutcome & { staleId?: string };
   readonly #casTx: (next: TaskRecord, expected: number, now: number) => CasResult;
   readonly #claimTx: (id: string, owner: string, leaseMs: number) => LeaseGrant | undefined;
+  readonly #renewTx: (id: string, token: string, leaseMs: number) => LeaseRenewal;
   readonly #sweepTx: (limit: number) => string[];
   readonly #saveStepTx: (id: string, name: string, json: string) => void;
   #closed = false;
@@ -71,6 +72,7 @@ export class SqliteTaskStore implements TaskStore {
     this.#createTx = this.#db.transaction(this.#createInTx.bind(this)).immediate;
     this.#casTx = this.#db.transaction(this.#casInTx.bind(this)).immediate;
     this.#claimTx = this.#db.transaction(this.#claimInTx.bind(this)).immediate;
+    this.#renewTx = this.#db.transaction(this.#renewInTx.bind(this)).immediate;
     this.#sweepTx = this.#db.transaction(this.#sweepInTx.bind(this)).immediate;
     this.#saveStepTx = this.#db.transaction(this.#saveStepInTx.bind(this)).immediate;
   }
@@ -113,14 +115,7 @@ export class SqliteTaskStore implements TaskStore {
 
   async renewLease(id: string, token: string, leaseMs: number): Promise<LeaseRenewal> {
     assertLeaseMs(leaseMs);
-    return this.#run(() => {
-      const now = this.#clock();
-      const row = this.#sql.selectVisibleStatus.get({ id, now }) as
-        { status: TaskStatus } | undefined;
-      if (row === undefined) return { held: false, status: undefined };
-      const held = this.#sql.renewLease.run(now + leaseMs, id, token).changes > 0;
-      return { held, status: row.status };
-    });
+    return this.#run(() => this.#renewTx(id, token, leaseMs));
   }
 
   async releaseLease(id: string, token: string): Promise<void> {
@@ -250,6 +245,15 @@ export class SqliteTaskStore implements TaskStore {
     const token = newToken();
     this.#sql.upsertLease.run(id, owner, token, now + leaseMs);
     return { token, expiresAt: now + leaseMs, interrupted: held !== undefined };
+  }
+
+  #renewInTx(id: string, token: string, leaseMs: number): LeaseRenewal {
+    const now = this.#clock();
+    const row = this.#sql.selectVisibleStatus.get({ id, now }) as
+      { status: TaskStatus } | undefined;
+    if (row === undefined) return { held: false, status: undefined };
+    const held = this.#sql.renewLease.run(now + leaseMs, id, token).changes > 0;
+    return { held, status: row.status };
   }
 
   #saveStepInTx(id: string, name: string, json: string): void {

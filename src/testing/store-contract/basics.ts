@@ -35,7 +35,7 @@ export function registerBasicCases(define: DefineCase): void {
       tool: 'confirm_delete',
       arguments: RICH_ARGUMENTS,
       ttlMs: null,
-      pollIntervalMs: 1234,
+      pollIntervalMs: 1234.5,
       generation: 'v1',
       idempotencyKey: 'key-1',
       meta: { session: 'abc', capabilities: { elicitation: {} }, n: [1, 2] },
