@@ -1,0 +1,161 @@
+import { InvalidArgumentError, type Command } from 'commander';
+import { updateTask } from '../runtime/writes.js';
+import type { ListQuery, TaskStore } from '../store/port.js';
+import { DEFAULT_STORE_URL, openStore } from '../stores/open.js';
+import { pendingInputRequests, type TaskRecord } from '../task/record.js';
+import { isTaskStatus, isTerminal, type TaskStatus } from '../task/status.js';
+import { isoTime } from '../task/time.js';
+import { cancel } from '../task/transitions.js';
+
+interface StoreFlag {
+  store?: string;
+}
+
+interface ListFlags extends StoreFlag {
+  status?: TaskStatus[];
+  tool?: string;
+  principal?: string;
+  limit: number;
+  json?: boolean;
+}
+
+/** Exit code for an unknown or expired task (interface.md: "task lost"). */
+const EXIT_LOST = 4;
+
+function parseStatuses(value: string): TaskStatus[] {
+  const statuses = value.split(',').map((s) => s.trim());
+  if (!statuses.every(isTaskStatus)) {
+    throw new InvalidArgumentError(
+      'must be working, input_required, completed, failed or cancelled (comma-separated)',
+    );
+  }
+  return statuses as TaskStatus[];
+}
+
+function parseLimit(value: string): number {
+  const limit = Number(value);
+  if (!Number.isInteger(limit) || limit < 1)
+    throw new InvalidArgumentError('must be a positive integer');
+  return limit;
+}
+
+const STORE_HELP = `task store URL (default: $TASKRAIL_STORE or ${DEFAULT_STORE_URL})`;
+
+export function registerAdmin(program: Command): void {
+  const admin = program
+    .command('admin')
+    .description("operators: list, show and cancel any principal's tasks on the store itself");
+  admin
+    .command('list')
+    .description('one line per task, newest first: id, status, tool, principal, age, message')
+    .option('--store <url>', STORE_HELP)
+    .option('--status <list>', 'only these statuses (comma-separated)', parseStatuses)
+    .option('--tool <name>', 'only this tool')
+    .option('--principal <name>', 'only this principal')
+    .option('--limit <n>', 'at most this many tasks', parseLimit, 100)
+    .option('--json', 'print a JSON array of records')
+    .action((flags: ListFlags) => withStore(flags, (store) => list(store, flags)));
+  admin
+    .command('show')
+    .argument('<id>')
+    .description('print the task record (and its recorded steps) as JSON')
+    .option('--store <url>', STORE_HELP)
+    .action((id: string, flags: StoreFlag) => withStore(flags, (store) => show(store, id)));
+  admin
+    .command('cancel')
+    .argument('<id>')
+    .description('move a live task to cancelled; its worker sees it at the next heartbeat')
+    .option('--store <url>', STORE_HELP)
+    .option('--message <text>', 'the statusMessage to leave', 'Cancelled by an operator.')
+    .action((id: string, flags: StoreFlag & { message: string }) =>
+      withStore(flags, (store) => cancelTask(store, id, flags.message)),
+    );
+}
+
+async function withStore(
+  flags: StoreFlag,
+  run: (store: TaskStore) => Promise<number>,
+): Promise<void> {
+  const store = await openStore(flags.store ?? process.env['TASKRAIL_STORE'] ?? DEFAULT_STORE_URL);
+  try {
+    process.exitCode = await run(store);
+  } finally {
+    await store.close();
+  }
+}
+
+function age(task: TaskRecord): string {
+  const s = Math.max(0, Math.floor((Date.now() - task.createdAt) / 1000));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m`;
+  if (s < 86_400) return `${Math.floor(s / 3600)}h`;
+  return `${Math.floor(s / 86_400)}d`;
+}
+
+async function list(store: TaskStore, flags: ListFlags): Promise<number> {
+  const tasks: TaskRecord[] = [];
+  let cursor: string | undefined;
+  do {
+    const query: ListQuery = { limit: Math.min(1000, flags.limit - tasks.length) };
+    if (flags.status !== undefined) query.statuses = flags.status;
+    if (flags.tool !== undefined) query.tool = flags.tool;
+    if (flags.principal !== undefined) query.principal = flags.principal;
+    if (cursor !== undefined) query.cursor = cursor;
+    const page = await store.list(query);
+    tasks.push(...page.tasks);
+    cursor = page.nextCursor;
+  } while (cursor !== undefined && tasks.length < flags.limit);
+  if (flags.json === true) {
+    process.stdout.write(`${JSON.stringify(tasks.map(view), null, 2)}\n`);
+    return 0;
+  }
+  for (const task of tasks) {
+    const fields = [
+      task.id,
+      task.status,
+      task.tool,
+      task.principal,
+      age(task),
+      task.statusMessage ?? '',
+    ];
+    process.stdout.write(`${fields.join('  ')}\n`);
+  }
+  return 0;
+}
+
+/** The record with ISO times and the pending input keys spelled out. */
+function view(task: TaskRecord): Record<string, unknown> {
+  return {
+    ...task,
+    createdAt: isoTime(task.createdAt),
+    updatedAt: isoTime(task.updatedAt),
+    expiresAt: task.expiresAt === null ? null : isoTime(task.expiresAt),
+    pendingInputRequests: pendingInputRequests(task),
+  };
+}
+
+async function show(store: TaskStore, id: string): Promise<number> {
+  const task = await store.get(id);
+  if (task === undefined) return lost(id);
+  const steps = await store.loadSteps(id);
+  process.stdout.write(`${JSON.stringify({ ...view(task), steps }, null, 2)}\n`);
+  return 0;
+}
+
+async function cancelTask(store: TaskStore, id: string, message: string): Promise<number> {
+  const before = await store.get(id);
+  if (before === undefined) return lost(id);
+  const after = await updateTask(store, id, (task) => cancel(task, Date.now(), message));
+  if (after === undefined) return lost(id);
+  if (after.status !== 'cancelled' || isTerminal(before.status)) {
+    process.stderr.write(`taskrail: task ${id} is already ${after.status}; nothing to cancel\n`);
+    return 1;
+  }
+  process.stdout.write(`${id} cancelled\n`);
+  return 0;
+}
+
+function lost(id: string): number {
+  process.stderr.write(`taskrail: task ${id} not found (unknown or expired)\n`);
+  return EXIT_LOST;
+}

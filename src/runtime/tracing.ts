@@ -1,0 +1,26 @@
+import { context, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
+
+const tracer = () => trace.getTracer('taskrail');
+
+/**
+ * Runs `work` inside an OpenTelemetry span. Only `@opentelemetry/api` is used: without a
+ * registered tracer provider (the user's app sets one up) every span is a no-op.
+ */
+export async function traced<T>(
+  name: string,
+  attributes: Attributes,
+  work: (span: Span) => Promise<T>,
+): Promise<T> {
+  const span = tracer().startSpan(name, { attributes });
+  try {
+    const value = await context.with(trace.setSpan(context.active(), span), () => work(span));
+    span.setStatus({ code: SpanStatusCode.OK });
+    return value;
+  } catch (error) {
+    span.recordException(error instanceof Error ? error : String(error));
+    span.setStatus({ code: SpanStatusCode.ERROR, message: String(error) });
+    throw error;
+  } finally {
+    span.end();
+  }
+}

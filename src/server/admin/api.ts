@@ -1,0 +1,136 @@
+import type { TaskRuntime } from '../../runtime/runtime.js';
+import type { ListQuery, TaskStore } from '../../store/port.js';
+import { isPlausibleTaskId } from '../../task/ids.js';
+import { pendingInputRequests, type JsonObject } from '../../task/record.js';
+import { isTaskStatus, isTerminal, type TaskStatus } from '../../task/status.js';
+import type { AdminFeed } from './feed.js';
+import type { TaskJournal } from './journal.js';
+import { feedStream } from './sse.js';
+import type { AdminOperator } from './tokens.js';
+import { detailOf, summaryOf } from './views.js';
+
+export interface ApiDeps {
+  store: TaskStore;
+  runtime: () => TaskRuntime;
+  journal: TaskJournal;
+  feed: AdminFeed;
+  pollMs: number;
+  closing: AbortSignal;
+}
+
+const MAX_BODY = 1024 * 1024;
+
+export function json(status: number, value: unknown): Response {
+  return new Response(JSON.stringify(value), {
+    status,
+    headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
+  });
+}
+
+const notFound = (): Response => json(404, { error: 'not_found' });
+
+/** `/dashboard/api/*`, for an authenticated operator. */
+export async function serveApi(
+  deps: ApiDeps,
+  request: Request,
+  operator: AdminOperator,
+  route: string,
+): Promise<Response> {
+  const get = request.method === 'GET';
+  if (route === 'me' && get) return json(200, operator);
+  if (route === 'events' && get) {
+    return feedStream(deps.feed, AbortSignal.any([request.signal, deps.closing]), deps.pollMs);
+  }
+  if (route === 'tasks' && get) return listTasks(deps, new URL(request.url).searchParams);
+  const match = /^tasks\/([^/]+)(?:\/(cancel|answer))?$/.exec(route);
+  const id = match?.[1];
+  if (id === undefined || !isPlausibleTaskId(id)) return notFound();
+  const action = match?.[2];
+  if (action === undefined && get) return showTask(deps, id);
+  if (request.method !== 'POST') return json(405, { error: 'method_not_allowed' });
+  if (action === 'cancel') return cancelTask(deps, id, operator);
+  if (action === 'answer') return answerTask(deps, request, id, operator);
+  return notFound();
+}
+
+function listQuery(params: URLSearchParams): ListQuery | string {
+  const statuses = (params.get('status') ?? '').split(',').filter((s) => s !== '');
+  if (!statuses.every(isTaskStatus)) return 'unknown status';
+  const limit = Number(params.get('limit') ?? '200');
+  if (!Number.isInteger(limit) || limit < 1) return 'limit must be a positive integer';
+  const query: ListQuery = { limit: Math.min(limit, 1000) };
+  if (statuses.length > 0) query.statuses = statuses as TaskStatus[];
+  for (const key of ['tool', 'principal', 'cursor'] as const) {
+    const value = params.get(key);
+    if (value !== null && value !== '') query[key] = value;
+  }
+  return query;
+}
+
+async function listTasks(deps: ApiDeps, params: URLSearchParams): Promise<Response> {
+  const query = listQuery(params);
+  if (typeof query === 'string') return json(400, { error: 'bad_request', message: query });
+  const page = await deps.store.list(query);
+  return json(200, {
+    tasks: page.tasks.map(summaryOf),
+    ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }),
+  });
+}
+
+async function showTask(deps: ApiDeps, id: string): Promise<Response> {
+  const task = await deps.store.get(id);
+  if (task === undefined) return notFound();
+  return json(200, detailOf(task, deps.journal.timeline(task)));
+}
+
+async function cancelTask(deps: ApiDeps, id: string, operator: AdminOperator): Promise<Response> {
+  const task = await deps.store.get(id);
+  if (task === undefined) return notFound();
+  if (isTerminal(task.status)) return json(409, { error: 'terminal', task: summaryOf(task) });
+  const message = `Cancelled by operator ${operator.name}.`;
+  const after = await deps.runtime().cancelTask(id, task.principal, message);
+  if (after === undefined) return notFound();
+  return json(after.status === 'cancelled' ? 200 : 409, { task: summaryOf(after) });
+}
+
+async function readAnswers(request: Request): Promise<Record<string, JsonObject> | undefined> {
+  const text = await request.text();
+  if (text.length > MAX_BODY) return undefined;
+  try {
+    const body = JSON.parse(text) as { inputResponses?: unknown };
+    const raw = body.inputResponses;
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
+    const entries = Object.entries(raw as Record<string, unknown>);
+    if (!entries.every(([, v]) => v !== null && typeof v === 'object' && !Array.isArray(v))) {
+      return undefined;
+    }
+    return Object.fromEntries(entries) as Record<string, JsonObject>;
+  } catch {
+    return undefined;
+  }
+}
+
+async function answerTask(
+  deps: ApiDeps,
+  request: Request,
+  id: string,
+  operator: AdminOperator,
+): Promise<Response> {
+  if (!operator.canAnswer) {
+    return json(403, { error: 'forbidden', message: 'this admin token may not answer input' });
+  }
+  const responses = await readAnswers(request);
+  if (responses === undefined) {
+    return json(400, { error: 'bad_request', message: 'inputResponses must map keys to objects' });
+  }
+  const task = await deps.store.get(id);
+  if (task === undefined) return notFound();
+  const pending = Object.keys(pendingInputRequests(task));
+  const accepted = Object.keys(responses).filter((key) => pending.includes(key));
+  if (task.status !== 'input_required' || accepted.length === 0) {
+    return json(409, { error: 'nothing_pending', task: summaryOf(task) });
+  }
+  const after = await deps.runtime().answerInput(id, task.principal, responses);
+  if (after === undefined) return notFound();
+  return json(200, { accepted, task: summaryOf(after) });
+}

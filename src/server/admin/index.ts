@@ -1,0 +1,96 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TaskRuntime } from '../../runtime/runtime.js';
+import type { TaskStore } from '../../store/port.js';
+import { serveApi, json, type ApiDeps } from './api.js';
+import { AdminFeed } from './feed.js';
+import { instrumentStore } from './instrument-store.js';
+import { TaskJournal } from './journal.js';
+import { AdminMetrics } from './metrics.js';
+import { serveOnNode } from './node-adapter.js';
+import { PAGE_ASSETS } from './page.js';
+import { authenticateAdmin, checkAdminTokens, type AdminTokenEntry } from './tokens.js';
+
+export interface AdminOptions {
+  /**
+   * Admin bearer token → operator: a name (`"ops"`), or `{ name, canAnswer }` for operators
+   * allowed to answer parked tasks' input on a caller's behalf.
+   */
+  tokens: Readonly<Record<string, AdminTokenEntry>>;
+  /** Re-list interval while a dashboard is connected (catches other processes on SQLite). Default 2000 ms. */
+  pollMs?: number;
+}
+
+export interface AdminContext {
+  store: TaskStore;
+  /** Caller tokens (`auth`): an admin token may not be one of them. */
+  callerTokens?: Readonly<Record<string, string>> | undefined;
+  runtime: () => TaskRuntime;
+}
+
+/** The operator face the HTTP front routes to: `/dashboard…` and `/metrics`. */
+export interface AdminFace {
+  /** The store to give the runtime: counts errors and lease heartbeats for `/metrics`. */
+  readonly store: TaskStore;
+  handles(path: string): boolean;
+  fetch(request: Request): Promise<Response>;
+  node(req: IncomingMessage, res: ServerResponse): Promise<void>;
+  /** Drops the event listeners, the re-list timer and every open dashboard stream. */
+  close(): void;
+  /** For tests: the feed and journal behind the page. */
+  readonly feed: AdminFeed;
+}
+
+const UNAUTHORIZED = { error: 'unauthorized', message: 'an admin bearer token is required' };
+
+export function createAdmin(options: AdminOptions, context: AdminContext): AdminFace {
+  const tokens = checkAdminTokens(options.tokens, context.callerTokens);
+  const pollMs = options.pollMs ?? 2000;
+  const metrics = new AdminMetrics(() => store);
+  const store = instrumentStore(context.store, metrics);
+  const journal = new TaskJournal();
+  const feed = new AdminFeed({ store, journal, metrics, pollMs, pollLimit: 200 });
+  const closing = new AbortController();
+  const api: ApiDeps = {
+    store,
+    runtime: context.runtime,
+    journal,
+    feed,
+    pollMs,
+    closing: closing.signal,
+  };
+
+  const handle = async (request: Request): Promise<Response> => {
+    const path = new URL(request.url).pathname;
+    const asset = request.method === 'GET' ? PAGE_ASSETS[path] : undefined;
+    if (asset !== undefined) return asset();
+    const operator = authenticateAdmin(tokens, request.headers.get('authorization'));
+    if (operator === undefined) {
+      const response = json(401, UNAUTHORIZED);
+      response.headers.set('www-authenticate', 'Bearer realm="taskrail-admin"');
+      return response;
+    }
+    if (path === '/metrics' && request.method === 'GET') {
+      const { contentType, body } = await metrics.render();
+      return new Response(body, { headers: { 'content-type': contentType } });
+    }
+    if (path.startsWith('/dashboard/api/')) {
+      return serveApi(api, request, operator, path.slice('/dashboard/api/'.length));
+    }
+    return json(404, { error: 'not_found' });
+  };
+
+  return {
+    store,
+    feed,
+    handles: (path) =>
+      path === '/metrics' || path === '/dashboard' || path.startsWith('/dashboard/'),
+    fetch: handle,
+    node: (req, res) => serveOnNode(handle, req, res),
+    close() {
+      closing.abort();
+      feed.close();
+    },
+  };
+}
+
+export { loadAdminTokenFile, type AdminTokenEntry, type AdminOperator } from './tokens.js';

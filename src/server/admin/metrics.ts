@@ -1,0 +1,151 @@
+import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { TaskStore } from '../../store/port.js';
+import type { TaskRecord } from '../../task/record.js';
+import type { TaskStatus } from '../../task/status.js';
+import type { StoreProbe } from './instrument-store.js';
+
+type PromClient = typeof import('prom-client');
+
+interface MetricSet {
+  registry: Registry;
+  created: Counter<'tool'>;
+  finished: Counter<'tool' | 'status'>;
+  duration: Histogram<'tool' | 'status'>;
+  running: Gauge;
+  parked: Gauge;
+  queue: Gauge;
+  storeErrors: Counter<'operation'>;
+  claims: Counter;
+  renewals: Counter<'outcome'>;
+}
+
+/** Live counts read from the store at scrape time are capped, so a scrape stays cheap. */
+const COUNT_CAP = 10_000;
+const PAGE = 1000;
+const MAX_QUEUED = 10_000;
+
+/**
+ * The Prometheus metrics of one server. prom-client is imported when the admin face is
+ * created (never without `--admin`); what happens before it has loaded is queued and replayed.
+ * Counters come from store events, so on Redis they include every replica's tasks.
+ */
+export class AdminMetrics implements StoreProbe {
+  readonly #store: () => TaskStore;
+  readonly #loaded: Promise<MetricSet>;
+  #set: MetricSet | undefined;
+  #queue: ((set: MetricSet) => void)[] = [];
+
+  constructor(store: () => TaskStore) {
+    this.#store = store;
+    this.#loaded = import('prom-client').then((client) => {
+      const set = buildMetrics(client);
+      this.#set = set;
+      for (const apply of this.#queue.splice(0)) apply(set);
+      return set;
+    });
+    this.#loaded.catch(() => undefined);
+  }
+
+  taskCreated(task: TaskRecord): void {
+    this.#record((m) => m.created.inc({ tool: task.tool }));
+  }
+
+  taskFinished(task: TaskRecord, status: TaskStatus): void {
+    const labels = { tool: task.tool, status };
+    const seconds = Math.max(0, task.updatedAt - task.createdAt) / 1000;
+    this.#record((m) => {
+      m.finished.inc(labels);
+      m.duration.observe(labels, seconds);
+    });
+  }
+
+  storeError(operation: string): void {
+    this.#record((m) => m.storeErrors.inc({ operation }));
+  }
+
+  leaseClaimed(): void {
+    this.#record((m) => m.claims.inc());
+  }
+
+  leaseRenewed(held: boolean): void {
+    this.#record((m) => m.renewals.inc({ outcome: held ? 'held' : 'lost' }));
+  }
+
+  /** The text exposition, with the live gauges read from the store now. */
+  async render(): Promise<{ contentType: string; body: string }> {
+    const set = await this.#loaded;
+    const live = await liveCounts(this.#store()).catch(() => undefined);
+    if (live !== undefined) {
+      set.running.set(Math.max(0, live.working - live.runnable));
+      set.queue.set(live.runnable);
+      set.parked.set(live.parked);
+    }
+    return { contentType: set.registry.contentType, body: await set.registry.metrics() };
+  }
+
+  #record(apply: (set: MetricSet) => void): void {
+    if (this.#set !== undefined) apply(this.#set);
+    else if (this.#queue.length < MAX_QUEUED) this.#queue.push(apply);
+  }
+}
+
+function buildMetrics(client: PromClient): MetricSet {
+  const registry = new client.Registry();
+  const registers = [registry];
+  const labelled = <L extends string>(name: string, help: string, labelNames: L[]) =>
+    new client.Counter<L>({ name, help, labelNames, registers });
+  const gauge = (name: string, help: string) => new client.Gauge({ name, help, registers });
+  return {
+    registry,
+    created: labelled('taskrail_tasks_created_total', 'Tasks created.', ['tool']),
+    finished: labelled('taskrail_tasks_finished_total', 'Tasks that reached a terminal status.', [
+      'tool',
+      'status',
+    ]),
+    duration: new client.Histogram({
+      name: 'taskrail_task_duration_seconds',
+      help: 'Time from creation to a terminal status.',
+      labelNames: ['tool', 'status'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600],
+      registers,
+    }),
+    running: gauge('taskrail_tasks_running', 'Working tasks held by a worker now.'),
+    parked: gauge('taskrail_tasks_parked', 'Tasks waiting for input (input_required).'),
+    queue: gauge('taskrail_queue_depth', 'Working tasks no worker holds yet (queued or resumed).'),
+    storeErrors: labelled('taskrail_store_errors_total', 'Failed task store calls.', ['operation']),
+    claims: new client.Counter({
+      name: 'taskrail_lease_claims_total',
+      help: 'Task leases taken by this process (executions started).',
+      registers,
+    }),
+    renewals: labelled('taskrail_lease_renewals_total', 'Lease heartbeats by this process.', [
+      'outcome',
+    ]),
+  };
+}
+
+async function liveCounts(
+  store: TaskStore,
+): Promise<{ working: number; parked: number; runnable: number }> {
+  const [working, parked, runnable] = await Promise.all([
+    countStatus(store, 'working'),
+    countStatus(store, 'input_required'),
+    store.findRunnable(COUNT_CAP).then((ids) => ids.length),
+  ]);
+  return { working, parked, runnable };
+}
+
+async function countStatus(store: TaskStore, status: TaskStatus): Promise<number> {
+  let count = 0;
+  let cursor: string | undefined;
+  do {
+    const page = await store.list({
+      statuses: [status],
+      limit: PAGE,
+      ...(cursor === undefined ? {} : { cursor }),
+    });
+    count += page.tasks.length;
+    cursor = page.nextCursor;
+  } while (cursor !== undefined && count < COUNT_CAP);
+  return count;
+}

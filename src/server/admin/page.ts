@@ -1,0 +1,80 @@
+import { DASHBOARD_SCRIPT } from './page-script.js';
+import { DASHBOARD_STYLE } from './page-style.js';
+
+/**
+ * The dashboard shell. It carries no data, so it is served without a token; everything it
+ * shows comes from `/dashboard/api/*`, which needs the admin bearer token.
+ */
+const HTML = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>taskrail · operator dashboard</title>
+<link rel="stylesheet" href="/dashboard/app.css">
+<script src="/dashboard/app.js" defer></script>
+</head>
+<body>
+<header>
+  <h1>taskrail <span>operator dashboard</span></h1>
+  <div id="who"></div>
+  <div id="live" class="off" title="live updates">offline</div>
+  <button id="logout" type="button" hidden>Forget token</button>
+</header>
+<section id="login" hidden>
+  <form id="login-form">
+    <label for="token">Admin token</label>
+    <input id="token" type="password" autocomplete="off" required>
+    <button type="submit">Open</button>
+    <p id="login-error" role="alert"></p>
+  </form>
+</section>
+<main id="app" hidden>
+  <form id="filters">
+    <label>Status <select id="f-status">
+      <option value="">any</option><option>working</option><option>input_required</option>
+      <option>completed</option><option>failed</option><option>cancelled</option>
+    </select></label>
+    <label>Tool <input id="f-tool" list="tools" placeholder="any"></label>
+    <label>Principal <input id="f-principal" list="principals" placeholder="any"></label>
+    <datalist id="tools"></datalist><datalist id="principals"></datalist>
+    <span id="count"></span>
+  </form>
+  <div id="panes">
+    <table id="tasks">
+      <thead><tr><th>id</th><th>status</th><th>tool</th><th>principal</th><th>age</th>
+      <th>message</th><th>attempt</th><th></th></tr></thead>
+      <tbody></tbody>
+    </table>
+    <aside id="detail" hidden></aside>
+  </div>
+</main>
+</body>
+</html>
+`;
+
+const SECURITY_HEADERS = {
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+};
+
+function asset(body: string, type: string): () => Response {
+  return () =>
+    new Response(body, {
+      headers: {
+        'content-type': `${type}; charset=utf-8`,
+        'content-security-policy': "default-src 'self'; frame-ancestors 'none'",
+        ...SECURITY_HEADERS,
+      },
+    });
+}
+
+/** Path → response for the static files of the page. */
+export const PAGE_ASSETS: Readonly<Record<string, () => Response>> = {
+  '/dashboard': asset(HTML, 'text/html'),
+  '/dashboard/': asset(HTML, 'text/html'),
+  '/dashboard/app.js': asset(DASHBOARD_SCRIPT, 'text/javascript'),
+  '/dashboard/app.css': asset(DASHBOARD_STYLE, 'text/css'),
+};

@@ -1,0 +1,63 @@
+import { pendingInputRequests, type TaskRecord } from '../../task/record.js';
+import { isoTime } from '../../task/time.js';
+import type { TimelineEntry } from './journal.js';
+
+/** One row of the dashboard table. */
+export interface TaskSummary {
+  id: string;
+  status: string;
+  tool: string;
+  principal: string;
+  statusMessage?: string;
+  attempt: number;
+  revision: number;
+  pendingInput: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface TaskDetail extends TaskSummary {
+  arguments: unknown;
+  pendingInputRequests: Record<string, unknown>;
+  inputResponses: Record<string, unknown>;
+  result?: unknown;
+  error?: unknown;
+  expiresAt: string | null;
+  generation: string;
+  timeline: TimelineEntry[];
+  /** `events`: recorded live by this process; `derived`: rebuilt from the record's times. */
+  timelineSource: 'events' | 'derived';
+}
+
+export function summaryOf(task: TaskRecord): TaskSummary {
+  return {
+    id: task.id,
+    status: task.status,
+    tool: task.tool,
+    principal: task.principal,
+    ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
+    attempt: task.attempt,
+    revision: task.revision,
+    pendingInput: Object.keys(pendingInputRequests(task)).length,
+    createdAt: isoTime(task.createdAt),
+    updatedAt: isoTime(task.updatedAt),
+  };
+}
+
+export function detailOf(
+  task: TaskRecord,
+  timeline: { entries: TimelineEntry[]; source: 'events' | 'derived' },
+): TaskDetail {
+  return {
+    ...summaryOf(task),
+    arguments: task.arguments,
+    pendingInputRequests: pendingInputRequests(task),
+    inputResponses: task.inputResponses,
+    ...(task.result === undefined ? {} : { result: task.result }),
+    ...(task.error === undefined ? {} : { error: task.error }),
+    expiresAt: task.expiresAt === null ? null : isoTime(task.expiresAt),
+    generation: task.generation,
+    timeline: timeline.entries,
+    timelineSource: timeline.source,
+  };
+}
