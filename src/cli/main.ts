@@ -5,6 +5,7 @@ import { registerServe } from './serve.js';
 import { registerCall } from './call.js';
 import { registerTasks } from './tasks.js';
 import { registerWorker } from './worker.js';
+import { registerAdmin } from './admin.js';
 
 /** Usage errors exit 4 (interface.md); --help and --version exit 0. */
 export const EXIT_USAGE = 4;
@@ -20,6 +21,7 @@ export function buildProgram(): Command {
   registerCall(program);
   registerTasks(program);
   registerWorker(program);
+  registerAdmin(program);
   return program;
 }
 

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { stderrLogger, type LogLevel } from '../runtime/logger.js';
 import { createTaskServer, type TaskServer } from '../server/app.js';
+import { loadAdminTokenFile } from '../server/admin/index.js';
 import { loadTokenFile } from '../server/auth.js';
 import { serveTaskServerStdio } from '../server/stdio.js';
 import type { TaskStore } from '../store/port.js';
@@ -16,6 +17,7 @@ interface ServeOptions {
   tools: string;
   worker: boolean;
   auth?: string;
+  admin?: string;
   maxBody: number;
   logLevel: LogLevel;
   stdio?: boolean;
@@ -40,6 +42,11 @@ export function registerServe(program: Command): void {
       'require bearer tokens from FILE ({"token": "principal"})',
       parseTokensSpec,
     )
+    .option(
+      '--admin <tokens:FILE>',
+      'serve /dashboard and /metrics to the admin tokens in FILE ({"token": "name"})',
+      parseTokensSpec,
+    )
     .option('--max-body <size>', 'largest request body', parseSize, 4 * 1024 * 1024)
     .option('--log-level <level>', 'debug, info, warn, error or silent', parseLogLevel, 'info')
     .option('--stdio', 'speak MCP over standard input/output instead of HTTP')
@@ -55,6 +62,8 @@ async function serve(options: ServeOptions): Promise<void> {
     );
   }
   const tokens = options.auth === undefined ? undefined : await loadTokenFile(options.auth);
+  const adminTokens =
+    options.admin === undefined ? undefined : await loadAdminTokenFile(options.admin);
   const store = await openStore(storeUrl);
   const app = createTaskServer({
     store,
@@ -63,6 +72,7 @@ async function serve(options: ServeOptions): Promise<void> {
     maxBodyBytes: options.maxBody,
     logger,
     ...(tokens === undefined ? {} : { auth: { tokens } }),
+    ...(adminTokens === undefined ? {} : { admin: { tokens: adminTokens } }),
     runtime: { executor: options.worker ? 'local' : 'none', logger },
   });
   try {

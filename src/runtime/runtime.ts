@@ -21,6 +21,7 @@ import { assertArgumentsSize, resolveTtl, type TtlPolicy } from './limits.js';
 import { LocalExecutor } from './local-executor.js';
 import { stderrLogger } from './logger.js';
 import { runTask, type RunnerSettings } from './task-runner.js';
+import { traced } from './tracing.js';
 import { waitForTerminal } from './wait.js';
 import { updateTask } from './writes.js';
 
@@ -101,7 +102,11 @@ export class TaskRuntime {
       if (isTerminal(to)) this.#running.get(task.id)?.abort(new Error(`task ${to}`));
     });
     if (this.#executor !== undefined) {
-      this.#executor.start((taskId) => runTask(this.#settings, taskId));
+      this.#executor.start((taskId) =>
+        traced('taskrail.task.execute', { 'taskrail.task_id': taskId }, () =>
+          runTask(this.#settings, taskId),
+        ),
+      );
       this.#every(this.#settings.leaseMs, () => this.recoverNow());
       void this.recoverNow();
     }

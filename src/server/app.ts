@@ -5,6 +5,8 @@ import type { Logger, RuntimeOptions } from '../runtime/api.js';
 import { TaskRuntime } from '../runtime/runtime.js';
 import type { ToolHandler } from '../runtime/tool.js';
 import type { TaskStore } from '../store/port.js';
+import { createAdmin, type AdminFace, type AdminOptions } from './admin/index.js';
+import { tracedFace } from './admin/tracing.js';
 import { checkTokenMap, type TokenMap } from './auth.js';
 import { createFetchHandler, createNodeHandler, type HttpDeps } from './http.js';
 import { buildMcpServer, type InstanceDeps } from './mcp-instance.js';
@@ -22,6 +24,8 @@ export interface TaskServerOptions {
   instructions?: string;
   /** Bearer token → principal name. Without it every caller is `anonymous`. */
   auth?: { tokens: TokenMap };
+  /** Operator endpoints `/dashboard` and `/metrics`, opened by these admin tokens only. Off by default. */
+  admin?: AdminOptions;
   /** Request bodies over this many bytes get HTTP 413. Default 4 MiB. */
   maxBodyBytes?: number;
   /** The endpoint path. Default `/mcp`. */
@@ -61,13 +65,22 @@ export interface TaskServer {
 export function createTaskServer(options: TaskServerOptions): TaskServer {
   const tools = new ToolRegistry();
   const configurers: McpConfigurer[] = [];
+  const admin: AdminFace | undefined =
+    options.admin === undefined
+      ? undefined
+      : createAdmin(options.admin, {
+          store: options.store,
+          callerTokens: options.auth?.tokens,
+          runtime: (): TaskRuntime => runtime,
+        });
   const runtime = new TaskRuntime({
     ...options.runtime,
-    store: options.store,
+    store: admin?.store ?? options.store,
     tools,
     ...(options.logger === undefined ? {} : { logger: options.logger }),
   });
-  const face = (): TaskRuntimeFace => runtime;
+  const traced = tracedFace(runtime);
+  const face = (): TaskRuntimeFace => traced;
   const tokens = options.auth === undefined ? undefined : checkTokenMap(options.auth.tokens);
   const instanceDeps: InstanceDeps = {
     name: options.name ?? 'taskrail',
@@ -96,6 +109,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     tokens,
     onError,
+    admin,
   };
   const nodeHandler = createNodeHandler(httpDeps);
   const fetchHandler = createFetchHandler(httpDeps);
@@ -136,6 +150,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
           closing.closeAllConnections();
         });
       }
+      admin?.close();
       await sdk.close();
       await runtime.stop(graceMs);
     },

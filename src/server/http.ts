@@ -4,6 +4,7 @@ import { toNodeHandler } from '@modelcontextprotocol/node';
 import type { HeaderReader } from '../protocol/index.js';
 import { authenticate, type TokenMap } from './auth.js';
 import { readNodeBody, readWebBody, type BodyOutcome } from './body.js';
+import type { AdminFace } from './admin/index.js';
 import { decide, type FrontDeps } from './front.js';
 import type { Reply } from './task-methods.js';
 
@@ -13,6 +14,8 @@ export interface HttpDeps extends FrontDeps {
   maxBodyBytes: number;
   tokens: TokenMap | undefined;
   onError: (error: unknown) => void;
+  /** The operator routes (`--admin`); absent, they do not exist. */
+  admin?: AdminFace | undefined;
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
@@ -63,6 +66,7 @@ export function createNodeHandler(
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const sdkNode = toNodeHandler(deps.sdk, { maxRequestBodySize: deps.maxBodyBytes });
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (deps.admin?.handles(pathOf(req.url))) return deps.admin.node(req, res);
     if (pathOf(req.url) !== deps.path) return send(res, 404, NOT_FOUND);
     const auth = authenticate(deps.tokens, req.headers.authorization);
     if (!auth.ok) return send(res, 401, UNAUTHORIZED, { 'www-authenticate': 'Bearer' });
@@ -105,6 +109,7 @@ function toResponse(reply: Reply): Response {
 /** The web-standard face (Workers, Bun, Deno, Hono): same routing as the Node face. */
 export function createFetchHandler(deps: HttpDeps): (request: Request) => Promise<Response> {
   return async (request) => {
+    if (deps.admin?.handles(new URL(request.url).pathname)) return deps.admin.fetch(request);
     if (new URL(request.url).pathname !== deps.path)
       return new Response(NOT_FOUND, { status: 404, headers: JSON_HEADERS });
     const auth = authenticate(deps.tokens, request.headers.get('authorization') ?? undefined);
