@@ -125,13 +125,22 @@ export class BullmqExecutor implements Executor {
     await Promise.allSettled(this.#connections.map((connection) => connection.quit()));
   }
 
-  /** `<taskId>.<revision>`: a new job for every change (resumption), one for an unchanged task. */
+  /**
+   * `<taskId>.<revision>`: a new job for every change (resumption), one for an unchanged task
+   * while it waits. A job of that name that is already active may belong to a dead worker (the
+   * task is being dispatched because nobody holds it), so the task gets another job at once
+   * rather than after BullMQ's stall detection; a duplicate just finds the lease taken.
+   */
   async #jobId(taskId: string): Promise<string | undefined> {
+    const unique = `${taskId}.${this.#nonce}.${++this.#counter}`;
     const store = this.#options.store;
-    if (store === undefined) return `${taskId}.${this.#nonce}.${++this.#counter}`;
+    if (store === undefined) return unique;
     const task = await store.get(taskId);
     if (task === undefined || task.status !== 'working') return undefined;
-    return `${taskId}.${task.revision}`;
+    const jobId = `${taskId}.${task.revision}`;
+    const state = await this.#getQueue().getJobState(jobId);
+    if (state === 'unknown') return jobId;
+    return state === 'active' || state === 'completed' || state === 'failed' ? unique : undefined;
   }
 
   #getQueue(): Queue<JobData> {

@@ -4,3 +4,4 @@ export {
   QUEUE_NAME,
   type BullmqExecutorOptions,
 } from './bullmq-executor.js';
+export { serveExecutor, type ServeExecutorOptions } from './serve-executor.js';

@@ -1,0 +1,32 @@
+import type { Executor, Logger } from '../../runtime/api.js';
+import type { TaskStore } from '../../store/port.js';
+
+export interface ServeExecutorOptions {
+  /** The store URL serve opened. */
+  storeUrl: string;
+  /** The store serve opened (names BullMQ jobs after task revisions; see BullmqExecutorOptions). */
+  store: TaskStore;
+  /** False under `--no-worker`: this replica only records and dispatches tasks. */
+  worker: boolean;
+  /** Tasks this replica runs at once when it is also a worker. Default 10. */
+  concurrency?: number;
+  logger?: Logger;
+}
+
+/**
+ * The executor `taskrail serve` hands its runtime. A redis store runs tasks through BullMQ: as a
+ * worker itself by default, or dispatch-only under `--no-worker`, so that any `taskrail worker`
+ * picks a task up at once. Any other store runs tasks in this process. BullMQ is loaded only
+ * for a redis store.
+ */
+export async function serveExecutor(options: ServeExecutorOptions): Promise<'local' | Executor> {
+  if (!/^rediss?:\/\//.test(options.storeUrl.trim())) return 'local';
+  const { createBullmqExecutor } = await import('./bullmq-executor.js');
+  return createBullmqExecutor({
+    connectionUrl: options.storeUrl.trim(),
+    mode: options.worker ? 'work' : 'dispatch',
+    store: options.store,
+    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
+  });
+}
