@@ -10,6 +10,7 @@ import { tracedFace } from './admin/tracing.js';
 import { checkTokenMap, type TokenMap } from './auth.js';
 import { createFetchHandler, createNodeHandler, type HttpDeps } from './http.js';
 import { buildMcpServer, type InstanceDeps } from './mcp-instance.js';
+import { createLegacySessions, type LegacySessionsOption } from './legacy/sessions.js';
 import { ANONYMOUS, principalOf } from './principal.js';
 import { ToolRegistry } from './registry.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
@@ -33,6 +34,10 @@ export interface TaskServerOptions {
   /** Runtime settings (executor, concurrency, TTLs, limits); the store and tools are filled in. */
   runtime?: Omit<RuntimeOptions, 'store' | 'tools'>;
   logger?: Logger;
+  /** 2025-11-25 sessions opened by `initialize` (default on; `false`: stateless legacy only). */
+  legacySessions?: LegacySessionsOption;
+  /** For hosts without tasks: required tools answer with a task id; adds task_status/result/cancel. */
+  fallbackTools?: boolean;
 }
 
 export interface ListenInfo {
@@ -89,6 +94,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     tools,
     runtime: face,
     configurers,
+    fallbackTools: options.fallbackTools === true,
   };
   const onError = (error: unknown): void =>
     options.logger?.error('request failed', { error: String(error) });
@@ -100,8 +106,20 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
       }),
     { maxRequestBodySize: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES },
   );
+  const legacy = createLegacySessions(
+    options.legacySessions,
+    {
+      instanceDeps,
+      runtime,
+      fallbackTools: options.fallbackTools === true,
+      ...(options.logger === undefined ? {} : { logger: options.logger }),
+    },
+    options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+  );
   const httpDeps: HttpDeps = {
     runtime: face,
+    legacy,
+    fallbackTools: options.fallbackTools === true,
     tools,
     serverInfo: { name: instanceDeps.name, version: instanceDeps.version },
     sdk,
@@ -151,6 +169,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
         });
       }
       admin?.close();
+      await legacy?.close();
       await sdk.close();
       await runtime.stop(graceMs);
     },

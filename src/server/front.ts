@@ -30,6 +30,8 @@ export interface FrontDeps {
   runtime: () => TaskRuntimeFace;
   tools: ToolRegistry;
   serverInfo: JsonObject;
+  /** With fallback tools a required tool answers hosts without tasks instead of -32021. */
+  fallbackTools?: boolean;
 }
 
 const MAX_NESTING = 64;
@@ -88,7 +90,7 @@ export async function decide(
   }
   const listen = modern ? routeListen(deps, req, headers, principal) : undefined;
   if (listen !== undefined) return listen;
-  if (modern && req.method === 'tools/call') {
+  if (modern && req.method === 'tools/call' && deps.fallbackTools !== true) {
     const gate = requiredToolGate(deps, req, headers);
     if (gate !== undefined) return { kind: 'reply', reply: gate };
   }

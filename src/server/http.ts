@@ -6,6 +6,7 @@ import { authenticate, type TokenMap } from './auth.js';
 import { readNodeBody, readWebBody, type BodyOutcome } from './body.js';
 import type { AdminFace } from './admin/index.js';
 import { decide, type FrontDeps } from './front.js';
+import type { LegacySessions } from './legacy/sessions.js';
 import type { Reply } from './task-methods.js';
 
 export interface HttpDeps extends FrontDeps {
@@ -14,6 +15,8 @@ export interface HttpDeps extends FrontDeps {
   maxBodyBytes: number;
   tokens: TokenMap | undefined;
   onError: (error: unknown) => void;
+  /** 2025-11-25 sessions: `initialize` and requests with `Mcp-Session-Id` go there. */
+  legacy?: LegacySessions | undefined;
   /** The operator routes (`--admin`); absent, they do not exist. */
   admin?: AdminFace | undefined;
 }
@@ -72,6 +75,8 @@ export function createNodeHandler(
     if (!auth.ok) return send(res, 401, UNAUTHORIZED, { 'www-authenticate': 'Bearer' });
     const withAuth = req as IncomingMessage & { auth?: AuthInfo };
     if (auth.authInfo !== undefined) withAuth.auth = auth.authInfo;
+    if (deps.legacy?.claimsSession(req.headers['mcp-session-id']))
+      return deps.legacy.node(withAuth, res);
     if (req.method !== 'POST') return sdkNode(withAuth, res);
     const body = await readNodeBody(req, deps.maxBodyBytes);
     if (!body.ok) {
@@ -81,6 +86,8 @@ export function createNodeHandler(
     const decision = await decide(deps, body.text, nodeHeaders(req), auth.principal);
     if (decision.kind === 'reply') return send(res, decision.reply.status, decision.reply.body);
     if (decision.kind === 'stream') return decision.stream.serveNode(res);
+    if (deps.legacy?.claimsInitialize(decision.parsed))
+      return deps.legacy.node(withAuth, res, decision.parsed);
     return sdkNode(withAuth, res, decision.parsed);
   };
   return (req, res) => {
@@ -120,6 +127,8 @@ export function createFetchHandler(deps: HttpDeps): (request: Request) => Promis
       });
     }
     const options = auth.authInfo === undefined ? {} : { authInfo: auth.authInfo };
+    if (deps.legacy?.claimsSession(request.headers.get('mcp-session-id') ?? undefined))
+      return deps.legacy.fetch(request, options);
     if (request.method !== 'POST') return deps.sdk.fetch(request, options);
     const body = await readWebBody(request, deps.maxBodyBytes);
     if (!body.ok) return toResponse(failedBody(body));
@@ -132,6 +141,8 @@ export function createFetchHandler(deps: HttpDeps): (request: Request) => Promis
       headers: request.headers,
       body: body.text,
     });
+    if (deps.legacy?.claimsInitialize(decision.parsed))
+      return deps.legacy.fetch(replay, { ...options, parsedBody: decision.parsed });
     return deps.sdk.fetch(replay, { ...options, parsedBody: decision.parsed });
   };
 }

@@ -5,6 +5,7 @@ import type { JsonObject } from '../task/record.js';
 import type { ToolRegistry } from './registry.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
 import { callTaskTool } from './tool-call.js';
+import { registerFallbackTools } from './legacy/fallback-tools.js';
 import type { InstanceContext, McpConfigurer, RegisteredTaskTool } from './types.js';
 import { normalizeTaskOption } from '../runtime/tool.js';
 
@@ -15,6 +16,8 @@ export interface InstanceDeps {
   tools: ToolRegistry;
   runtime: () => TaskRuntimeFace;
   configurers: readonly McpConfigurer[];
+  /** Hosts without tasks get task ids from required tools, and the task_* tools to follow them. */
+  fallbackTools?: boolean;
 }
 
 function registerTaskTool(mcp: McpServer, deps: InstanceDeps, tool: RegisteredTaskTool): void {
@@ -33,7 +36,9 @@ function registerTaskTool(mcp: McpServer, deps: InstanceDeps, tool: RegisteredTa
       ...(config.annotations === undefined ? {} : { annotations: config.annotations }),
     },
     (args: unknown, ctx: ServerContext) =>
-      callTaskTool(deps.runtime(), tool, (args ?? {}) as JsonObject, ctx),
+      callTaskTool(deps.runtime(), tool, (args ?? {}) as JsonObject, ctx, {
+        fallbackTools: deps.fallbackTools === true,
+      }),
   );
 }
 
@@ -45,6 +50,7 @@ export function buildMcpServer(deps: InstanceDeps, ctx: InstanceContext): McpSer
   );
   mcp.server.registerCapabilities({ extensions: { [TASKS_EXTENSION]: {} } });
   for (const tool of deps.tools.all()) registerTaskTool(mcp, deps, tool);
+  if (deps.fallbackTools === true) registerFallbackTools(mcp, deps.runtime);
   for (const configure of deps.configurers) configure(mcp, ctx);
   return mcp;
 }

@@ -16,6 +16,7 @@ import type { InputRequest, JsonObject } from '../task/record.js';
 import { envelopeCapabilities, principalOf } from './principal.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
 import type { RegisteredTaskTool } from './types.js';
+import { startForHost } from './legacy/fallback-tools.js';
 
 /** What an McpServer tool callback returns; a CreateTaskResult passes through the SDK as-is. */
 type CallOutcome = CallToolResult;
@@ -49,6 +50,7 @@ export async function callTaskTool(
   tool: RegisteredTaskTool,
   args: JsonObject,
   ctx: ServerContext,
+  options: { fallbackTools?: boolean } = {},
 ): Promise<CallOutcome> {
   const settings = normalizeTaskOption(tool.config.task);
   const caps = clientCapabilities(ctx);
@@ -59,6 +61,10 @@ export async function callTaskTool(
     return createTask(runtime, tool, args, { principal, inputResponses, clientCapabilities: caps });
   }
   if (settings.mode === 'required') {
+    if (options.fallbackTools === true) {
+      const pre = { principal, inputResponses, clientCapabilities: caps };
+      return startForHost(runtime, tool, args, pre);
+    }
     const { error } = missingTasksCapability();
     throw new ProtocolError(error.code, error.message, error.data);
   }

@@ -40,6 +40,11 @@ export interface TaskToolConfig {
   /** `true` = optional, `false` (default) = forbidden, or `{ mode, pollIntervalMs, ttlMs, retry }`. */
   task?: TaskOption;
   beforeTask?: BeforeTaskHook;
+  /**
+   * 2025-11-25 wire only: text a host may show the model while the task runs, sent as
+   * `_meta["io.modelcontextprotocol/model-immediate-response"]` on the CreateTaskResult.
+   */
+  modelImmediateResponse?: string;
 }
 
 export interface RegisteredTaskTool {

@@ -1,0 +1,112 @@
+import type { JsonRpcErrorObject } from '../task/errors.js';
+import type { JsonObject, TaskRecord } from '../task/record.js';
+import type { TaskStatus } from '../task/status.js';
+import { isoTime } from '../task/time.js';
+import { META } from './constants.js';
+
+/**
+ * The 2025-11-25 ("v1") experimental tasks wire: nested CreateTaskResult, `ttl`/`pollInterval`,
+ * `tasks/result` carrying the payload, and `isError: true` meaning `failed`. Records are shared
+ * with the 2026-07-28 wire, so every status is mapped here when a record is rendered for v1.
+ */
+
+export const V1_PROTOCOL_VERSION = '2025-11-25';
+export const IMMEDIATE_RESPONSE_META = 'io.modelcontextprotocol/model-immediate-response';
+
+/** What a server that runs tool calls as v1 tasks declares in `initialize`. */
+export const V1_SERVER_TASK_CAPABILITIES = {
+  list: {},
+  cancel: {},
+  requests: { tools: { call: {} } },
+} as const;
+
+export interface TaskV1Wire {
+  taskId: string;
+  status: TaskStatus;
+  statusMessage?: string;
+  createdAt: string;
+  lastUpdatedAt: string;
+  ttl: number | null;
+  pollInterval?: number;
+}
+
+function isToolError(result: JsonObject | undefined): boolean {
+  return result?.['isError'] === true;
+}
+
+/** v1 counts a tool result with `isError: true` as `failed`; v2 stores it `completed`. */
+export function v1Status(task: TaskRecord): TaskStatus {
+  return task.status === 'completed' && isToolError(task.result) ? 'failed' : task.status;
+}
+
+export function encodeTaskV1(task: TaskRecord): TaskV1Wire {
+  const wire: TaskV1Wire = {
+    taskId: task.id,
+    status: v1Status(task),
+    createdAt: isoTime(task.createdAt),
+    lastUpdatedAt: isoTime(task.updatedAt),
+    ttl: task.ttlMs,
+  };
+  if (task.statusMessage !== undefined) wire.statusMessage = task.statusMessage;
+  else if (wire.status === 'failed' && task.status === 'completed') {
+    wire.statusMessage = 'Tool execution failed (isError)';
+  }
+  if (task.pollIntervalMs > 0) wire.pollInterval = Math.round(task.pollIntervalMs);
+  return wire;
+}
+
+/** `tools/call` + `params.task` → `{ task }`, with the optional immediate-response hint. */
+export function encodeCreateTaskResultV1(task: TaskRecord, immediateResponse?: string): JsonObject {
+  const result: JsonObject = { task: encodeTaskV1(task) };
+  if (immediateResponse !== undefined) {
+    result['_meta'] = { [IMMEDIATE_RESPONSE_META]: immediateResponse };
+  }
+  return result;
+}
+
+export function relatedTaskMeta(taskId: string): JsonObject {
+  return { [META.relatedTask]: { taskId } };
+}
+
+/** What `tasks/result` answers for a terminal task: the tool's result, or its JSON-RPC error. */
+export type TaskPayloadV1 =
+  { ok: true; result: JsonObject } | { ok: false; error: JsonRpcErrorObject };
+
+export function encodeTaskPayloadV1(task: TaskRecord): TaskPayloadV1 {
+  if (task.status === 'completed') {
+    const result = { ...(task.result ?? {}) };
+    if (!Array.isArray(result['content'])) result['content'] = [];
+    const meta = result['_meta'];
+    const base = meta !== null && typeof meta === 'object' ? (meta as JsonObject) : {};
+    result['_meta'] = { ...base, ...relatedTaskMeta(task.id) };
+    return { ok: true, result };
+  }
+  if (task.status === 'failed') {
+    return { ok: false, error: task.error ?? { code: -32603, message: 'Task failed' } };
+  }
+  return {
+    ok: false,
+    error: { code: -32603, message: `Task was cancelled: ${task.statusMessage ?? 'by request'}` },
+  };
+}
+
+/** The `-32602` of `tasks/cancel` on a task that already ended (v1 rule; v2 acks instead). */
+export function alreadyTerminalMessage(task: TaskRecord): string {
+  return `Cannot cancel task: already in terminal status '${v1Status(task)}'`;
+}
+
+/** Whether `initialize` client capabilities declare v1 tasks at all. */
+export function declaresV1Tasks(capabilities: unknown): boolean {
+  if (capabilities === null || typeof capabilities !== 'object') return false;
+  const tasks = (capabilities as JsonObject)['tasks'];
+  return tasks !== null && typeof tasks === 'object';
+}
+
+/** Whether `initialize` server capabilities accept task-augmented `tools/call`. */
+export function acceptsV1ToolTasks(capabilities: unknown): boolean {
+  if (capabilities === null || typeof capabilities !== 'object') return false;
+  const tasks = (capabilities as JsonObject)['tasks'] as JsonObject | undefined;
+  const tools = (tasks?.['requests'] as JsonObject | undefined)?.['tools'] as
+    JsonObject | undefined;
+  return tools?.['call'] !== undefined && tools['call'] !== null;
+}

@@ -1,0 +1,32 @@
+import { ProtocolError } from '@modelcontextprotocol/server';
+import { RPC, RpcError, TaskrailError } from '../../task/errors.js';
+
+/** Errors thrown into the SDK must be ProtocolErrors, or the client only sees "Internal error". */
+export function asProtocolError(error: unknown): unknown {
+  if (error instanceof RpcError) return new ProtocolError(error.code, error.message, error.data);
+  if (error instanceof TaskrailError && error.code === 'INVALID_ARGUMENT') {
+    return new ProtocolError(RPC.INVALID_PARAMS, error.message);
+  }
+  return error;
+}
+
+export function invalidParams(message: string): ProtocolError {
+  return new ProtocolError(RPC.INVALID_PARAMS, message);
+}
+
+export function methodNotFound(message: string): ProtocolError {
+  return new ProtocolError(RPC.METHOD_NOT_FOUND, message);
+}
+
+/** Unknown, expired and foreign tasks get the same answer (A.15 / A.16). */
+export function taskNotFound(): ProtocolError {
+  return invalidParams('Failed to retrieve task: Task not found');
+}
+
+export async function rethrowing<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw asProtocolError(error);
+  }
+}

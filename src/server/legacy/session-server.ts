@@ -1,0 +1,50 @@
+import type { McpServer } from '@modelcontextprotocol/server';
+import { encodeTaskV1, V1_SERVER_TASK_CAPABILITIES } from '../../protocol/v1.js';
+import { normalizeTaskOption } from '../../runtime/tool.js';
+import { buildMcpServer } from '../mcp-instance.js';
+import { SESSION_META, type LegacyDeps } from './deps.js';
+import { registerV1TaskMethods } from './v1-task-methods.js';
+import { installV1ToolsCall } from './v1-tools-call.js';
+
+type RegisteredTools = Record<string, { execution?: { taskSupport: string } }>;
+
+/**
+ * The SDK server behind one 2025-11-25 session: the usual instance (tools, resources, prompts,
+ * the legacy MRTR shim) plus `capabilities.tasks`, `execution.taskSupport` on each tool, v1
+ * task creation on `tools/call`, and the four v1 `tasks/*` methods.
+ */
+export function buildSessionServer(deps: LegacyDeps, principal: string): McpServer {
+  const mcp = buildMcpServer(deps.instanceDeps, { era: 'legacy', principal });
+  mcp.server.registerCapabilities({ tasks: V1_SERVER_TASK_CAPABILITIES } as never);
+  // McpServer.registerTool has no `execution` option in SDK v2; its tools/list reads this field.
+  const registered = (mcp as unknown as { _registeredTools: RegisteredTools })._registeredTools;
+  for (const tool of deps.instanceDeps.tools.all()) {
+    const entry = registered[tool.name];
+    if (entry !== undefined)
+      entry.execution = { taskSupport: normalizeTaskOption(tool.config.task).mode };
+  }
+  installV1ToolsCall(mcp, deps);
+  registerV1TaskMethods(mcp, deps);
+  return mcp;
+}
+
+/**
+ * `notifications/tasks/status` for the tasks this session created, on its standalone stream
+ * (dropped by the transport when the client opened none). Returns the unsubscribe function.
+ */
+export function forwardStatusNotifications(
+  mcp: McpServer,
+  deps: LegacyDeps,
+  sessionId: string,
+): () => void {
+  return deps.runtime.events.on('task:updated', ({ task }) => {
+    if (task.meta[SESSION_META] !== sessionId) return;
+    const notification = {
+      method: 'notifications/tasks/status',
+      params: { ...encodeTaskV1(task) },
+    };
+    mcp.server.notification(notification as never).catch((error: unknown) => {
+      deps.logger?.warn('cannot send notifications/tasks/status', { error: String(error) });
+    });
+  });
+}

@@ -1,0 +1,137 @@
+import { ProtocolError, type McpServer, type ServerContext } from '@modelcontextprotocol/server';
+import {
+  alreadyTerminalMessage,
+  encodeTaskPayloadV1,
+  encodeTaskV1,
+  type TaskV1Wire,
+} from '../../protocol/v1.js';
+import { isPlausibleTaskId } from '../../task/ids.js';
+import { isExpired, type JsonObject, type TaskRecord } from '../../task/record.js';
+import { isTerminal } from '../../task/status.js';
+import { ANONYMOUS, principalOf } from '../principal.js';
+import { SESSION_META, type LegacyDeps } from './deps.js';
+import { rethrowing, invalidParams, taskNotFound } from './rpc.js';
+import { InputForwarder } from './v1-input.js';
+
+const PAGE_SIZE = 50;
+/** Store pages read per `tasks/list` call when the session filter skips most rows. */
+const MAX_SCANNED_PAGES = 20;
+
+type Params = { taskId?: unknown; cursor?: unknown };
+type Request = { params?: Params };
+type Handler = (request: Request, ctx: ServerContext) => Promise<JsonObject>;
+
+function taskIdOf(request: Request): string {
+  const taskId = request.params?.taskId;
+  if (typeof taskId !== 'string') throw invalidParams('taskId must be a string');
+  return taskId;
+}
+
+async function lookup(deps: LegacyDeps, request: Request, ctx: ServerContext): Promise<TaskRecord> {
+  const taskId = taskIdOf(request);
+  const task = isPlausibleTaskId(taskId)
+    ? await deps.instanceDeps.runtime().getTask(taskId, principalOf(ctx))
+    : undefined;
+  if (task === undefined) throw taskNotFound();
+  return task;
+}
+
+function flat(task: TaskRecord): JsonObject {
+  return { ...encodeTaskV1(task) };
+}
+
+async function getTask(
+  deps: LegacyDeps,
+  request: Request,
+  ctx: ServerContext,
+): Promise<JsonObject> {
+  return flat(await lookup(deps, request, ctx));
+}
+
+/** Blocks until the task is terminal, forwarding its questions to the client meanwhile. */
+async function taskResult(deps: LegacyDeps, request: Request, ctx: ServerContext) {
+  const first = await lookup(deps, request, ctx);
+  const principal = principalOf(ctx);
+  const forwarder = new InputForwarder(deps, ctx, principal);
+  const unsubscribe = deps.runtime.events.on('task:updated', ({ task }) => {
+    if (task.id === first.id) forwarder.offer(task);
+  });
+  // Store events are local; a task parked by another process is noticed by this re-read.
+  const timer = setInterval(
+    () => {
+      deps.runtime.getTask(first.id, principal).then(
+        (task) => forwarder.offer(task),
+        () => undefined,
+      );
+    },
+    Math.max(100, first.pollIntervalMs),
+  );
+  try {
+    forwarder.offer(first);
+    const last = await deps.runtime.waitForTerminal(first.id, principal, ctx.mcpReq.signal);
+    if (last === undefined) throw taskNotFound();
+    const payload = encodeTaskPayloadV1(last);
+    if (!payload.ok)
+      throw new ProtocolError(payload.error.code, payload.error.message, payload.error.data);
+    return payload.result;
+  } finally {
+    clearInterval(timer);
+    unsubscribe();
+    forwarder.release();
+  }
+}
+
+async function cancelTask(deps: LegacyDeps, request: Request, ctx: ServerContext) {
+  const task = await lookup(deps, request, ctx);
+  if (isTerminal(task.status)) throw invalidParams(alreadyTerminalMessage(task));
+  const after = await deps.instanceDeps.runtime().cancelTask(task.id, principalOf(ctx));
+  if (after === undefined) throw taskNotFound();
+  if (after.status !== 'cancelled') throw invalidParams(alreadyTerminalMessage(after));
+  return flat(after);
+}
+
+/**
+ * The caller's tasks, newest first. An anonymous caller owns only the tasks its session
+ * created (interface.md); an authenticated one sees every task of its principal, whichever
+ * wire created it.
+ */
+async function listTasks(deps: LegacyDeps, request: Request, ctx: ServerContext) {
+  const cursorParam = request.params?.cursor;
+  if (cursorParam !== undefined && typeof cursorParam !== 'string') {
+    throw invalidParams('cursor must be a string');
+  }
+  const principal = principalOf(ctx);
+  const mine = (task: TaskRecord): boolean =>
+    !isExpired(task, Date.now()) &&
+    (principal !== ANONYMOUS || task.meta[SESSION_META] === ctx.sessionId);
+  const tasks: TaskV1Wire[] = [];
+  let cursor = cursorParam;
+  for (let page = 0; page < MAX_SCANNED_PAGES && tasks.length < PAGE_SIZE; page++) {
+    const limit = PAGE_SIZE - tasks.length;
+    const found = await deps.runtime.store.list({
+      principal,
+      limit,
+      ...(cursor === undefined ? {} : { cursor }),
+    });
+    tasks.push(...found.tasks.filter(mine).map(encodeTaskV1));
+    cursor = found.nextCursor;
+    if (cursor === undefined) break;
+  }
+  return cursor === undefined ? { tasks } : { tasks, nextCursor: cursor };
+}
+
+/** `tasks/get|result|list|cancel` of the 2025-11-25 wire, on one session's SDK server. */
+export function registerV1TaskMethods(mcp: McpServer, deps: LegacyDeps): void {
+  const methods: Record<string, Handler> = {
+    'tasks/get': (request, ctx) => getTask(deps, request, ctx),
+    'tasks/result': (request, ctx) => taskResult(deps, request, ctx),
+    'tasks/list': (request, ctx) => listTasks(deps, request, ctx),
+    'tasks/cancel': (request, ctx) => cancelTask(deps, request, ctx),
+  };
+  const server = mcp.server as unknown as {
+    setRequestHandler(method: string, handler: Handler): void;
+  };
+  for (const [method, handler] of Object.entries(methods)) {
+    server.setRequestHandler(method, (request, ctx) => rethrowing(() => handler(request, ctx)));
+  }
+}
