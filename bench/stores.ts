@@ -18,8 +18,8 @@ import { report as progress } from '../src/task/transitions.js';
 import { median, report, spread, type Section } from './_stats.js';
 
 const ROUNDS = 5;
-const WRITES = 600;
-const READS = 6000;
+const WRITES = 500;
+const READS = 4000;
 
 type Op = 'create' | 'get' | 'compareAndSet';
 type Rates = Record<Op, number>;
@@ -42,22 +42,69 @@ function records(count: number): TaskRecord[] {
   );
 }
 
-/** Runs `op` over `items` and returns operations per second. */
-async function rate<T>(items: T[], op: (item: T) => unknown): Promise<number> {
-  const started = performance.now();
-  for (const item of items) await op(item);
-  return items.length / ((performance.now() - started) / 1000);
+/** The three measured operations of one implementation. */
+interface Target {
+  create(task: TaskRecord): unknown;
+  get(id: string): unknown;
+  compareAndSet(next: TaskRecord): unknown;
+  close(): unknown;
 }
 
-async function measureStore(store: TaskStore): Promise<Rates> {
-  const tasks = records(WRITES);
-  const create = await rate(tasks, (task) => store.create(task));
-  const ids = Array.from({ length: READS }, (_, i) => (tasks[i % tasks.length] as TaskRecord).id);
-  const get = await rate(ids, (id) => store.get(id));
-  const nexts = tasks.map((task) => progress(task, 'half way', task.createdAt + 1));
-  const compareAndSet = await rate(nexts, (next) => store.compareAndSet(next, next.revision - 1));
-  await store.close();
-  return { create, get, compareAndSet };
+function storeTarget(store: TaskStore): Target {
+  return {
+    create: (task) => store.create(task),
+    get: (id) => store.get(id),
+    compareAndSet: (next) => store.compareAndSet(next, next.revision - 1),
+    close: () => store.close(),
+  };
+}
+
+const CHUNK = 50;
+
+/**
+ * Runs `op` of every target over the same items in alternating chunks of CHUNK, so all targets
+ * see the same machine load; returns each target's operations per second.
+ */
+async function interleaved<T>(
+  targets: Target[],
+  items: (target: number) => T[],
+  op: (target: Target, item: T) => unknown,
+): Promise<number[]> {
+  const lists = targets.map((_, i) => items(i));
+  const elapsed = targets.map(() => 0);
+  const length = lists[0]?.length ?? 0;
+  for (let from = 0; from < length; from += CHUNK) {
+    for (const [i, target] of targets.entries()) {
+      const started = performance.now();
+      for (const item of (lists[i] as T[]).slice(from, from + CHUNK)) await op(target, item);
+      elapsed[i] = (elapsed[i] as number) + performance.now() - started;
+    }
+  }
+  return elapsed.map((ms) => length / (ms / 1000));
+}
+
+async function measure(targets: Target[]): Promise<Rates[]> {
+  const tasks = targets.map(() => records(WRITES));
+  const byTarget =
+    <T>(map: (task: TaskRecord, i: number) => T) =>
+    (target: number) =>
+      (tasks[target] as TaskRecord[]).map(map);
+  const create = await interleaved(
+    targets,
+    byTarget((task) => task),
+    (t, task) => t.create(task),
+  );
+  const reads = (target: number) =>
+    Array.from({ length: READS }, (_, i) => (tasks[target] as TaskRecord[])[i % WRITES]?.id);
+  const get = await interleaved(targets, reads, (t, id) => t.get(id as string));
+  const nexts = byTarget((task) => progress(task, 'half way', task.createdAt + 1));
+  const compareAndSet = await interleaved(targets, nexts, (t, next) => t.compareAndSet(next));
+  for (const target of targets) await target.close();
+  return targets.map((_, i) => ({
+    create: create[i] as number,
+    get: get[i] as number,
+    compareAndSet: compareAndSet[i] as number,
+  }));
 }
 
 /** A record as the positional values of TASK_COLUMNS, serialized the obvious way. */
@@ -88,7 +135,7 @@ function values(t: TaskRecord): (string | number | null)[] {
 }
 
 /** The same operations written directly against better-sqlite3: the floor a store adds to. */
-async function measureRaw(path: string): Promise<Rates> {
+function rawTarget(path: string): Target {
   const db = new Database(path);
   db.pragma('busy_timeout = 5000');
   db.pragma('journal_mode = WAL');
@@ -99,22 +146,16 @@ async function measureRaw(path: string): Promise<Rates> {
     `INSERT INTO tasks (${TASK_COLUMNS}) VALUES (${columns.map(() => '?').join(', ')})`,
   );
   const select = db.prepare('SELECT * FROM tasks WHERE id = ?');
+  const assignments = columns.slice(1).map((column) => `${column} = ?`);
   const update = db.prepare(
-    `UPDATE tasks SET ${columns
-      .slice(1)
-      .map((c) => `${c} = ?`)
-      .join(', ')} ` + 'WHERE id = ? AND revision = ?',
+    `UPDATE tasks SET ${assignments.join(', ')} WHERE id = ? AND revision = ?`,
   );
-  const tasks = records(WRITES);
-  const create = await rate(tasks, (t) => insert.run(...values(t)));
-  const ids = Array.from({ length: READS }, (_, i) => (tasks[i % tasks.length] as TaskRecord).id);
-  const get = await rate(ids, (id) => select.get(id));
-  const nexts = tasks.map((task) => progress(task, 'half way', task.createdAt + 1));
-  const compareAndSet = await rate(nexts, (t) =>
-    update.run(...values(t).slice(1), t.id, t.revision - 1),
-  );
-  db.close();
-  return { create, get, compareAndSet };
+  return {
+    create: (t) => insert.run(...values(t)),
+    get: (id) => select.get(id),
+    compareAndSet: (t) => update.run(...values(t).slice(1), t.id, t.revision - 1),
+    close: () => db.close(),
+  };
 }
 
 function collectGarbage(): void {
@@ -125,17 +166,16 @@ const dir = mkdtempSync(join(tmpdir(), 'taskrail-bench-stores-'));
 const samples: Record<'memory' | 'sqlite' | 'raw', Rates[]> = { memory: [], sqlite: [], raw: [] };
 try {
   for (let round = 0; round < ROUNDS; round++) {
-    // Alternate the order so neither side always runs on a warmer process.
-    const sides = round % 2 === 0 ? (['sqlite', 'raw'] as const) : (['raw', 'sqlite'] as const);
-    for (const side of sides) {
-      collectGarbage();
-      const path = join(dir, `${side}-${round}.db`);
-      samples[side].push(
-        side === 'raw' ? await measureRaw(path) : await measureStore(new SqliteTaskStore(path)),
-      );
-    }
     collectGarbage();
-    samples.memory.push(await measureStore(new MemoryTaskStore()));
+    const store = storeTarget(new SqliteTaskStore(join(dir, `store-${round}.db`)));
+    const raw = rawTarget(join(dir, `raw-${round}.db`));
+    // Alternate which side leads each chunk, so neither always runs on a warmer cache.
+    const pair = round % 2 === 0 ? [store, raw] : [raw, store];
+    const [first, second] = await measure(pair);
+    samples.sqlite.push((round % 2 === 0 ? first : second) as Rates);
+    samples.raw.push((round % 2 === 0 ? second : first) as Rates);
+    collectGarbage();
+    samples.memory.push((await measure([storeTarget(new MemoryTaskStore())]))[0] as Rates);
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });
@@ -158,10 +198,11 @@ const section: Section = {
   description:
     `Operations per second, one after another, ${ROUNDS} rounds of ${WRITES} creates, ` +
     `${READS} point gets and ${WRITES} compare-and-sets. Baseline: raw better-sqlite3 on the ` +
-    'same table, indexes, pragmas (WAL, synchronous NORMAL) and file system: an autocommit ' +
+    'same table, indexes, pragmas (WAL, synchronous NORMAL) and file system, run in ' +
+    `alternating chunks of ${CHUNK} with the store so both see the same load: an autocommit ` +
     'INSERT of the serialized record, a `SELECT *` by id without JSON parsing, and an UPDATE ' +
-    'of every column by id and revision. The SQLite store adds to these its transaction, idempotency and ' +
-    'expiry checks, JSON (de)serialization and copies.',
+    'of every column by id and revision. The SQLite store adds to these its transactions, ' +
+    'idempotency and expiry checks, JSON (de)serialization and copies.',
   columns: ['operation', 'implementation', 'median ops/s', 'spread ops/s', 'ratio store/raw'],
   rows,
   goals: (['create', 'get'] as const).map((op) => ({
