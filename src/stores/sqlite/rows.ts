@@ -63,12 +63,17 @@ export function recordToParams(task: TaskRecord): TaskRow {
   };
 }
 
+/** Most records carry empty objects; skipping the parser for them makes reads cheaper. */
+function parseObject<T>(json: string): T {
+  return (json === '{}' ? {} : JSON.parse(json)) as T;
+}
+
 export function rowToRecord(row: TaskRow): TaskRecord {
   const task: TaskRecord = {
     id: row.id,
     principal: row.principal,
     tool: row.tool,
-    arguments: JSON.parse(row.arguments) as JsonObject,
+    arguments: parseObject<JsonObject>(row.arguments),
     status: row.status as TaskStatus,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -76,11 +81,11 @@ export function rowToRecord(row: TaskRow): TaskRecord {
     expiresAt: row.expires_at,
     pollIntervalMs: row.poll_interval_ms,
     revision: row.revision,
-    inputRequests: JSON.parse(row.input_requests) as Record<string, InputRequest>,
-    inputResponses: JSON.parse(row.input_responses) as Record<string, JsonObject>,
+    inputRequests: parseObject<Record<string, InputRequest>>(row.input_requests),
+    inputResponses: parseObject<Record<string, JsonObject>>(row.input_responses),
     attempt: row.attempt,
     generation: row.generation as WireGeneration,
-    meta: JSON.parse(row.meta) as JsonObject,
+    meta: parseObject<JsonObject>(row.meta),
   };
   if (row.status_message !== null) task.statusMessage = row.status_message;
   if (row.result !== null) task.result = JSON.parse(row.result) as JsonObject;

@@ -91,8 +91,7 @@ export class SqliteTaskStore implements TaskStore {
 
   async get(id: string): Promise<TaskRecord | undefined> {
     return this.#run(() => {
-      const row = this.#sql.selectVisibleTask.get({ id, now: this.#clock() }) as
-        TaskRow | undefined;
+      const row = this.#sql.selectVisibleTask.get(id, this.#clock()) as TaskRow | undefined;
       return row === undefined ? undefined : rowToRecord(row);
     });
   }

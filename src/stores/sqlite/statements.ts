@@ -10,7 +10,7 @@ const ASSIGNMENTS = UPDATE_COLUMNS.map((column) => `${column} = @${column}`).joi
 const STATEMENT_SQL = {
   insertTask: `INSERT INTO tasks (${TASK_COLUMNS}) VALUES (${TASK_PARAMS})`,
   selectTask: `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = ?`,
-  selectVisibleTask: `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = @id AND ${VISIBLE}`,
+  selectVisibleTask: `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = ? AND (expires_at IS NULL OR expires_at > ?)`,
   selectHead: 'SELECT status, revision, expires_at FROM tasks WHERE id = ?',
   selectVisibleStatus: `SELECT status FROM tasks WHERE id = @id AND ${VISIBLE}`,
   selectByIdempotencyKey: `SELECT ${TASK_COLUMNS} FROM tasks WHERE principal = ? AND idempotency_key = ?`,
