@@ -10,6 +10,7 @@ import { tracedFace } from './admin/tracing.js';
 import { checkTokenMap, type TokenMap } from './auth.js';
 import { createFetchHandler, createNodeHandler, type HttpDeps } from './http.js';
 import { buildMcpServer, type InstanceDeps } from './mcp-instance.js';
+import { createListenHub, type ListenOptions } from './listen/index.js';
 import { createLegacySessions, type LegacySessionsOption } from './legacy/sessions.js';
 import { ANONYMOUS, principalOf } from './principal.js';
 import { ToolRegistry } from './registry.js';
@@ -34,6 +35,8 @@ export interface TaskServerOptions {
   /** Runtime settings (executor, concurrency, TTLs, limits); the store and tools are filled in. */
   runtime?: Omit<RuntimeOptions, 'store' | 'tools'>;
   logger?: Logger;
+  /** Limits of the task notification streams (`subscriptions/listen` with taskIds). */
+  listen?: Partial<ListenOptions>;
   /** 2025-11-25 sessions opened by `initialize` (default on; `false`: stateless legacy only). */
   legacySessions?: LegacySessionsOption;
   /** For hosts without tasks: required tools answer with a task id; adds task_status/result/cancel. */
@@ -122,6 +125,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     fallbackTools: options.fallbackTools === true,
     tools,
     serverInfo: { name: instanceDeps.name, version: instanceDeps.version },
+    listen: createListenHub(runtime, options.listen),
     sdk,
     path: options.path ?? '/mcp',
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,

@@ -15,7 +15,7 @@ import {
 } from '../protocol/index.js';
 import type { JsonObject } from '../task/record.js';
 import { nestingExceeds } from './body.js';
-import { routeListen, type ListenStream } from './listen/index.js';
+import { routeListen, type ListenHub, type ListenStream } from './listen/index.js';
 import type { ToolRegistry } from './registry.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
 import { checkModern, errorReply, serveTaskMethod, type Reply } from './task-methods.js';
@@ -32,6 +32,8 @@ export interface FrontDeps {
   serverInfo: JsonObject;
   /** With fallback tools a required tool answers hosts without tasks instead of -32021. */
   fallbackTools?: boolean;
+  /** Task notification streams (`subscriptions/listen` with taskIds); absent: left to the SDK. */
+  listen?: ListenHub | undefined;
 }
 
 const MAX_NESTING = 64;

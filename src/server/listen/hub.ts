@@ -13,14 +13,18 @@ import { TaskSubscription } from './subscription.js';
  */
 export class ListenHub {
   options: ListenOptions;
-  readonly #runtime: TaskRuntimeFace;
+  readonly #runtime: Pick<TaskRuntimeFace, 'getTask'>;
   readonly #events: TaskEvents;
   readonly #byTask = new Map<string, Set<TaskSubscription>>();
   readonly #perPrincipal = new Map<string, number>();
   #open = 0;
   #detach: (() => void) | undefined;
 
-  constructor(runtime: TaskRuntimeFace, events: TaskEvents, options: Partial<ListenOptions> = {}) {
+  constructor(
+    runtime: Pick<TaskRuntimeFace, 'getTask'>,
+    events: TaskEvents,
+    options: Partial<ListenOptions> = {},
+  ) {
     this.#runtime = runtime;
     this.#events = events;
     this.options = { ...DEFAULT_LISTEN_OPTIONS, ...options };

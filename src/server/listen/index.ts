@@ -14,6 +14,7 @@ import { asksForTasks, checkListen, tooManySubscriptions, type ListenRequest } f
 import { nodeSink, webSink } from './sse-sink.js';
 
 export { DEFAULT_LISTEN_OPTIONS, type ListenOptions } from './options.js';
+export type { ListenHub } from './hub.js';
 export { INITIAL_STATE_META, SUBSCRIPTION_ID_META } from './subscription.js';
 
 /** A listen request accepted for streaming; `http.ts` serves it on its own face. */
@@ -27,37 +28,38 @@ export type ListenDecision =
   | { kind: 'stream'; stream: ListenStream };
 
 interface ListenFront {
-  runtime: () => TaskRuntimeFace;
+  listen?: ListenHub | undefined;
   serverInfo: JsonObject;
 }
 
-// One hub per runtime, so the front needs no new constructor argument.
-const hubs = new WeakMap<TaskRuntimeFace, ListenHub>();
+/** What the hub needs of the runtime: owner-checked reads and the store's change events. */
+export type ListenRuntime = Pick<TaskRuntimeFace, 'getTask'> & { readonly events: TaskEvents };
 
-function eventsOf(runtime: TaskRuntimeFace): TaskEvents | undefined {
-  return (runtime as TaskRuntimeFace & { events?: TaskEvents }).events;
-}
+// The hub of each runtime, so tests and metrics can reach it through `app.runtime`.
+const hubs = new WeakMap<ListenRuntime, ListenHub>();
 
-function hubFor(runtime: TaskRuntimeFace): ListenHub | undefined {
-  let hub = hubs.get(runtime);
-  const events = eventsOf(runtime);
-  if (hub === undefined && events !== undefined)
-    hubs.set(runtime, (hub = new ListenHub(runtime, events)));
+/** The task-stream hub of one server; `createTaskServer` makes one and hands it to the front. */
+export function createListenHub(
+  runtime: ListenRuntime,
+  options: Partial<ListenOptions> = {},
+): ListenHub {
+  const hub = new ListenHub(runtime, runtime.events, options);
+  hubs.set(runtime, hub);
   return hub;
 }
 
 /** Changes the listen limits of a server (`app.runtime`); open streams keep theirs. */
-export function configureListen(runtime: TaskRuntimeFace, options: Partial<ListenOptions>): void {
-  const hub = hubFor(runtime);
+export function configureListen(runtime: ListenRuntime, options: Partial<ListenOptions>): void {
+  const hub = hubs.get(runtime);
   if (hub !== undefined) hub.options = { ...hub.options, ...options };
 }
 
 /** Open task streams and routed task ids of a server, for tests and metrics. */
-export function listenStats(runtime: TaskRuntimeFace): {
+export function listenStats(runtime: ListenRuntime): {
   subscriptions: number;
   routedTasks: number;
 } {
-  return hubFor(runtime)?.stats ?? { subscriptions: 0, routedTasks: 0 };
+  return hubs.get(runtime)?.stats ?? { subscriptions: 0, routedTasks: 0 };
 }
 
 function errorDecision(id: IncomingRequest['id'], wire: WireError): ListenDecision {
@@ -96,10 +98,8 @@ export function routeListen(
   headers: HeaderReader,
   principal: string,
 ): ListenDecision | undefined {
-  if (!asksForTasks(req)) return undefined;
-  const runtime = front.runtime();
-  const hub = hubFor(runtime);
-  if (hub === undefined) return undefined;
+  const hub = front.listen;
+  if (hub === undefined || !asksForTasks(req)) return undefined;
   const checked = checkListen(req, headers, hub.options);
   if ('httpStatus' in checked) return errorDecision(req.id, checked);
   if (!hub.reserve(principal)) {

@@ -21,7 +21,7 @@ export const INITIAL_STATE_META = 'dev.taskrail/initialState';
 const SERVER_INFO_META = 'io.modelcontextprotocol/serverInfo';
 
 export interface SubscriptionDeps {
-  runtime: TaskRuntimeFace;
+  runtime: Pick<TaskRuntimeFace, 'getTask'>;
   principal: string;
   request: ListenRequest;
   sink: SseSink;
