@@ -13,8 +13,10 @@ export async function subscribeEvents(
   events: TaskEvents,
   warn: (message: string) => void,
 ): Promise<void> {
+  const ownPrefix = `{"o":${JSON.stringify(origin)},`;
   subscriber.on('message', (from: string, message: string) => {
-    if (from !== channel) return;
+    // Our own writes come back too; skip them before paying for a parse of the whole record.
+    if (from !== channel || message.startsWith(ownPrefix)) return;
     let event: WireEvent;
     try {
       event = JSON.parse(message) as WireEvent;
@@ -22,7 +24,7 @@ export async function subscribeEvents(
       warn(`ignoring a malformed message on ${channel}`);
       return;
     }
-    if (event.o !== origin) deliver(event, events);
+    deliver(event, events);
   });
   await subscriber.subscribe(channel);
 }

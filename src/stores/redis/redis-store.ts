@@ -91,7 +91,9 @@ export class RedisTaskStore implements TaskStore {
     if (reply[0] === -1) throw new TaskrailError('CONFLICT', `task ${task.id} already exists`);
     if (reply[0] === 0) return { task: decodeRecord(reply[1], reply[2]), created: false };
     const stored = decodeRecord(encoded.fixed, encoded.data);
-    this.events.emit('task:created', { task: decodeRecord(encoded.fixed, encoded.data) });
+    if (this.events.listenerCount('task:created') > 0) {
+      this.events.emit('task:created', { task: decodeRecord(encoded.fixed, encoded.data) });
+    }
     return { task: stored, created: true };
   }
 
