@@ -15,6 +15,7 @@ const silent = { info() {}, warn() {}, error() {} };
 export class Gates {
   readonly #open = new Map<string, () => void>();
   readonly #waits = new Map<string, Promise<void>>();
+  readonly #opened = new Set<string>();
 
   wait(name: string, signal: AbortSignal): Promise<void> {
     let promise = this.#waits.get(name);
@@ -28,7 +29,12 @@ export class Gates {
     });
   }
 
+  isOpen(name: string): boolean {
+    return this.#opened.has(name);
+  }
+
   open(name: string): void {
+    this.#opened.add(name);
     if (!this.#waits.has(name)) this.#waits.set(name, Promise.resolve());
     this.#open.get(name)?.();
   }
@@ -76,6 +82,22 @@ export async function startServer(options: Partial<TaskServerOptions> = {}): Pro
     async (args, ctx) => {
       await gates.wait(String(args['gate']), ctx.signal);
       return text('report done');
+    },
+  );
+  app.tool(
+    'ticker',
+    {
+      description: 'Reports progress until its gate opens',
+      inputSchema: Gate,
+      task: { mode: 'optional', ...fast },
+    },
+    async (args, ctx) => {
+      for (let tick = 1; !gates.isOpen(String(args['gate'])); tick++) {
+        await ctx.progress(`tick ${tick}`);
+        await new Promise((resolve) => setTimeout(resolve, 25));
+        ctx.signal.throwIfAborted();
+      }
+      return text('ticked');
     },
   );
   app.tool('tool_error', { description: 'isError', task: { mode: 'required', ...fast } }, () => ({
