@@ -10,6 +10,7 @@ import {
   type RequestFraming,
 } from './rpc-http.js';
 import { SchemaChecker } from './schema-check.js';
+import { TaskSubscriber, type PushOptions } from './subscribe.js';
 import { TaskRpc } from './task-rpc.js';
 import { judgeResult, TaskWatch, type TaskEvent, type WatchDeps } from './task-watch.js';
 import { settledCall, WatchedCall, type ToolCall } from './tool-call.js';
@@ -36,6 +37,8 @@ export interface TaskrailClientOptions {
   connectionGraceMs?: number;
   fetch?: typeof fetch;
   onEvent?: (event: TaskEvent) => void;
+  /** Follow tasks over `subscriptions/listen` (default on; polling stays the fallback); `false`: poll only. */
+  push?: false | PushOptions;
 }
 
 export interface CallToolOptions {
@@ -56,6 +59,7 @@ export class TaskrailClient {
   readonly #callDispatch: RawDispatch;
   readonly #rpc: TaskRpc;
   readonly #checker = new SchemaChecker();
+  readonly #push: TaskSubscriber | undefined;
   #tools: Promise<Tool[]> | undefined;
 
   constructor(options: TaskrailClientOptions) {
@@ -72,6 +76,10 @@ export class TaskrailClient {
       framing: this.#framing(this.tasksEnabled ? withTasks : caps),
     });
     this.#rpc = new TaskRpc(createHttpDispatch({ ...base, framing: this.#framing(withTasks) }));
+    this.#push =
+      options.push === false
+        ? undefined
+        : new TaskSubscriber({ ...base, framing: this.#framing(withTasks) }, options.push);
   }
 
   get tasksEnabled(): boolean {
@@ -196,6 +204,7 @@ export class TaskrailClient {
   }
 
   close(): void {
+    this.#push?.close();
     if (this.#ownsLedger) this.ledger.close();
   }
 
@@ -216,6 +225,7 @@ export class TaskrailClient {
       checker: this.#checker,
       defaultPollIntervalMs: this.#defaultPoll(),
       ...pick(this.#options, ['connectionGraceMs', 'onEvent']),
+      ...(this.#push === undefined ? {} : { push: this.#push }),
     };
   }
 

@@ -25,6 +25,7 @@ export {
 } from './ledger-port.js';
 export { inputCapabilities, type InputContext, type InputHandlers } from './input.js';
 export type { TaskEvent } from './task-watch.js';
+export type { PushOptions } from './subscribe.js';
 export {
   createHttpDispatch,
   encodeHeaderValue,

@@ -6,6 +6,7 @@ import { answerInputRequests, type InputHandlers } from './input.js';
 import { isFinal, type LedgerEntry, type LedgerStatus, type TaskLedger } from './ledger.js';
 import type { CallOutcome } from './outcome.js';
 import type { SchemaChecker } from './schema-check.js';
+import { waitForTurn, type TaskPush } from './subscribe.js';
 import type { Answer, TaskRpc } from './task-rpc.js';
 import type { CallToolResult } from './wire.js';
 
@@ -29,6 +30,8 @@ export interface WatchDeps {
   /** How long polling rides out connection failures once the server was reached; default 10 s. */
   connectionGraceMs?: number;
   onEvent?: (event: TaskEvent) => void;
+  /** Pushed task states (`subscriptions/listen`); without it the watch only polls. */
+  push?: TaskPush;
 }
 
 const INVALID_PARAMS = -32602;
@@ -63,12 +66,14 @@ export class TaskWatch {
   async run(signal?: AbortSignal): Promise<CallOutcome> {
     const { ledger } = this.#deps;
     ledger.setOwner(this.taskId, process.pid);
+    const follower = this.#deps.push?.follow(this.taskId);
     try {
       for (;;) {
         const entry = ledger.require(this.taskId);
         if (isFinal(entry.status)) return outcomeFromEntry(entry);
-        await sleepUntil(entry.nextPollAt, signal);
-        const answer = await this.#retrying(() => this.#deps.rpc.get(this.taskId, signal), signal);
+        const pushed = await waitForTurn(follower, entry.nextPollAt, signal);
+        const answer =
+          pushed ?? (await this.#retrying(() => this.#deps.rpc.get(this.taskId, signal), signal));
         if (!answer.ok) {
           if (answer.error.code === INVALID_PARAMS) return this.#settleLost(answer.error);
           throw new Error(`tasks/get failed: ${answer.error.code} ${answer.error.message}`);
@@ -80,6 +85,7 @@ export class TaskWatch {
         }
       }
     } finally {
+      follower?.close();
       if (ledger.get(this.taskId)?.ownerPid === process.pid)
         ledger.setOwner(this.taskId, undefined);
     }
