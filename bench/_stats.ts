@@ -2,7 +2,9 @@
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 export function percentile(values: number[], p: number): number {
@@ -28,7 +30,8 @@ export function report(section: Section): void {
 
 export function gc(): void {
   const collect = (globalThis as { gc?: () => void }).gc;
-  if (collect === undefined) throw new Error('run benchmarks with node --expose-gc (npm run bench does)');
+  if (collect === undefined)
+    throw new Error('run benchmarks with node --expose-gc (npm run bench does)');
   collect();
   collect();
 }

@@ -17,12 +17,24 @@ const silent = { info() {}, warn() {}, error() {} };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const tools: RunnableTool[] = [
-  { name: 'ten_ms', task: { mode: 'optional' }, handler: async () => (await sleep(10), { content: [] }) },
+  {
+    name: 'ten_ms',
+    task: { mode: 'optional' },
+    handler: async () => {
+      await sleep(10);
+      return { content: [] };
+    },
+  },
   {
     name: 'park',
     task: { mode: 'optional' },
     handler: async (_a, ctx) => {
-      await ctx.input({ q: { method: 'elicitation/create', params: { message: 'q', requestedSchema: { type: 'object', properties: {} } } } });
+      await ctx.input({
+        q: {
+          method: 'elicitation/create',
+          params: { message: 'q', requestedSchema: { type: 'object', properties: {} } },
+        },
+      });
       return { content: [] };
     },
   },
@@ -40,7 +52,10 @@ async function completionLatency(store: TaskStore, rounds: number): Promise<numb
     const started = performance.now();
     const done = new Promise<void>((resolve) => {
       const off = store.events.on('task:transition', ({ to }) => {
-        if (to === 'completed') (off(), resolve());
+        if (to === 'completed') {
+          off();
+          resolve();
+        }
       });
     });
     await runtime.createTask({ tool: 'ten_ms', arguments: {}, principal: 'bench' });
@@ -74,7 +89,8 @@ async function heapPerParkedTask(makeStore: () => TaskStore, count: number): Pro
       if (to === 'input_required' && ++parked === count) resolve();
     });
   });
-  for (let i = 0; i < count; i += 1) await runtime.createTask({ tool: 'park', arguments: { i }, principal: 'bench' });
+  for (let i = 0; i < count; i += 1)
+    await runtime.createTask({ tool: 'park', arguments: { i }, principal: 'bench' });
   await allParked;
   gc();
   const perTask = (process.memoryUsage().heapUsed - before) / count;
@@ -125,9 +141,18 @@ const section: Section = {
     ['idle CPU over 10 s, started runtime (ms)', idleMs, '', '', ''],
   ],
   goals: [
-    { text: `a 10 ms task completes within 1.3× the bare wait (SQLite: ${(median(onDisk) / median(bare)).toFixed(2)}×)`, met: median(onDisk) / median(bare) <= 1.3 },
-    { text: `≤ 1 KB retained heap per task kept in memory (${Math.round(heapMemory)} B)`, met: heapMemory <= 1024 },
-    { text: `≤ 100 B retained heap per task on a durable store (${Math.round(heapSqlite)} B)`, met: heapSqlite <= 100 },
+    {
+      text: `a 10 ms task completes within 1.3× the bare wait (SQLite: ${(median(onDisk) / median(bare)).toFixed(2)}×)`,
+      met: median(onDisk) / median(bare) <= 1.3,
+    },
+    {
+      text: `≤ 1 KB retained heap per task kept in memory (${Math.round(heapMemory)} B)`,
+      met: heapMemory <= 1024,
+    },
+    {
+      text: `≤ 100 B retained heap per task on a durable store (${Math.round(heapSqlite)} B)`,
+      met: heapSqlite <= 100,
+    },
     { text: `idle CPU ≈ 0 (${idleMs.toFixed(1)} ms over 10 s)`, met: idleMs < 50 },
   ],
 };

@@ -36,7 +36,8 @@ for (const file of files) {
   }
 }
 
-const cell = (v) => (typeof v === 'number' ? (Number.isInteger(v) ? String(v) : v.toFixed(2)) : String(v));
+const cell = (v) =>
+  typeof v === 'number' ? (Number.isInteger(v) ? String(v) : v.toFixed(2)) : String(v);
 const lines = [
   '# Benchmarks',
   '',

@@ -2,7 +2,13 @@
  * `taskrail`: the task model, errors, the TaskStore port and shared types. This entry loads no
  * database driver and no MCP SDK; servers, clients and stores have their own subpaths.
  */
-export { TASK_STATUSES, TRANSITIONS, canTransition, isTaskStatus, isTerminal } from './task/status.js';
+export {
+  TASK_STATUSES,
+  TRANSITIONS,
+  canTransition,
+  isTaskStatus,
+  isTerminal,
+} from './task/status.js';
 export type { TaskStatus, TerminalStatus } from './task/status.js';
 export { RPC, RpcError, TaskrailError, isRpcError } from './task/errors.js';
 export type { JsonRpcErrorObject, TaskrailErrorCode } from './task/errors.js';

@@ -40,7 +40,8 @@ function layerOf(file: string): string {
 
 function importsOf(file: string): string[] {
   const text = readFileSync(file, 'utf8');
-  const pattern = /(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
+  const pattern =
+    /(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
   return [...text.matchAll(pattern)].map((m) => (m[1] ?? m[2]) as string);
 }
 

@@ -23,7 +23,8 @@ export async function runInline(tool: RunnableTool, input: InlineRunInput): Prom
       asked = requests;
     },
     async writeProgress() {},
-    loadStep: (name) => (steps.has(name) ? { found: true, value: steps.get(name) } : { found: false }),
+    loadStep: (name) =>
+      steps.has(name) ? { found: true, value: steps.get(name) } : { found: false },
     async saveStep(name, value) {
       steps.set(name, value);
     },

@@ -16,7 +16,8 @@ export function resolveTtl(
   const wanted = requested !== undefined ? requested : tool.ttlMs;
   if (wanted === undefined) return Math.min(policy.defaultTtlMs, policy.maxTtlMs);
   if (wanted === null) return policy.allowUnlimitedTtl ? null : policy.maxTtlMs;
-  if (!Number.isFinite(wanted) || wanted <= 0) return Math.min(policy.defaultTtlMs, policy.maxTtlMs);
+  if (!Number.isFinite(wanted) || wanted <= 0)
+    return Math.min(policy.defaultTtlMs, policy.maxTtlMs);
   return Math.min(Math.round(wanted), policy.maxTtlMs);
 }
 
@@ -48,7 +49,11 @@ export function formatProgress(update: {
 }): string | undefined {
   const { progress, total, message } = update;
   const counter =
-    progress === undefined ? undefined : total === undefined ? `${progress}` : `${progress}/${total}`;
+    progress === undefined
+      ? undefined
+      : total === undefined
+        ? `${progress}`
+        : `${progress}/${total}`;
   if (message !== undefined && counter !== undefined) return `${message} (${counter})`;
   return message ?? counter;
 }

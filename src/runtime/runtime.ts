@@ -174,9 +174,15 @@ export class TaskRuntime {
   }
 
   /** Moves a live task to `cancelled` and aborts its handler. A terminal task is returned as is. */
-  async cancelTask(id: string, principal: string, message?: string): Promise<TaskRecord | undefined> {
+  async cancelTask(
+    id: string,
+    principal: string,
+    message?: string,
+  ): Promise<TaskRecord | undefined> {
     if ((await this.getTask(id, principal)) === undefined) return undefined;
-    const task = await updateTask(this.store, id, (current) => t.cancel(current, this.#clock(), message));
+    const task = await updateTask(this.store, id, (current) =>
+      t.cancel(current, this.#clock(), message),
+    );
     this.#running.get(id)?.abort(new Error('task cancelled'));
     return task;
   }
@@ -224,7 +230,9 @@ export class TaskRuntime {
 
   #every(intervalMs: number, work: () => Promise<unknown>): void {
     const timer = setInterval(() => {
-      work().catch((error: unknown) => this.#logger.warn('background work failed', { error: String(error) }));
+      work().catch((error: unknown) =>
+        this.#logger.warn('background work failed', { error: String(error) }),
+      );
     }, intervalMs);
     timer.unref();
     this.#timers.push(timer);

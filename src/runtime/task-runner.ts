@@ -89,7 +89,11 @@ function interruptionRefusal(
   return undefined;
 }
 
-async function execute(settings: RunnerSettings, task: TaskRecord, signal: AbortSignal): Promise<void> {
+async function execute(
+  settings: RunnerSettings,
+  task: TaskRecord,
+  signal: AbortSignal,
+): Promise<void> {
   const tool = settings.tools.get(task.tool) as RunnableTool;
   const steps = await settings.store.loadSteps(task.id);
   const context = new RunContext(durableBackend(settings, task, steps, signal));
@@ -118,7 +122,11 @@ function outcomeOfResult(result: ToolResult, limit: number): Outcome {
 }
 
 /** A protocol error keeps its code; anything else becomes -32603 with a safe message. */
-function errorObject(settings: RunnerSettings, task: TaskRecord, error: unknown): JsonRpcErrorObject {
+function errorObject(
+  settings: RunnerSettings,
+  task: TaskRecord,
+  error: unknown,
+): JsonRpcErrorObject {
   if (error instanceof RpcError) return error.toJSON();
   settings.logger.error('tool handler threw', {
     taskId: task.id,
@@ -134,7 +142,9 @@ type Outcome = { result: JsonObject } | { error: JsonRpcErrorObject };
 async function finish(settings: RunnerSettings, taskId: string, outcome: Outcome): Promise<void> {
   await updateTask(settings.store, taskId, (current) => {
     const now = settings.clock();
-    return 'result' in outcome ? t.complete(current, outcome.result, now) : t.fail(current, outcome.error, now);
+    return 'result' in outcome
+      ? t.complete(current, outcome.result, now)
+      : t.fail(current, outcome.error, now);
   });
 }
 
@@ -156,7 +166,8 @@ function durableBackend(
       const parked = await updateTask(store, task.id, (current) =>
         t.requestInput(current, requests, clock(), statusMessage),
       );
-      if (parked === undefined || isTerminal(parked.status)) throw new RpcError(RPC.INTERNAL_ERROR, 'task ended');
+      if (parked === undefined || isTerminal(parked.status))
+        throw new RpcError(RPC.INTERNAL_ERROR, 'task ended');
       answers = parked.inputResponses;
     },
     async writeProgress(statusMessage: string) {
@@ -186,10 +197,13 @@ function startHeartbeat(
     settings.store
       .renewLease(taskId, lease.token, settings.leaseMs)
       .then(({ held, status }) => {
-        if (status !== undefined && isTerminal(status)) controller.abort(new Error(`task ${status}`));
+        if (status !== undefined && isTerminal(status))
+          controller.abort(new Error(`task ${status}`));
         else if (!held && status === 'working') controller.abort(new Error('lease lost'));
       })
-      .catch((error: unknown) => settings.logger.warn('lease renewal failed', { taskId, error: String(error) }));
+      .catch((error: unknown) =>
+        settings.logger.warn('lease renewal failed', { taskId, error: String(error) }),
+      );
   }, settings.heartbeatMs);
   timer.unref();
   return () => clearInterval(timer);

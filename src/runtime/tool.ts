@@ -73,7 +73,10 @@ export interface TaskContext {
    * start when the answers arrive, with finished `step`s and earlier answers replayed, so code
    * before a question should be cheap or wrapped in `step`.
    */
-  input(requests: Record<string, InputRequest>, statusMessage?: string): Promise<Record<string, JsonObject>>;
+  input(
+    requests: Record<string, InputRequest>,
+    statusMessage?: string,
+  ): Promise<Record<string, JsonObject>>;
   /** `input` for one elicitation. */
   elicit(key: string, params: ElicitParams): Promise<ElicitAnswer>;
   /** Run `fn` once per task: a finished step's value is recorded and returned on re-runs. */

@@ -24,7 +24,12 @@ function assertNotTerminal(task: TaskRecord): void {
 }
 
 function next(task: TaskRecord, now: number, changes: Partial<TaskRecord>): TaskRecord {
-  return { ...task, ...changes, updatedAt: Math.max(now, task.updatedAt), revision: task.revision + 1 };
+  return {
+    ...task,
+    ...changes,
+    updatedAt: Math.max(now, task.updatedAt),
+    revision: task.revision + 1,
+  };
 }
 
 export function complete(task: TaskRecord, result: JsonObject, now: number): TaskRecord {
@@ -43,7 +48,11 @@ export function fail(
   return next(task, now, { status: 'failed', error, statusMessage: message });
 }
 
-export function cancel(task: TaskRecord, now: number, statusMessage = 'Cancelled by request.'): TaskRecord {
+export function cancel(
+  task: TaskRecord,
+  now: number,
+  statusMessage = 'Cancelled by request.',
+): TaskRecord {
   assertTransition(task, 'cancelled');
   return next(task, now, { status: 'cancelled', statusMessage });
 }

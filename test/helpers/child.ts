@@ -38,11 +38,18 @@ export function startNode(script: string, args: string[], env: NodeJS.ProcessEnv
             if (match) return finish(() => resolve(match));
           }
           if (child.exitCode !== null || child.signalCode !== null) {
-            finish(() => reject(new Error(`process exited before printing ${pattern}; stderr: ${stderr}`)));
+            finish(() =>
+              reject(new Error(`process exited before printing ${pattern}; stderr: ${stderr}`)),
+            );
           }
         };
         const timer = setTimeout(
-          () => finish(() => reject(new Error(`no line matching ${pattern} within ${timeoutMs} ms; stderr: ${stderr}`))),
+          () =>
+            finish(() =>
+              reject(
+                new Error(`no line matching ${pattern} within ${timeoutMs} ms; stderr: ${stderr}`),
+              ),
+            ),
           timeoutMs,
         );
         const finish = (settle: () => void) => {

@@ -25,10 +25,14 @@ function journalLines(path: string): string[] {
 describe('crash recovery on SQLite (kill -9)', () => {
   it('keeps finished and parked tasks, re-runs working ones without repeating steps, fails retry:false', async () => {
     const { db, journal } = workspace();
-    const child = startNode(CHILD, [db, journal, '1000', 'quick,two_steps,not_twice,ask'], { HOLD: '1' });
+    const child = startNode(CHILD, [db, journal, '1000', 'quick,two_steps,not_twice,ask'], {
+      HOLD: '1',
+    });
     await child.line(/^ready$/);
     const ids = Object.fromEntries(
-      child.lines.filter((l) => l.startsWith('task ')).map((l) => l.split(' ').slice(1) as [string, string]),
+      child.lines
+        .filter((l) => l.startsWith('task '))
+        .map((l) => l.split(' ').slice(1) as [string, string]),
     ) as Record<'quick' | 'two_steps' | 'not_twice' | 'ask', string>;
     const observer = new SqliteTaskStore(db);
     await waitFor('child to reach its resting points', async () => {
@@ -47,7 +51,12 @@ describe('crash recovery on SQLite (kill -9)', () => {
     await observer.close();
 
     const store = new SqliteTaskStore(db);
-    const runtime = new TaskRuntime({ store, tools: durableTools(journal), leaseMs: 1000, logger: silent });
+    const runtime = new TaskRuntime({
+      store,
+      tools: durableTools(journal),
+      leaseMs: 1000,
+      logger: silent,
+    });
     try {
       assert.equal((await store.get(ids.two_steps))?.status, 'working');
       runtime.start();
@@ -57,7 +66,9 @@ describe('crash recovery on SQLite (kill -9)', () => {
       });
       assert.equal(twoSteps.status, 'completed');
       assert.equal(twoSteps.attempt, 2);
-      assert.deepEqual(twoSteps.result?.content, [{ type: 'text', text: 'first result + second result' }]);
+      assert.deepEqual(twoSteps.result?.content, [
+        { type: 'text', text: 'first result + second result' },
+      ]);
       const notTwice = await waitFor('not_twice to end', async () => {
         const task = await store.get(ids.not_twice);
         return task && isTerminal(task.status) ? task : undefined;
@@ -74,7 +85,9 @@ describe('crash recovery on SQLite (kill -9)', () => {
       assert.deepEqual(await store.get(ids.quick), quickBefore, 'a completed task is unchanged');
       const ask = await store.get(ids.ask);
       assert.equal(ask?.status, 'input_required', 'a parked task stays parked');
-      await runtime.answerInput(ids.ask, 'crash-test', { confirm: { action: 'accept', content: { ok: true } } });
+      await runtime.answerInput(ids.ask, 'crash-test', {
+        confirm: { action: 'accept', content: { ok: true } },
+      });
       const answered = await waitFor('parked task to complete', async () => {
         const task = await store.get(ids.ask);
         return task?.status === 'completed' ? task : undefined;
@@ -90,10 +103,18 @@ describe('crash recovery on SQLite (kill -9)', () => {
     const { db, journal } = workspace();
     const child = startNode(CHILD, [db, journal, '3000', 'wait_for_cancel']);
     try {
-      const [, id] = (await child.line(/^task wait_for_cancel (\S+)$/)) as unknown as [string, string];
+      const [, id] = (await child.line(/^task wait_for_cancel (\S+)$/)) as unknown as [
+        string,
+        string,
+      ];
       await waitFor('handler to start', () => journalLines(journal).includes(`waiting ${id}`));
       const store = new SqliteTaskStore(db);
-      const runtime = new TaskRuntime({ store, tools: durableTools(journal), executor: 'none', logger: silent });
+      const runtime = new TaskRuntime({
+        store,
+        tools: durableTools(journal),
+        executor: 'none',
+        logger: silent,
+      });
       const cancelledAt = Date.now();
       const cancelled = await runtime.cancelTask(id, 'crash-test');
       assert.equal(cancelled?.status, 'cancelled');

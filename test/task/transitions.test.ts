@@ -9,7 +9,14 @@ import { isoTime } from '../../src/task/time.js';
 
 const base = () =>
   newTaskRecord(
-    { id: 'task-1', principal: 'alice', tool: 'demo', arguments: { a: 1 }, ttlMs: 1000, pollIntervalMs: 50 },
+    {
+      id: 'task-1',
+      principal: 'alice',
+      tool: 'demo',
+      arguments: { a: 1 },
+      ttlMs: 1000,
+      pollIntervalMs: 50,
+    },
     10_000,
   );
 const elicit = { method: 'elicitation/create', params: { message: 'ok?' } };
@@ -44,7 +51,10 @@ describe('the status machine table', () => {
       () => t.report(done, 'late progress', 1),
       () => t.requestInput(done, { k: elicit }, 1),
     ]) {
-      assert.throws(move, (error: unknown) => error instanceof TaskrailError && error.code === 'TASK_TERMINAL');
+      assert.throws(
+        move,
+        (error: unknown) => error instanceof TaskrailError && error.code === 'TASK_TERMINAL',
+      );
     }
   });
 });
@@ -62,15 +72,31 @@ describe('transitions', () => {
     assert.equal(parked.status, 'input_required');
     const answered = t.answerInput(parked, { k: { action: 'accept' } }, 10_002).task;
     assert.equal(answered.status, 'working');
-    assert.throws(() => t.requestInput(answered, { k: { method: 'elicitation/create', params: { message: 'other' } } }, 10_003), {
-      code: 'INPUT_KEY_REUSED',
-    });
-    assert.equal(t.requestInput(answered, { k: elicit }, 10_003), answered, 'asking an answered key again is a replay');
+    assert.throws(
+      () =>
+        t.requestInput(
+          answered,
+          { k: { method: 'elicitation/create', params: { message: 'other' } } },
+          10_003,
+        ),
+      {
+        code: 'INPUT_KEY_REUSED',
+      },
+    );
+    assert.equal(
+      t.requestInput(answered, { k: elicit }, 10_003),
+      answered,
+      'asking an answered key again is a replay',
+    );
   });
 
   it('takes only pending keys, ignores unknown and repeated answers, resumes when all are in', () => {
     const parked = t.requestInput(base(), { a: elicit, b: elicit }, 10_001);
-    const first = t.answerInput(parked, { a: { action: 'accept' }, zzz: { action: 'accept' } }, 10_002);
+    const first = t.answerInput(
+      parked,
+      { a: { action: 'accept' }, zzz: { action: 'accept' } },
+      10_002,
+    );
     assert.deepEqual(first.accepted, ['a']);
     assert.equal(first.resumed, false);
     assert.deepEqual(Object.keys(pendingInputRequests(first.task)), ['b']);
