@@ -41,8 +41,13 @@ export function headerMismatch(detail: string): WireError {
 }
 
 export function missingTasksCapability(): WireError {
+  return missingCapability({ extensions: { [TASKS_EXTENSION]: {} } });
+}
+
+/** -32021 naming the missing capabilities as a ClientCapabilities object. */
+export function missingCapability(requiredCapabilities: Record<string, unknown>): WireError {
   return wire(400, RPC.MISSING_REQUIRED_CLIENT_CAPABILITY, 'Missing required client capability', {
-    requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
+    requiredCapabilities,
   });
 }
 

@@ -1,6 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
+import {
+  createMcpHandler,
+  type McpHttpHandler,
+  type ServerNotifier,
+} from '@modelcontextprotocol/server';
 import type { Logger, RuntimeOptions } from '../runtime/api.js';
 import { TaskRuntime } from '../runtime/runtime.js';
 import type { ToolHandler } from '../runtime/tool.js';
@@ -13,6 +17,7 @@ import { buildMcpServer, type InstanceDeps } from './mcp-instance.js';
 import { createListenHub, type ListenOptions } from './listen/index.js';
 import { createLegacySessions, type LegacySessionsOption } from './legacy/sessions.js';
 import { ANONYMOUS, principalOf } from './principal.js';
+import { isLoopbackHost, localHostSet } from './host-check.js';
 import { ToolRegistry } from './registry.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
 import type { McpConfigurer, TaskToolConfig } from './types.js';
@@ -30,6 +35,11 @@ export interface TaskServerOptions {
   admin?: AdminOptions;
   /** Request bodies over this many bytes get HTTP 413. Default 4 MiB. */
   maxBodyBytes?: number;
+  /**
+   * Host names accepted in the Host and Origin headers. Default: when `listen` binds a
+   * loopback address, only local names (DNS-rebinding protection); otherwise any.
+   */
+  allowedHosts?: string[];
   /** The endpoint path. Default `/mcp`. */
   path?: string;
   /** Runtime settings (executor, concurrency, TTLs, limits); the store and tools are filled in. */
@@ -58,6 +68,8 @@ export interface TaskServer {
   readonly runtime: TaskRuntime;
   readonly tools: ToolRegistry;
   readonly store: TaskStore;
+  /** Publishes list-changed events to open `subscriptions/listen` streams. */
+  readonly notify: ServerNotifier;
   /** Web-standard face: serve one HTTP request. */
   fetch(request: Request): Promise<Response>;
   /** `node:http` / Express face. */
@@ -131,6 +143,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     tokens,
     onError,
+    allowedHosts: options.allowedHosts === undefined ? undefined : new Set(options.allowedHosts),
     admin,
   };
   const nodeHandler = createNodeHandler(httpDeps);
@@ -149,11 +162,15 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     runtime,
     tools,
     store: options.store,
+    notify: sdk.notify,
     fetch: fetchHandler,
     nodeHandler,
     instanceDeps,
     async listen(port = 3000, host = '127.0.0.1') {
       if (tools.hasTaskTools()) runtime.start();
+      if (options.allowedHosts === undefined && isLoopbackHost(host)) {
+        httpDeps.allowedHosts = localHostSet();
+      }
       http = createServer(nodeHandler);
       await new Promise<void>((resolve, reject) => {
         http?.once('error', reject);

@@ -5,20 +5,19 @@ import {
   isObject,
   isRemovedTaskMethod,
   isTaskMethod,
-  isWireError,
-  missingTasksCapability,
+  methodNotFound,
   parseError,
   peekId,
   readRequest,
   type HeaderReader,
-  type IncomingRequest,
 } from '../protocol/index.js';
 import type { JsonObject } from '../task/record.js';
 import { nestingExceeds } from './body.js';
 import { routeListen, type ListenHub, type ListenStream } from './listen/index.js';
 import type { ToolRegistry } from './registry.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
-import { checkModern, errorReply, serveTaskMethod, type Reply } from './task-methods.js';
+import { capabilityGate } from './front-gates.js';
+import { errorReply, serveTaskMethod, type Reply } from './task-methods.js';
 
 /** Either an answer made here, or the parsed body for the SDK handler. */
 export type Decision =
@@ -47,20 +46,6 @@ function parse(text: string): { ok: true; value: unknown } | { ok: false } {
   }
 }
 
-/** A required task tool called by a client that did not declare the extension on this request. */
-function requiredToolGate(
-  deps: FrontDeps,
-  req: IncomingRequest,
-  headers: HeaderReader,
-): Reply | undefined {
-  if (!isObject(req.params) || typeof req.params['name'] !== 'string') return undefined;
-  const tool = deps.tools.get(req.params['name']);
-  if (tool?.task.mode !== 'required') return undefined;
-  const checked = checkModern(req, headers);
-  if (isWireError(checked) || checked.declaresTasks) return undefined;
-  return errorReply(req.id ?? null, missingTasksCapability());
-}
-
 /**
  * The checked fast path in front of the SDK: `tasks/*` on the modern wire are answered here
  * (a per-request SDK server instance costs far more than the store read), as are malformed
@@ -86,6 +71,10 @@ export async function decide(
     return { kind: 'reply', reply: errorReply(peekId(body), req) };
   }
   const modern = isModernRequest(headers, req.params);
+  // `initialize` does not exist on the stateless wire; only a 2025 client may open a session.
+  if (modern && req.method === 'initialize') {
+    return { kind: 'reply', reply: errorReply(req.id ?? null, methodNotFound(req.method)) };
+  }
   if (modern && (isTaskMethod(req.method) || isRemovedTaskMethod(req.method))) {
     const reply = await serveTaskMethod(deps.runtime(), req, headers, principal, deps.serverInfo);
     return { kind: 'reply', reply };
@@ -93,7 +82,7 @@ export async function decide(
   const listen = modern ? routeListen(deps, req, headers, principal) : undefined;
   if (listen !== undefined) return listen;
   if (modern && req.method === 'tools/call' && deps.fallbackTools !== true) {
-    const gate = requiredToolGate(deps, req, headers);
+    const gate = capabilityGate(deps.tools, req, headers);
     if (gate !== undefined) return { kind: 'reply', reply: gate };
   }
   return { kind: 'delegate', parsed: body };

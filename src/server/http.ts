@@ -7,6 +7,7 @@ import { readNodeBody, readWebBody, type BodyOutcome } from './body.js';
 import type { AdminFace } from './admin/index.js';
 import { decide, type FrontDeps } from './front.js';
 import type { LegacySessions } from './legacy/sessions.js';
+import { hostAllowed } from './host-check.js';
 import type { Reply } from './task-methods.js';
 
 export interface HttpDeps extends FrontDeps {
@@ -19,6 +20,8 @@ export interface HttpDeps extends FrontDeps {
   legacy?: LegacySessions | undefined;
   /** The operator routes (`--admin`); absent, they do not exist. */
   admin?: AdminFace | undefined;
+  /** Host names accepted in Host/Origin (DNS-rebinding protection); undefined = any. */
+  allowedHosts?: ReadonlySet<string> | undefined;
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
@@ -32,6 +35,7 @@ const TOO_LARGE = JSON.stringify({
   error: { code: -32600, message: 'Request body too large' },
 });
 const NOT_FOUND = JSON.stringify({ error: 'not_found' });
+const FORBIDDEN = JSON.stringify({ error: 'forbidden', message: 'Host or Origin not allowed' });
 
 function pathOf(url: string | undefined): string {
   const raw = url ?? '/';
@@ -71,6 +75,9 @@ export function createNodeHandler(
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (deps.admin?.handles(pathOf(req.url))) return deps.admin.node(req, res);
     if (pathOf(req.url) !== deps.path) return send(res, 404, NOT_FOUND);
+    if (!hostAllowed(deps.allowedHosts, req.headers.host, req.headers.origin)) {
+      return send(res, 403, FORBIDDEN);
+    }
     const auth = authenticate(deps.tokens, req.headers.authorization);
     if (!auth.ok) return send(res, 401, UNAUTHORIZED, { 'www-authenticate': 'Bearer' });
     const withAuth = req as IncomingMessage & { auth?: AuthInfo };
@@ -119,6 +126,10 @@ export function createFetchHandler(deps: HttpDeps): (request: Request) => Promis
     if (deps.admin?.handles(new URL(request.url).pathname)) return deps.admin.fetch(request);
     if (new URL(request.url).pathname !== deps.path)
       return new Response(NOT_FOUND, { status: 404, headers: JSON_HEADERS });
+    const host = request.headers.get('host') ?? new URL(request.url).host;
+    if (!hostAllowed(deps.allowedHosts, host, request.headers.get('origin') ?? undefined)) {
+      return new Response(FORBIDDEN, { status: 403, headers: JSON_HEADERS });
+    }
     const auth = authenticate(deps.tokens, request.headers.get('authorization') ?? undefined);
     if (!auth.ok) {
       return new Response(UNAUTHORIZED, {

@@ -41,6 +41,11 @@ export interface TaskToolConfig {
   task?: TaskOption;
   beforeTask?: BeforeTaskHook;
   /**
+   * Client capabilities a call needs (e.g. `{ sampling: {} }`). A modern request that does not
+   * declare each top-level key gets -32021 with these as `requiredCapabilities`.
+   */
+  requiredClientCapabilities?: JsonObject;
+  /**
    * 2025-11-25 wire only: text a host may show the model while the task runs, sent as
    * `_meta["io.modelcontextprotocol/model-immediate-response"]` on the CreateTaskResult.
    */
