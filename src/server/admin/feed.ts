@@ -65,6 +65,11 @@ export class AdminFeed {
     return this.#listeners.size;
   }
 
+  /** True while the re-list timer runs (only with a dashboard connected). */
+  get polling(): boolean {
+    return this.#timer !== undefined;
+  }
+
   /** One re-list now; exposed so tests need not wait for the timer. */
   async pollNow(): Promise<void> {
     if (this.#polling) return;

@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { SqliteTaskStore } from '../../src/stores/sqlite/index.js';
+import { newTaskRecord, type TaskRecord } from '../../src/task/record.js';
+import { complete } from '../../src/task/transitions.js';
+import { waitFor } from '../helpers/wait.js';
+import { startHarness, type Harness } from './harness.js';
+
+const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+
+function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+function record(id: string, principal: string, tool: string, createdAt: number): TaskRecord {
+  return newTaskRecord(
+    { id, principal, tool, arguments: { n: 1 }, ttlMs: 3_600_000, pollIntervalMs: 1000 },
+    createdAt,
+  );
+}
+
+describe('taskrail admin (on the store itself)', () => {
+  let h: Harness;
+  let url: string;
+  const dir = mkdtempSync(join(tmpdir(), 'taskrail-admin-cli-'));
+  before(async () => {
+    h = await startHarness({ admin: false });
+    url = `sqlite:${join(dir, 'idle.db')}`;
+    const now = Date.now();
+    const writer = new SqliteTaskStore(join(dir, 'idle.db'));
+    await writer.create(record('cli-task-alice-working-01', 'alice', 'report', now - 3000));
+    const done = await writer.create(
+      record('cli-task-bob-completed-02', 'bob', 'export', now - 2000),
+    );
+    await writer.compareAndSet(complete(done.task, { content: [] }, now), 1);
+    await writer.close();
+  });
+  after(async () => {
+    await h.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('lists tasks across principals, newest first, with filters', async () => {
+    const all = await run(['admin', 'list', '--store', url]);
+    assert.equal(all.code, 0, all.stderr);
+    const ids = all.stdout
+      .trim()
+      .split('\n')
+      .map((line) => line.split(/\s+/)[0]);
+    assert.deepEqual(ids, ['cli-task-bob-completed-02', 'cli-task-alice-working-01']);
+    assert.match(all.stdout, /cli-task-alice-working-01 {2}working {2}report {2}alice {2}\d+s/);
+    const bob = await run(['admin', 'list', '--principal', 'bob', '--store', url]);
+    assert.match(bob.stdout, /^cli-task-bob-completed-02 /);
+    assert.equal(bob.stdout.trim().split('\n').length, 1);
+    const working = await run([
+      'admin',
+      'list',
+      '--status',
+      'working',
+      '--tool',
+      'report',
+      '--store',
+      url,
+      '--json',
+    ]);
+    const parsed = JSON.parse(working.stdout) as { id: string }[];
+    assert.deepEqual(
+      parsed.map((t) => t.id),
+      ['cli-task-alice-working-01'],
+    );
+    const bad = await run(['admin', 'list', '--status', 'nope', '--store', url]);
+    assert.equal(bad.code, 4);
+  });
+
+  it('shows a task as JSON', async () => {
+    const shown = await run(['admin', 'show', 'cli-task-bob-completed-02', '--store', url]);
+    assert.equal(shown.code, 0, shown.stderr);
+    const task = JSON.parse(shown.stdout) as Record<string, unknown>;
+    assert.equal(task['status'], 'completed');
+    assert.equal(task['principal'], 'bob');
+    assert.deepEqual(task['arguments'], { n: 1 });
+    assert.match(String(task['createdAt']), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    const missing = await run(['admin', 'show', 'no-such-task', '--store', url]);
+    assert.equal(missing.code, 4);
+    assert.match(missing.stderr, /not found/);
+  });
+
+  it('cancels a live task; the server running it stops the handler', async () => {
+    const task = await h.create('gate', { key: 'cli' });
+    await waitFor('it to run', async () =>
+      (await h.store.get(task.id))?.statusMessage?.includes('gate'),
+    );
+    const served = `sqlite:${h.dbPath}`;
+    const cancelled = await run(['admin', 'cancel', task.id, '--store', served]);
+    assert.equal(cancelled.code, 0, cancelled.stderr);
+    assert.match(cancelled.stdout, /cancelled/);
+    const stored = await h.store.get(task.id);
+    assert.equal(stored?.status, 'cancelled');
+    assert.equal(stored?.statusMessage, 'Cancelled by an operator.');
+    await waitFor('the handler to see its signal', () => h.aborted.has('cli'));
+    const again = await run(['admin', 'cancel', task.id, '--store', served]);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /already cancelled/);
+  });
+});
