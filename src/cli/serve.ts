@@ -21,6 +21,7 @@ interface ServeOptions {
   maxBody: number;
   logLevel: LogLevel;
   stdio?: boolean;
+  fallbackTools?: boolean;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
@@ -50,6 +51,10 @@ export function registerServe(program: Command): void {
     .option('--max-body <size>', 'largest request body', parseSize, 4 * 1024 * 1024)
     .option('--log-level <level>', 'debug, info, warn, error or silent', parseLogLevel, 'info')
     .option('--stdio', 'speak MCP over standard input/output instead of HTTP')
+    .option(
+      '--fallback-tools',
+      'for hosts without tasks: required tools answer with a task id; adds task_status, task_result, task_cancel',
+    )
     .action((options: ServeOptions) => serve(options));
 }
 
@@ -74,6 +79,7 @@ async function serve(options: ServeOptions): Promise<void> {
     ...(tokens === undefined ? {} : { auth: { tokens } }),
     ...(adminTokens === undefined ? {} : { admin: { tokens: adminTokens } }),
     runtime: { executor: options.worker ? 'local' : 'none', logger },
+    fallbackTools: options.fallbackTools === true,
   });
   try {
     await loadToolSet(options.tools, app);

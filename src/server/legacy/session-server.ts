@@ -1,5 +1,5 @@
 import type { McpServer } from '@modelcontextprotocol/server';
-import { encodeTaskV1, V1_SERVER_TASK_CAPABILITIES } from '../../protocol/v1.js';
+import { declaresV1Tasks, encodeTaskV1, V1_SERVER_TASK_CAPABILITIES } from '../../protocol/v1.js';
 import { normalizeTaskOption } from '../../runtime/tool.js';
 import { buildMcpServer } from '../mcp-instance.js';
 import { SESSION_META, type LegacyDeps } from './deps.js';
@@ -18,10 +18,18 @@ export function buildSessionServer(deps: LegacyDeps, principal: string): McpServ
   mcp.server.registerCapabilities({ tasks: V1_SERVER_TASK_CAPABILITIES } as never);
   // McpServer.registerTool has no `execution` option in SDK v2; its tools/list reads this field.
   const registered = (mcp as unknown as { _registeredTools: RegisteredTools })._registeredTools;
+  // A host that declared no tasks gets plain tools when fallback tools serve its required ones
+  // (SDK clients refuse to call a `required` tool without a task). Read at tools/list time.
+  const plain = (): boolean =>
+    deps.fallbackTools && !declaresV1Tasks(mcp.server.getClientCapabilities());
   for (const tool of deps.instanceDeps.tools.all()) {
     const entry = registered[tool.name];
-    if (entry !== undefined)
-      entry.execution = { taskSupport: normalizeTaskOption(tool.config.task).mode };
+    const execution = { taskSupport: normalizeTaskOption(tool.config.task).mode };
+    if (entry === undefined) continue;
+    Object.defineProperty(entry, 'execution', {
+      get: () => (plain() ? undefined : execution),
+      configurable: true,
+    });
   }
   installV1ToolsCall(mcp, deps);
   registerV1TaskMethods(mcp, deps);
