@@ -109,7 +109,7 @@ export const DASHBOARD_SCRIPT = String.raw`
           on: { click: function (e) { e.stopPropagation(); cancelTask(task.id); } } })
       : null;
     var message = task.statusMessage || '';
-    if (task.pendingInput > 0) message = '⏸ ' + task.pendingInput + ' question(s) · ' + message;
+    if (task.pendingInput > 0) message = task.pendingInput + ' question(s) pending · ' + message;
     return el('tr', { 'data-id': task.id, 'data-status': task.status,
       class: state.selected === task.id ? 'selected' : '',
       on: { click: function () { showDetail(task.id); } } }, [

@@ -4,6 +4,7 @@ export const DASHBOARD_STYLE = `
   --working:#2563eb; --input_required:#b45309; --completed:#15803d; --failed:#b91c1c;
   --cancelled:#6b7280; font: 14px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; }
 * { box-sizing: border-box; }
+[hidden] { display:none !important; }
 body { margin:0; background:var(--bg); color:var(--fg); }
 header { display:flex; align-items:center; gap:16px; padding:10px 20px; background:#141a26; color:#fff; }
 header h1 { font-size:17px; margin:0; flex:1; }

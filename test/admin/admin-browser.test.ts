@@ -1,0 +1,127 @@
+import assert from 'node:assert/strict';
+import { existsSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import type { Browser, Page } from 'playwright-core';
+import { waitFor } from '../helpers/wait.js';
+import { ADMIN, CALLER, startHarness, type Harness } from './harness.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+/** docs/dashboard.png is rewritten only on request, so test runs leave the tree clean. */
+const SCREENSHOT =
+  process.env['TASKRAIL_UPDATE_SCREENSHOT'] === '1'
+    ? fileURLToPath(new URL('../../../docs/dashboard.png', import.meta.url))
+    : join(tmpdir(), `taskrail-dashboard-${process.pid}.png`);
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing (apt-get install -y chromium)`;
+if (skip !== false) process.stdout.write(`# skipping the dashboard browser tests: ${skip}\n`);
+
+describe('dashboard in headless Chromium', { skip }, () => {
+  let h: Harness;
+  let browser: Browser;
+  let page: Page;
+
+  before(async () => {
+    h = await startHarness();
+    const { chromium } = await import('playwright-core');
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+    page = await browser.newPage({ viewport: { width: 1360, height: 760 } });
+  });
+  after(async () => {
+    await browser?.close();
+    await h?.close();
+  });
+
+  const row = (id: string) => page.locator(`#tasks tbody tr[data-id="${id}"]`);
+  const statusOf = async (id: string) => (await h.store.get(id))?.status;
+
+  it('refuses a caller token: the API answers 401 and the page asks again', async () => {
+    await page.goto(`${h.base}/dashboard`);
+    await page.fill('#token', CALLER);
+    await page.click('#login-form button');
+    await page.locator('#login-error').filter({ hasText: '401' }).waitFor();
+    assert.equal(await page.locator('#app').isHidden(), true);
+    const api = await page.request.get(`${h.base}/dashboard/api/tasks`, {
+      headers: { authorization: `Bearer ${CALLER}` },
+    });
+    assert.equal(api.status(), 401);
+  });
+
+  it('logs in once with the admin token and keeps it for the session', async () => {
+    await page.fill('#token', ADMIN);
+    await page.click('#login-form button');
+    await page.locator('#live.on').waitFor();
+    assert.equal(await page.locator('#who').textContent(), 'ops · may answer input');
+    await page.reload();
+    await page.locator('#live.on').waitFor();
+  });
+
+  it('updates the table live while a task runs', async () => {
+    const task = await h.create('gate', { key: 'browser' }, 'alice');
+    await row(task.id).locator('.status.working').waitFor();
+    await row(task.id).locator('td.msg', { hasText: 'waiting at gate browser' }).waitFor();
+    h.open('browser');
+    await row(task.id).locator('.status.completed').waitFor();
+  });
+
+  it('filters by status, tool and principal', async () => {
+    const bob = await h.create('quick', {}, 'bob');
+    const parked = await h.create('ask', {}, 'carol');
+    await waitFor('bob done', async () => (await statusOf(bob.id)) === 'completed');
+    await row(parked.id).locator('.status.input_required').waitFor();
+    await page.selectOption('#f-status', 'input_required');
+    await row(bob.id).waitFor({ state: 'detached' });
+    assert.equal(await row(parked.id).count(), 1);
+    await page.selectOption('#f-status', '');
+    await page.fill('#f-principal', 'bob');
+    await page.dispatchEvent('#f-principal', 'change');
+    await row(parked.id).waitFor({ state: 'detached' });
+    assert.equal(await row(bob.id).count(), 1);
+    await page.fill('#f-principal', '');
+    await page.fill('#f-tool', 'ask');
+    await page.dispatchEvent('#f-tool', 'change');
+    await row(bob.id).waitFor({ state: 'detached' });
+    assert.equal(await row(parked.id).count(), 1);
+    await page.fill('#f-tool', '');
+    await page.dispatchEvent('#f-tool', 'change');
+    await row(bob.id).waitFor();
+  });
+
+  it('answers a parked task from its detail pane', async () => {
+    const parked = await h.create('ask', {}, 'dave');
+    await row(parked.id).locator('.status.input_required').click();
+    await page
+      .locator('#detail textarea[data-key="confirm"]')
+      .fill('{"action":"accept","content":{"ok":true}}');
+    await page.click('#detail button.answer');
+    await waitFor('completion', async () => (await statusOf(parked.id)) === 'completed');
+    await row(parked.id).locator('.status.completed').waitFor();
+  });
+
+  it('cancels a task from the page', async () => {
+    const task = await h.create('gate', { key: 'stays-shut' }, 'erin');
+    await h.create('gate', { key: 'screenshot' }, 'alice');
+    await row(task.id).locator('td.msg', { hasText: 'waiting' }).waitFor();
+    await row(task.id).click();
+    await page.locator('#detail h2', { hasText: task.id }).waitFor();
+    await page.screenshot({ path: SCREENSHOT });
+    assert.ok(statSync(SCREENSHOT).size > 10_000);
+    page.once('dialog', (dialog) => void dialog.accept());
+    await row(task.id).locator('button.cancel').click();
+    await waitFor('cancellation', async () => (await statusOf(task.id)) === 'cancelled');
+    await row(task.id).locator('.status.cancelled').waitFor();
+    await waitFor('the handler to stop', () => h.aborted.has('stays-shut'));
+    h.open('screenshot');
+  });
+});
