@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -41,6 +41,7 @@ describe('dashboard in headless Chromium', { skip }, () => {
   after(async () => {
     await browser?.close();
     await h?.close();
+    if (!SCREENSHOT.includes('docs')) rmSync(SCREENSHOT, { force: true });
   });
 
   const row = (id: string) => page.locator(`#tasks tbody tr[data-id="${id}"]`);
