@@ -15,6 +15,7 @@ import { TaskRpc } from './task-rpc.js';
 import { judgeResult, TaskWatch, type TaskEvent, type WatchDeps } from './task-watch.js';
 import { settledCall, WatchedCall, type ToolCall } from './tool-call.js';
 import { parseToolCallReply, type Tool } from './wire.js';
+import { detectLegacyPeer, type LegacyPeer, type LegacyPeerOptions } from './legacy-call.js';
 
 export interface TaskrailClientOptions {
   /** The server's MCP endpoint, e.g. `http://127.0.0.1:3000/mcp`. */
@@ -61,6 +62,8 @@ export class TaskrailClient {
   readonly #checker = new SchemaChecker();
   readonly #push: TaskSubscriber | undefined;
   #tools: Promise<Tool[]> | undefined;
+  /** Set once the server turned out to speak only 2025-11-25 (legacy-call.ts). */
+  #legacy: LegacyPeer | undefined;
 
   constructor(options: TaskrailClientOptions) {
     this.url = new URL(options.url).href;
@@ -102,7 +105,15 @@ export class TaskrailClient {
     args: Record<string, unknown> = {},
     options: CallToolOptions = {},
   ): Promise<ToolCall> {
-    const tool = await this.#findTool(name);
+    let tool: Tool | undefined;
+    try {
+      if (this.#legacy !== undefined) return await this.#legacy.callTool(name, args, options);
+      tool = await this.#findTool(name);
+    } catch (error) {
+      if (this.#legacy !== undefined) throw error;
+      this.#legacy = await detectLegacyPeer(this.#legacyOptions(), error);
+      return this.#legacy.callTool(name, args, options);
+    }
     if (tool !== undefined) {
       const errors = this.#checker.check(tool.inputSchema, args);
       if (errors.length > 0) return settledCall({ kind: 'rejected', errors });
@@ -203,7 +214,22 @@ export class TaskrailClient {
     );
   }
 
+  #legacyOptions(): LegacyPeerOptions {
+    return {
+      url: this.url,
+      ...pick(this.#options, ['bearer', 'headers', 'fetch', 'onEvent']),
+      clientInfo: this.#options.clientInfo ?? CLIENT_INFO,
+      ledger: this.ledger,
+      input: this.#options.input ?? {},
+      defaultPollIntervalMs: this.#defaultPoll(),
+      background:
+        process.env.TASKRAIL_DISABLE_TASK_BACKGROUND !== '1' && (this.#options.background ?? true),
+      tasks: this.tasksEnabled,
+    };
+  }
+
   close(): void {
+    void this.#legacy?.session.close();
     this.#push?.close();
     if (this.#ownsLedger) this.ledger.close();
   }

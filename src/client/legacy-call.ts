@@ -1,0 +1,283 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { acceptsV1ToolTasks, relatedTaskMeta } from '../protocol/v1.js';
+import type { JsonRpcErrorObject } from '../task/errors.js';
+import { isClientError, TaskrailClientError } from './errors.js';
+import { answerInputRequests, inputCapabilities, type InputHandlers } from './input.js';
+import type { LedgerStatus, TaskLedger } from './ledger-port.js';
+import { LegacySession, type ServerRequestHandler } from './legacy-session.js';
+import type { CallOutcome } from './outcome.js';
+import type { RpcReply } from './rpc-http.js';
+import { SchemaChecker } from './schema-check.js';
+import { judgeResult, type TaskEvent } from './task-watch.js';
+import { settledCall, type ToolCall } from './tool-call.js';
+import type { CallToolResult } from './wire.js';
+
+type JsonObject = Record<string, unknown>;
+type LegacyTool = { name: string; outputSchema?: JsonObject; execution?: { taskSupport?: string } };
+
+export interface LegacyPeerOptions {
+  url: string;
+  bearer?: string;
+  headers?: Record<string, string>;
+  fetch?: typeof fetch;
+  clientInfo: { name: string; version: string };
+  ledger: TaskLedger;
+  input: InputHandlers;
+  defaultPollIntervalMs: number;
+  background: boolean;
+  /** False: never task-augment (`--no-tasks`). */
+  tasks: boolean;
+  onEvent?: (event: TaskEvent) => void;
+}
+
+/**
+ * A first modern request that got no JSON-RPC answer may mean a server that speaks only
+ * 2025-11-25: try `initialize`. Resolves with the peer, or rethrows the original error.
+ */
+export async function detectLegacyPeer(
+  options: LegacyPeerOptions,
+  error: unknown,
+): Promise<LegacyPeer> {
+  if (!isClientError(error, 'CONNECTION') || !/HTTP 4\d\d/.test(error.message)) throw error;
+  try {
+    const session = await LegacySession.open({
+      ...options,
+      capabilities: {
+        ...inputCapabilities(options.input),
+        tasks: {
+          cancel: {},
+          requests: { elicitation: { create: {} }, sampling: { createMessage: {} } },
+        },
+      },
+    });
+    return new LegacyPeer(session, options);
+  } catch {
+    throw error;
+  }
+}
+
+/** Calls tools on a 2025-11-25 server: v1 tasks where the tool allows them, plain calls otherwise. */
+export class LegacyPeer {
+  readonly session: LegacySession;
+  readonly options: LegacyPeerOptions;
+  readonly checker = new SchemaChecker();
+  #tools: Promise<LegacyTool[]> | undefined;
+
+  constructor(session: LegacySession, options: LegacyPeerOptions) {
+    this.session = session;
+    this.options = options;
+  }
+
+  async callTool(
+    name: string,
+    args: JsonObject,
+    options: { background?: boolean; signal?: AbortSignal },
+  ): Promise<ToolCall> {
+    const tool = (await this.#listTools()).find((entry) => entry.name === name);
+    const support = tool?.execution?.taskSupport;
+    const asTask =
+      this.options.tasks &&
+      acceptsV1ToolTasks(this.session.serverCapabilities) &&
+      (support === 'optional' || support === 'required');
+    const params: JsonObject = { name, arguments: args, ...(asTask ? { task: {} } : {}) };
+    const reply = await this.session.request('tools/call', params, {
+      onRequest: this.inputHandler(name, undefined, options.signal),
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    });
+    if (reply.kind === 'error') return settledCall({ kind: 'failed', error: reply.error });
+    const task = reply.result['task'] as JsonObject | undefined;
+    if (!asTask || task === undefined) {
+      return settledCall(
+        judgeResult(reply.result as CallToolResult, tool?.outputSchema, this.checker),
+      );
+    }
+    const taskId = String(task['taskId']);
+    const pollIntervalMs =
+      typeof task['pollInterval'] === 'number'
+        ? task['pollInterval']
+        : this.options.defaultPollIntervalMs;
+    this.options.ledger.record({
+      id: taskId,
+      server: this.options.url,
+      tool: name,
+      arguments: args,
+      status: 'working',
+      pollIntervalMs,
+      nextPollAt: Date.now() + pollIntervalMs,
+      ttlMs: typeof task['ttl'] === 'number' ? task['ttl'] : null,
+      ...(tool?.outputSchema === undefined ? {} : { outputSchema: tool.outputSchema }),
+      ...(this.options.bearer === undefined ? {} : { bearer: this.options.bearer }),
+      ownerPid: process.pid,
+    });
+    const call = new LegacyTaskCall(this, taskId, name, tool?.outputSchema, options.signal);
+    const background =
+      process.env.TASKRAIL_DISABLE_TASK_BACKGROUND !== '1' &&
+      (options.background ?? this.options.background);
+    if (background) return call;
+    await call.result();
+    return call;
+  }
+
+  /** Input requests from the server, answered through the host's handlers. */
+  inputHandler(
+    tool: string,
+    taskId: string | undefined,
+    signal?: AbortSignal,
+  ): ServerRequestHandler {
+    return async (method, params, key) => {
+      const answers = await answerInputRequests(
+        { [key]: { method, params } },
+        new Set(),
+        this.options.input,
+        {
+          tool,
+          ...(taskId === undefined ? {} : { taskId }),
+          signal: signal ?? new AbortController().signal,
+        },
+      );
+      const answer = answers[key] ?? {};
+      return taskId === undefined ? answer : { ...answer, _meta: relatedTaskMeta(taskId) };
+    };
+  }
+
+  #listTools(): Promise<LegacyTool[]> {
+    this.#tools ??= this.session.request('tools/list', {}).then((reply) => {
+      if (reply.kind === 'error') return [];
+      const tools = reply.result['tools'];
+      return Array.isArray(tools) ? (tools as LegacyTool[]) : [];
+    });
+    return this.#tools;
+  }
+}
+
+const ACTIVE = new Set(['working', 'input_required']);
+
+/** Follows one v1 task: polls `tasks/get`, then collects `tasks/result` (answering its questions). */
+class LegacyTaskCall implements ToolCall {
+  readonly taskId: string;
+  #outcome: CallOutcome | undefined;
+  readonly #peer: LegacyPeer;
+  readonly #tool: string;
+  readonly #outputSchema: JsonObject | undefined;
+  readonly #controller = new AbortController();
+  readonly #running: Promise<CallOutcome>;
+  #cancelRequested = false;
+
+  constructor(
+    peer: LegacyPeer,
+    taskId: string,
+    tool: string,
+    outputSchema: JsonObject | undefined,
+    signal?: AbortSignal,
+  ) {
+    this.#peer = peer;
+    this.taskId = taskId;
+    this.#tool = tool;
+    this.#outputSchema = outputSchema;
+    signal?.addEventListener('abort', () => this.detach(), { once: true });
+    this.#running = this.#run().then((outcome) => (this.#outcome = outcome));
+    this.#running.catch(() => undefined);
+  }
+
+  get outcome(): CallOutcome | undefined {
+    return this.#outcome;
+  }
+
+  result(): Promise<CallOutcome> {
+    return this.#running;
+  }
+
+  async cancel(): Promise<CallOutcome> {
+    if (this.#outcome !== undefined) return this.#outcome;
+    this.#cancelRequested = true;
+    await this.#request('tasks/cancel', 30_000);
+    this.#peer.options.onEvent?.({ type: 'cancel-sent', taskId: this.taskId });
+    return this.#running;
+  }
+
+  detach(): void {
+    this.#controller.abort(new TaskrailClientError('USAGE', 'detached'));
+  }
+
+  #request(method: string, timeoutMs: number, onRequest?: ServerRequestHandler): Promise<RpcReply> {
+    return this.#peer.session.request(
+      method,
+      { taskId: this.taskId },
+      {
+        signal: this.#controller.signal,
+        timeoutMs,
+        ...(onRequest === undefined ? {} : { onRequest }),
+      },
+    );
+  }
+
+  async #run(): Promise<CallOutcome> {
+    const { ledger, defaultPollIntervalMs } = this.#peer.options;
+    for (;;) {
+      const reply = await this.#request('tasks/get', 30_000);
+      if (reply.kind === 'error')
+        return this.#settle('lost', { kind: 'lost', taskId: this.taskId, error: reply.error });
+      const status = String(reply.result['status']) as LedgerStatus;
+      const statusMessage = reply.result['statusMessage'];
+      const pollIntervalMs =
+        typeof reply.result['pollInterval'] === 'number'
+          ? reply.result['pollInterval']
+          : defaultPollIntervalMs;
+      this.#peer.options.onEvent?.({
+        type: 'status',
+        taskId: this.taskId,
+        status,
+        pollIntervalMs,
+        ...(typeof statusMessage === 'string' ? { statusMessage } : {}),
+      });
+      if (status === 'cancelled')
+        return this.#settle('cancelled', { kind: 'cancelled', taskId: this.taskId });
+      if (!ACTIVE.has(status) || (status === 'input_required' && !this.#cancelRequested)) break;
+      ledger.observe(this.taskId, {
+        status,
+        pollIntervalMs,
+        nextPollAt: Date.now() + pollIntervalMs,
+      });
+      await sleep(pollIntervalMs, undefined, { signal: this.#controller.signal });
+    }
+    return this.#collect();
+  }
+
+  /** `tasks/result` blocks until the end, carrying the task's questions on its stream. */
+  async #collect(): Promise<CallOutcome> {
+    const onRequest = this.#peer.inputHandler(this.#tool, this.taskId, this.#controller.signal);
+    const reply = await this.#request('tasks/result', 0, onRequest);
+    if (reply.kind === 'error') return this.#failed(reply.error);
+    const { _meta: _related, ...result } = reply.result;
+    const outcome = judgeResult(
+      result as CallToolResult,
+      this.#outputSchema,
+      this.#peer.checker,
+      this.taskId,
+    );
+    return this.#settle('completed', outcome, result);
+  }
+
+  async #failed(error: JsonRpcErrorObject): Promise<CallOutcome> {
+    const state = await this.#request('tasks/get', 30_000);
+    if (state.kind === 'result' && state.result['status'] === 'cancelled') {
+      return this.#settle('cancelled', { kind: 'cancelled', taskId: this.taskId });
+    }
+    return this.#settle('failed', { kind: 'failed', taskId: this.taskId, error }, undefined, error);
+  }
+
+  #settle(
+    status: LedgerStatus,
+    outcome: CallOutcome,
+    result?: JsonObject,
+    error?: JsonRpcErrorObject,
+  ): CallOutcome {
+    this.#peer.options.ledger.settle(this.taskId, {
+      status,
+      outcome: outcome.kind,
+      ...(result === undefined ? {} : { result }),
+      ...(error === undefined ? {} : { error }),
+    });
+    return outcome;
+  }
+}

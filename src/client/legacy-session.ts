@@ -1,0 +1,210 @@
+import { randomUUID } from 'node:crypto';
+import type { JsonRpcErrorObject } from '../task/errors.js';
+import { TaskrailClientError } from './errors.js';
+import type { RpcReply } from './rpc-http.js';
+import { readSseMessages } from './sse.js';
+
+/**
+ * A small 2025-11-25 Streamable HTTP session (initialize, `Mcp-Session-Id`, SSE replies), for
+ * servers that do not speak the stateless 2026-07-28 wire. Server→client requests arriving on
+ * a reply stream (v1 task input: `elicitation/create`, `sampling/createMessage`) are answered
+ * through `onRequest` and POSTed back on the session.
+ */
+
+type JsonObject = Record<string, unknown>;
+
+export const LEGACY_PROTOCOL_VERSION = '2025-11-25';
+
+export interface LegacySessionOptions {
+  url: string;
+  bearer?: string;
+  headers?: Record<string, string>;
+  fetch?: typeof fetch;
+  clientInfo: { name: string; version: string };
+  capabilities: JsonObject;
+}
+
+/** Answers one server→client request; throwing sends a JSON-RPC error back. */
+export type ServerRequestHandler = (
+  method: string,
+  params: JsonObject,
+  id: string,
+) => Promise<JsonObject>;
+
+export interface RequestOptions {
+  onRequest?: ServerRequestHandler;
+  signal?: AbortSignal;
+  /** Default 30 s; `tasks/result` passes 0 (it blocks until the task ends). */
+  timeoutMs?: number;
+}
+
+export class LegacySession {
+  readonly serverCapabilities: JsonObject;
+  readonly protocolVersion: string;
+  readonly #options: LegacySessionOptions;
+  readonly #sessionId: string | undefined;
+
+  private constructor(
+    options: LegacySessionOptions,
+    init: JsonObject,
+    sessionId: string | undefined,
+  ) {
+    this.#options = options;
+    this.#sessionId = sessionId;
+    this.protocolVersion = String(init['protocolVersion']);
+    const caps = init['capabilities'];
+    this.serverCapabilities = caps !== null && typeof caps === 'object' ? (caps as JsonObject) : {};
+  }
+
+  /** `initialize` + `notifications/initialized`; fails when the server does not answer it. */
+  static async open(options: LegacySessionOptions): Promise<LegacySession> {
+    const id = `taskrail-${randomUUID()}`;
+    const params = {
+      protocolVersion: LEGACY_PROTOCOL_VERSION,
+      capabilities: options.capabilities,
+      clientInfo: options.clientInfo,
+    };
+    const response = await post(
+      options,
+      undefined,
+      { jsonrpc: '2.0', id, method: 'initialize', params },
+      {},
+    );
+    const reply = await readReply(response, id, options.url, () => undefined);
+    if (reply.kind === 'error' || typeof reply.result['protocolVersion'] !== 'string') {
+      throw new TaskrailClientError('PROTOCOL', `${options.url} refused initialize`);
+    }
+    const session = new LegacySession(
+      options,
+      reply.result,
+      response.headers.get('mcp-session-id') ?? undefined,
+    );
+    const sent = await session.#send({ jsonrpc: '2.0', method: 'notifications/initialized' }, {});
+    await sent.body?.cancel();
+    return session;
+  }
+
+  async request(
+    method: string,
+    params: JsonObject,
+    options: RequestOptions = {},
+  ): Promise<RpcReply> {
+    const id = `taskrail-${randomUUID()}`;
+    const response = await this.#send({ jsonrpc: '2.0', id, method, params }, options);
+    return readReply(response, id, this.#options.url, (message) =>
+      this.#serve(message, options.onRequest),
+    );
+  }
+
+  async close(): Promise<void> {
+    if (this.#sessionId === undefined) return;
+    const doFetch = this.#options.fetch ?? fetch;
+    await doFetch(this.#options.url, { method: 'DELETE', headers: this.#headers() })
+      .then((response) => response.body?.cancel())
+      .catch(() => undefined);
+  }
+
+  #send(message: JsonObject, options: RequestOptions): Promise<Response> {
+    return post(this.#options, this.#headers(), message, options);
+  }
+
+  #headers(): Record<string, string> {
+    return {
+      'mcp-protocol-version': this.protocolVersion,
+      ...(this.#sessionId === undefined ? {} : { 'mcp-session-id': this.#sessionId }),
+    };
+  }
+
+  /** A request from the server on a reply stream: answer it on the side, keep reading. */
+  #serve(message: JsonObject, onRequest: ServerRequestHandler | undefined): void {
+    const id = message['id'] as string | number;
+    const method = String(message['method']);
+    const params = (message['params'] ?? {}) as JsonObject;
+    const answer = async (): Promise<JsonObject> => {
+      if (onRequest === undefined) throw new Error(`no handler for ${method}`);
+      return { jsonrpc: '2.0', id, result: await onRequest(method, params, String(id)) };
+    };
+    void answer()
+      .catch((error: unknown) => ({
+        jsonrpc: '2.0',
+        id,
+        error: { code: -32603, message: error instanceof Error ? error.message : String(error) },
+      }))
+      .then((reply) => this.#send(reply, {}))
+      .then((response) => response.body?.cancel())
+      .catch(() => undefined);
+  }
+}
+
+async function post(
+  options: LegacySessionOptions,
+  session: Record<string, string> | undefined,
+  message: JsonObject,
+  request: RequestOptions,
+): Promise<Response> {
+  const headers = new Headers(options.headers);
+  headers.set('content-type', 'application/json');
+  headers.set('accept', 'application/json, text/event-stream');
+  for (const [key, value] of Object.entries(session ?? {})) headers.set(key, value);
+  if (options.bearer !== undefined) headers.set('authorization', `Bearer ${options.bearer}`);
+  const timeoutMs = request.timeoutMs ?? 30_000;
+  const signals = [request.signal, timeoutMs > 0 ? AbortSignal.timeout(timeoutMs) : undefined];
+  const live = signals.filter((s): s is AbortSignal => s !== undefined);
+  try {
+    return await (options.fetch ?? fetch)(options.url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(message),
+      ...(live.length === 0 ? {} : { signal: AbortSignal.any(live) }),
+    });
+  } catch (error) {
+    if (request.signal?.aborted) throw request.signal.reason;
+    throw new TaskrailClientError('CONNECTION', `cannot reach ${options.url}: ${String(error)}`, {
+      cause: error,
+    });
+  }
+}
+
+function isObject(value: unknown): value is JsonObject {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+async function readReply(
+  response: Response,
+  id: string,
+  url: string,
+  onServerRequest: (message: JsonObject) => void,
+): Promise<RpcReply> {
+  if (response.status === 401 || response.status === 403) {
+    await response.body?.cancel();
+    throw new TaskrailClientError(
+      'UNAUTHORIZED',
+      `${url} answered HTTP ${response.status}: check the bearer token`,
+    );
+  }
+  let reply: JsonObject | undefined;
+  const take = (message: unknown): boolean => {
+    if (!isObject(message)) return false;
+    if (typeof message['method'] === 'string' && message['id'] !== undefined)
+      onServerRequest(message);
+    if (message['id'] !== id || message['method'] !== undefined) return false;
+    reply = message;
+    return true;
+  };
+  const type = response.headers.get('content-type') ?? '';
+  if (type.includes('text/event-stream') && response.body !== null)
+    await readSseMessages(response.body, take);
+  else take(await response.json().catch(() => undefined));
+  if (reply === undefined) {
+    throw new TaskrailClientError(
+      'CONNECTION',
+      `${url} answered HTTP ${response.status} without a JSON-RPC response`,
+    );
+  }
+  const found: JsonObject = reply;
+  if (isObject(found['error']))
+    return { kind: 'error', error: found['error'] as unknown as JsonRpcErrorObject };
+  if (!isObject(found['result']))
+    throw new TaskrailClientError('PROTOCOL', `${url} sent a result that is not an object`);
+  return { kind: 'result', result: found['result'] };
+}
