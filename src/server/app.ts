@@ -53,6 +53,8 @@ export interface TaskServerOptions {
   fallbackTools?: boolean;
 }
 
+type RequestStateVerify = NonNullable<InstanceDeps['requestState']>['verify'];
+
 export interface ListenInfo {
   url: string;
   host: string;
@@ -65,6 +67,11 @@ export interface TaskServer {
   tool(name: string, config: TaskToolConfig, handler: ToolHandler): TaskServer;
   /** Registers raw SDK things (resources, prompts, plain tools) on every server instance. */
   configure(configurer: McpConfigurer): TaskServer;
+  /**
+   * Verifies every echoed MRTR `requestState` before a raw handler runs, e.g. the `verify` of
+   * the SDK's `createRequestStateCodec`; a rejection answers -32602. Returns the server.
+   */
+  verifyRequestState(verify: RequestStateVerify): TaskServer;
   readonly runtime: TaskRuntime;
   readonly tools: ToolRegistry;
   readonly store: TaskStore;
@@ -157,6 +164,10 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     },
     configure(configurer) {
       configurers.push(configurer);
+      return server;
+    },
+    verifyRequestState(verify) {
+      instanceDeps.requestState = { verify };
       return server;
     },
     runtime,

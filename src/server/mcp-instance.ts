@@ -1,4 +1,4 @@
-import { McpServer, type ServerContext } from '@modelcontextprotocol/server';
+import { McpServer, type ServerContext, type ServerOptions } from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
 import { TASKS_EXTENSION } from '../protocol/index.js';
 import type { JsonObject } from '../task/record.js';
@@ -18,6 +18,8 @@ export interface InstanceDeps {
   configurers: readonly McpConfigurer[];
   /** Hosts without tasks get task ids from required tools, and the task_* tools to follow them. */
   fallbackTools?: boolean;
+  /** Checks every echoed MRTR `requestState` before a handler runs (absent: passed through raw). */
+  requestState?: ServerOptions['requestState'];
 }
 
 function registerTaskTool(mcp: McpServer, deps: InstanceDeps, tool: RegisteredTaskTool): void {
@@ -46,7 +48,10 @@ function registerTaskTool(mcp: McpServer, deps: InstanceDeps, tool: RegisteredTa
 export function buildMcpServer(deps: InstanceDeps, ctx: InstanceContext): McpServer {
   const mcp = new McpServer(
     { name: deps.name, version: deps.version },
-    deps.instructions === undefined ? {} : { instructions: deps.instructions },
+    {
+      ...(deps.instructions === undefined ? {} : { instructions: deps.instructions }),
+      ...(deps.requestState === undefined ? {} : { requestState: deps.requestState }),
+    },
   );
   mcp.server.registerCapabilities({ extensions: { [TASKS_EXTENSION]: {} } });
   for (const tool of deps.tools.all()) registerTaskTool(mcp, deps, tool);
