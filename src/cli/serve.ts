@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { serveExecutor } from '../executors/bullmq/serve-executor.js';
 import { stderrLogger, type LogLevel } from '../runtime/logger.js';
 import { createTaskServer, type TaskServer } from '../server/app.js';
 import { loadAdminTokenFile } from '../server/admin/index.js';
@@ -70,6 +71,8 @@ async function serve(options: ServeOptions): Promise<void> {
   const adminTokens =
     options.admin === undefined ? undefined : await loadAdminTokenFile(options.admin);
   const store = await openStore(storeUrl);
+  // A redis store runs tasks through BullMQ; under --no-worker this replica only enqueues them.
+  const executor = await serveExecutor({ storeUrl, store, worker: options.worker, logger });
   const app = createTaskServer({
     store,
     name: 'taskrail',
@@ -78,7 +81,7 @@ async function serve(options: ServeOptions): Promise<void> {
     logger,
     ...(tokens === undefined ? {} : { auth: { tokens } }),
     ...(adminTokens === undefined ? {} : { admin: { tokens: adminTokens } }),
-    runtime: { executor: options.worker ? 'local' : 'none', logger },
+    runtime: { executor, logger },
     fallbackTools: options.fallbackTools === true,
   });
   try {

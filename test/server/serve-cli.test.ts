@@ -73,4 +73,13 @@ describe('taskrail serve', () => {
     assert.equal(code, 4);
     assert.match(child.stderr(), /unknown store URL/);
   });
+
+  it('--no-worker on a local store is a usage error (nothing else would run its tasks)', async () => {
+    const child = startNode(MAIN, ['serve', '--no-worker', '--store', 'memory:', '--port', '0']);
+    const code = await new Promise<number | null>((done) =>
+      child.process.once('exit', (c) => done(c)),
+    );
+    assert.equal(code, 4);
+    assert.match(child.stderr(), /--no-worker needs a redis:\/\/ store/);
+  });
 });
