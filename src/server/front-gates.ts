@@ -5,7 +5,10 @@ import {
   missingTasksCapability,
   type HeaderReader,
   type IncomingRequest,
+  type ModernEnvelope,
+  type WireError,
 } from '../protocol/index.js';
+import type { JsonObject } from '../task/record.js';
 import { normalizeTaskOption } from '../runtime/tool.js';
 import type { ToolRegistry } from './registry.js';
 import { checkModern, errorReply, type Reply } from './task-methods.js';
@@ -20,22 +23,41 @@ export function capabilityGate(
   req: IncomingRequest,
   headers: HeaderReader,
 ): Reply | undefined {
+  if (toolNeeds(tools, req) === undefined) return undefined;
+  const checked = checkModern(req, headers);
+  if (isWireError(checked)) return undefined;
+  const missing = missingFor(tools, req, checked);
+  return missing === undefined ? undefined : errorReply(req.id ?? null, missing);
+}
+
+interface ToolNeeds {
+  tasks: boolean;
+  required: JsonObject | undefined;
+}
+
+/** What a `tools/call` of a registered tool needs from the client, if anything. */
+function toolNeeds(tools: ToolRegistry, req: IncomingRequest): ToolNeeds | undefined {
   if (!isObject(req.params) || typeof req.params['name'] !== 'string') return undefined;
   const tool = tools.definition(req.params['name']);
   if (tool === undefined) return undefined;
-  const mode = normalizeTaskOption(tool.config.task).mode;
+  const tasks = normalizeTaskOption(tool.config.task).mode === 'required';
   const required = tool.config.requiredClientCapabilities;
-  if (mode !== 'required' && required === undefined) return undefined;
-  const checked = checkModern(req, headers);
-  if (isWireError(checked)) return undefined;
-  const id = req.id ?? null;
-  if (mode === 'required' && !checked.declaresTasks)
-    return errorReply(id, missingTasksCapability());
+  return tasks || required !== undefined ? { tasks, required } : undefined;
+}
+
+/** The -32021 a checked modern `tools/call` earns (stdio has no headers, so it checks alone). */
+export function missingFor(
+  tools: ToolRegistry,
+  req: IncomingRequest,
+  envelope: ModernEnvelope,
+): WireError | undefined {
+  const needs = toolNeeds(tools, req);
+  if (needs === undefined) return undefined;
+  if (needs.tasks && !envelope.declaresTasks) return missingTasksCapability();
+  const required = needs.required;
   if (required === undefined) return undefined;
-  const missing = Object.keys(required).filter((key) => !isObject(checked.clientCapabilities[key]));
+  const caps = envelope.clientCapabilities;
+  const missing = Object.keys(required).filter((key) => !isObject(caps[key]));
   if (missing.length === 0) return undefined;
-  return errorReply(
-    id,
-    missingCapability(Object.fromEntries(missing.map((key) => [key, required[key]]))),
-  );
+  return missingCapability(Object.fromEntries(missing.map((key) => [key, required[key]])));
 }
