@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { TaskrailClient } from '../client/index.js';
-import { follow, parseArguments, printOutcome, reportError } from './host-output.js';
+import { follow, parseArguments, printOutcome, reportError, SigintRouter } from './host-output.js';
 import { ProgressLine } from './host-progress.js';
 import { terminalInput } from './host-prompt.js';
 
@@ -44,6 +44,11 @@ async function runCall(url: string, tool: string, flags: CallFlags): Promise<num
     onEvent: progress.onEvent,
     ...(flags.bearer === undefined ? {} : { bearer: flags.bearer }),
   });
+  // A SIGINT while tools/call is in flight is held until the task exists, then cancels it.
+  const sigint = new SigintRouter((count) => {
+    if (count > 1) process.exit(3);
+    progress.note('interrupted: cancelling as soon as the server answers…');
+  });
   try {
     const call = await client.callTool(tool, args);
     if (flags.detach === true && call.taskId !== undefined) {
@@ -52,12 +57,13 @@ async function runCall(url: string, tool: string, flags: CallFlags): Promise<num
       return 0;
     }
     if (call.taskId !== undefined) progress.note(`task ${call.taskId} created`);
-    const outcome = call.outcome ?? (await follow(call, progress, interrupt));
+    const outcome = call.outcome ?? (await follow(call, progress, interrupt, sigint));
     return printOutcome(outcome, flags.json === true);
   } catch (error) {
     progress.stop();
     return reportError(error);
   } finally {
+    sigint.dispose();
     client.close();
   }
 }

@@ -10,6 +10,36 @@ import type { ProgressLine } from './host-progress.js';
 export const EXIT_USAGE = 4;
 
 /**
+ * One SIGINT listener for the whole command. Node resets SIGINT to its default (terminate) when
+ * the last listener goes, and a signal landing between an `off` and the next `on` was seen to
+ * kill or vanish; so the listener stays and only its target changes. Interrupts before a target
+ * exists are counted and replayed to it.
+ */
+export class SigintRouter {
+  #target: (() => void) | undefined;
+  #early = 0;
+  readonly #onEarly: (count: number) => void;
+  readonly #listener = (): void => {
+    if (this.#target !== undefined) this.#target();
+    else this.#onEarly(++this.#early);
+  };
+
+  constructor(onEarly: (count: number) => void = () => undefined) {
+    this.#onEarly = onEarly;
+    process.on('SIGINT', this.#listener);
+  }
+
+  route(target: () => void): void {
+    this.#target = target;
+    for (; this.#early > 0; this.#early--) target();
+  }
+
+  dispose(): void {
+    process.off('SIGINT', this.#listener);
+  }
+}
+
+/**
  * Waits for a call in the foreground. The first SIGINT sends `tasks/cancel` and keeps waiting
  * until the server reports a terminal status; a second one stops waiting (the task stays in the
  * ledger).
@@ -18,9 +48,10 @@ export async function follow(
   call: ToolCall,
   progress: ProgressLine,
   interrupt: AbortController,
+  sigint: SigintRouter,
 ): Promise<CallOutcome> {
   let interrupts = 0;
-  const onSigint = (): void => {
+  sigint.route(() => {
     interrupts += 1;
     if (interrupts === 1) {
       interrupt.abort();
@@ -34,12 +65,10 @@ export async function follow(
     );
     call.detach();
     process.exit(EXIT_USAGE);
-  };
-  process.on('SIGINT', onSigint);
+  });
   try {
     return await call.result();
   } finally {
-    process.off('SIGINT', onSigint);
     progress.stop();
   }
 }

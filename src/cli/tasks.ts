@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { Ledger, TaskrailClient, isFinal, type LedgerEntry } from '../client/index.js';
-import { follow, printOutcome, reportError } from './host-output.js';
+import { follow, printOutcome, reportError, SigintRouter } from './host-output.js';
 import { ProgressLine } from './host-progress.js';
 import { terminalInput } from './host-prompt.js';
 import { formatAge, showJson, showText } from './tasks-format.js';
@@ -110,11 +110,14 @@ async function wait(ledger: Ledger, id: string, json: boolean): Promise<number> 
   const progress = new ProgressLine();
   const interrupt = new AbortController();
   const client = clientFor(ledger, entry, progress, interrupt.signal);
+  const sigint = new SigintRouter();
   try {
     const call = await client.attach(entry.id);
-    return printOutcome(await follow(call, progress, interrupt), json);
+    return printOutcome(await follow(call, progress, interrupt, sigint), json);
   } catch (error) {
     return reportError(error);
+  } finally {
+    sigint.dispose();
   }
 }
 

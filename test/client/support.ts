@@ -21,7 +21,14 @@ export interface Serve {
 
 /** `taskrail serve --port 0 --store sqlite:<dir>/tasks.db`, ready once it prints its URL. */
 export async function startServe(dir: string, extra: string[] = []): Promise<Serve> {
-  const child = startNode(CLI, ['serve', '--port', '0', '--store', `sqlite:${join(dir, 'tasks.db')}`, ...extra]);
+  const child = startNode(CLI, [
+    'serve',
+    '--port',
+    '0',
+    '--store',
+    `sqlite:${join(dir, 'tasks.db')}`,
+    ...extra,
+  ]);
   const match = await child.line(/(http:\/\/127\.0\.0\.1:\d+\/mcp)/, 20_000);
   return { url: match[1]!, child, stop: () => child.kill('SIGTERM') };
 }
@@ -50,13 +57,27 @@ export async function startProxy(target: string): Promise<Proxy> {
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       try {
-        const msg = JSON.parse(body.toString()) as { method?: string; params?: Record<string, unknown> };
-        seen.push({ method: msg.method ?? '?', at: performance.now(), params: msg.params ?? {}, headers: req.headers });
+        const msg = JSON.parse(body.toString()) as {
+          method?: string;
+          params?: Record<string, unknown>;
+        };
+        seen.push({
+          method: msg.method ?? '?',
+          at: performance.now(),
+          params: msg.params ?? {},
+          headers: req.headers,
+        });
       } catch {
         seen.push({ method: '?', at: performance.now(), params: {}, headers: req.headers });
       }
       const forward = http.request(
-        { host: upstream.hostname, port: upstream.port, path: upstream.pathname, method: req.method, headers: req.headers },
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          path: upstream.pathname,
+          method: req.method,
+          headers: req.headers,
+        },
         (up) => {
           res.writeHead(up.statusCode ?? 502, up.headers);
           up.pipe(res);
@@ -88,7 +109,11 @@ export interface CliResult {
 }
 
 /** Runs the CLI to completion with stdin closed (not a terminal). */
-export function runCli(args: string[], home: string, env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  home: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], {
       env: { ...process.env, TASKRAIL_HOME: home, ...env },
