@@ -114,6 +114,8 @@ export class TaskSubscriber implements TaskPush {
     return {
       next: async (pollAt, signal) => {
         const armedAt = Date.now();
+        // A resync re-reads with tasks/get, but still no sooner than the poll interval allows.
+        let mustPoll = false;
         for (;;) {
           signal?.throwIfAborted();
           if (task.seq > seen && task.latest !== undefined) {
@@ -122,10 +124,12 @@ export class TaskSubscriber implements TaskPush {
           }
           if (task.resync > resynced) {
             resynced = task.resync;
-            return undefined;
+            mustPoll = true;
           }
           const deadline =
-            task.state === 'live' ? Math.max(pollAt, armedAt + this.#slowPollMs) : pollAt;
+            task.state === 'live' && !mustPoll
+              ? Math.max(pollAt, armedAt + this.#slowPollMs)
+              : pollAt;
           if (Date.now() >= deadline) return undefined;
           await wake(task, deadline - Date.now(), signal);
         }

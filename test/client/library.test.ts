@@ -69,6 +69,26 @@ describe('taskrail/client against taskrail serve', () => {
     for (const g of gets) assert.equal(g.headers['mcp-name'], call.taskId, 'Mcp-Name = taskId');
   });
 
+  it('re-reads after broken push streams without polling faster than pollIntervalMs', async () => {
+    const cutting = await startProxy(serve.url, { cutListenAfterMs: 120 });
+    try {
+      const c = client({}, { url: cutting.url });
+      const call = await c.callTool('slow_compute', { seconds: 1.5 });
+      assert.equal((await call.result()).kind, 'completed');
+      assert.ok(cutting.count('subscriptions/listen') >= 1, 'the client subscribed');
+      const interval = ledger.require(call.taskId!).pollIntervalMs;
+      const created = cutting.seen.find((s) => s.method === 'tools/call')!;
+      const gets = cutting.seen.filter((s) => s.method === 'tasks/get');
+      const times = [created.at, ...gets.map((g) => g.at)];
+      for (let i = 1; i < times.length; i++) {
+        const gap = times[i]! - times[i - 1]!;
+        assert.ok(gap >= interval - 1, `gap ${gap} ms < ${interval} ms`);
+      }
+    } finally {
+      await cutting.close();
+    }
+  });
+
   it('synchronous when TASKRAIL_DISABLE_TASK_BACKGROUND=1', async () => {
     process.env.TASKRAIL_DISABLE_TASK_BACKGROUND = '1';
     try {

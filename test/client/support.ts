@@ -48,7 +48,10 @@ export interface Proxy {
 }
 
 /** A counting proxy on 127.0.0.1: records every JSON-RPC request (method, arrival time) it forwards. */
-export async function startProxy(target: string): Promise<Proxy> {
+export async function startProxy(
+  target: string,
+  { cutListenAfterMs }: { cutListenAfterMs?: number } = {},
+): Promise<Proxy> {
   const upstream = new URL(target);
   const seen: Seen[] = [];
   const server = http.createServer((req, res) => {
@@ -56,13 +59,15 @@ export async function startProxy(target: string): Promise<Proxy> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
+      let method = '?';
       try {
         const msg = JSON.parse(body.toString()) as {
           method?: string;
           params?: Record<string, unknown>;
         };
+        method = msg.method ?? '?';
         seen.push({
-          method: msg.method ?? '?',
+          method,
           at: performance.now(),
           params: msg.params ?? {},
           headers: req.headers,
@@ -81,6 +86,10 @@ export async function startProxy(target: string): Promise<Proxy> {
         (up) => {
           res.writeHead(up.statusCode ?? 502, up.headers);
           up.pipe(res);
+          // Breaks push streams on purpose, to test the client's fallback to polling.
+          if (method === 'subscriptions/listen' && cutListenAfterMs !== undefined) {
+            setTimeout(() => res.destroy(), cutListenAfterMs);
+          }
         },
       );
       forward.on('error', () => res.destroy());
