@@ -1,5 +1,6 @@
 /**
- * A user tools module: `taskrail serve --tools ./dist-examples/custom-tools.js`.
+ * A user tools module. Compiled (`npm test` builds it to `.build/examples/custom-tools.js`),
+ * it is served with `taskrail serve --tools .build/examples/custom-tools.js`.
  * The default export receives the server and registers tools on it.
  */
 import * as z from 'zod/v4';
