@@ -1,0 +1,33 @@
+/** End to end: a 10 ms tool created as a task, polled at the interval the server gives. */
+import { checked, modern, pause, type Endpoint } from './_http.js';
+
+/** Milliseconds from sending tools/call until a tasks/get reads `completed`. */
+export async function seenCompleted(ep: Endpoint, tool = 'ten_ms'): Promise<number> {
+  const started = performance.now();
+  const created = await checked(ep, modern('tools/call', { name: tool, arguments: {} }, true));
+  const get = modern('tasks/get', { taskId: String(created['taskId']) }, true);
+  const interval = Number(created['pollIntervalMs'] ?? 1);
+  for (let i = 0; i < 10_000; i += 1) {
+    await pause(interval);
+    const task = await checked(ep, get);
+    if (task['status'] === 'completed') return performance.now() - started;
+    if (task['status'] !== 'working') throw new Error(`task ended ${String(task['status'])}`);
+  }
+  throw new Error('the task did not complete');
+}
+
+/** `count` tasks one after another, interleaved with the bare 10 ms wait they are compared to. */
+export async function e2eLatency(
+  ep: Endpoint,
+  count: number,
+): Promise<{ taskrail: number[]; bare: number[] }> {
+  const taskrail: number[] = [];
+  const bare: number[] = [];
+  for (let i = 0; i < count; i += 1) {
+    taskrail.push(await seenCompleted(ep));
+    const started = performance.now();
+    await pause(10);
+    bare.push(performance.now() - started);
+  }
+  return { taskrail, bare };
+}

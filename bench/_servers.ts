@@ -1,0 +1,81 @@
+/**
+ * Baseline servers for the HTTP benchmarks, run as child processes: `node _servers.js KIND`
+ * listens on 127.0.0.1 (a free port) and prints `listening URL`. KIND is
+ * - `bare`: node:http answering every POST with one fixed JSON-RPC result (the ceiling);
+ * - `sdk-v2`: `createMcpHandler` + `toNodeHandler` with a synchronous no-op `noop` tool;
+ * - `sdk-v1`: SDK v1.32.2, one stateful session, experimental tasks on its InMemoryTaskStore,
+ *   the same no-op as a task tool (the most favourable v1 set-up: no per-request server).
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+async function bare(): Promise<Handler> {
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content: [] } });
+  return (req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(body);
+    });
+  };
+}
+
+// Each kind imports only what it uses, so a server's resting memory is its own.
+async function sdkV2(): Promise<Handler> {
+  const { createMcpHandler, McpServer } = await import('@modelcontextprotocol/server');
+  const { toNodeHandler } = await import('@modelcontextprotocol/node');
+  const handler = createMcpHandler(() => {
+    const server = new McpServer({ name: 'bench-v2', version: '1.0.0' });
+    server.registerTool('noop', { description: 'does nothing' }, () => ({ content: [] }));
+    return server;
+  });
+  return toNodeHandler(handler);
+}
+
+async function sdkV1(): Promise<Handler> {
+  const { McpServer: McpServerV1 } = await import('@modelcontextprotocol/sdk/server/mcp.js');
+  const { StreamableHTTPServerTransport } =
+    await import('@modelcontextprotocol/sdk/server/streamableHttp.js');
+  const { InMemoryTaskStore } =
+    await import('@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js');
+  const taskStore = new InMemoryTaskStore();
+  const server = new McpServerV1(
+    { name: 'bench-v1', version: '1.0.0' },
+    {
+      capabilities: { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
+      taskStore,
+    },
+  );
+  server.experimental.tasks.registerToolTask(
+    'noop',
+    { description: 'does nothing', execution: { taskSupport: 'optional' } },
+    {
+      createTask: async (extra) => {
+        const task = await extra.taskStore.createTask({ ttl: 3_600_000, pollInterval: 1 });
+        await extra.taskStore.storeTaskResult(task.taskId, 'completed', { content: [] });
+        return { task };
+      },
+      getTask: async (extra) => (await extra.taskStore.getTask(extra.taskId)) as never,
+      getTaskResult: async (extra) => (await extra.taskStore.getTaskResult(extra.taskId)) as never,
+    },
+  );
+  const transport = new StreamableHTTPServerTransport({
+    sessionIdGenerator: () => randomUUID(),
+    enableJsonResponse: true,
+  });
+  void server.connect(transport);
+  return (req, res) => void transport.handleRequest(req, res);
+}
+
+const kinds: Record<string, () => Promise<Handler>> = { bare, 'sdk-v2': sdkV2, 'sdk-v1': sdkV1 };
+const make = kinds[process.argv[2] ?? ''];
+if (make === undefined) throw new Error(`usage: _servers.js ${Object.keys(kinds).join('|')}`);
+const http = createServer(await make());
+http.listen(0, '127.0.0.1', () => {
+  const { port } = http.address() as AddressInfo;
+  process.stdout.write(`listening http://127.0.0.1:${port}/mcp\n`);
+});
+process.once('SIGTERM', () => process.exit(0));
