@@ -1,0 +1,116 @@
+/**
+ * A chaos client process: `node client.js URL run PLAN_JSON` runs its planned tasks through
+ * the client library (ledger under $TASKRAIL_HOME); `node client.js URL resume` reattaches to
+ * the unfinished tasks of its ledger after it was killed, and sends what it never sent. Prints one JSON line per event:
+ * `{"created": taskId, "n": n}` and `{"end": taskId, "n": n, "tool": ..., "status": ...}`.
+ */
+import { TaskrailClient, type CallOutcome, type ToolCall } from '../src/client/index.js';
+import { answerFor, TOOL, type Spec } from './expect.js';
+
+const [url, mode, planJson] = process.argv.slice(2) as [string, string, string | undefined];
+const DEADLINE = Date.now() + Number(process.env['CHAOS_CLIENT_MS'] ?? 90_000);
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const emit = (value: object) => process.stdout.write(`${JSON.stringify(value)}\n`);
+
+const client = new TaskrailClient({
+  url,
+  defaultPollIntervalMs: 100,
+  validateArguments: false,
+  connectionGraceMs: 2_000,
+  input: {
+    elicitation: async (params) => ({
+      action: 'accept',
+      content: { v: answerFor(String(params['message'])) },
+    }),
+  },
+});
+
+function ended(taskId: string, outcome: CallOutcome): void {
+  const entry = client.ledger.get(taskId);
+  const n = Number((entry?.arguments as { n?: number } | undefined)?.n);
+  const base = { end: taskId, n, tool: entry?.tool };
+  if (outcome.kind === 'completed' || outcome.kind === 'tool_error') {
+    const first = outcome.result.content[0] as { text?: string } | undefined;
+    emit({ ...base, status: 'completed', text: first?.text });
+  } else if (outcome.kind === 'failed') {
+    emit({ ...base, status: 'failed', error: outcome.error.message });
+  } else emit({ ...base, status: outcome.kind });
+}
+
+/** Waits for the end, reattaching while the server or the proxy is down. */
+async function follow(taskId: string, first: ToolCall): Promise<void> {
+  let call = first;
+  while (Date.now() < DEADLINE) {
+    try {
+      return ended(taskId, await call.result());
+    } catch {
+      await pause(300);
+      call = await client.attach(taskId).catch(() => call);
+    }
+  }
+  emit({ timeout: taskId });
+}
+
+async function create(spec: Spec): Promise<ToolCall | undefined> {
+  while (Date.now() < DEADLINE) {
+    try {
+      return await client.callTool(TOOL[spec.kind], { n: spec.n, ms: spec.ms });
+    } catch {
+      await pause(300);
+    }
+  }
+  return undefined;
+}
+
+async function runOne(spec: Spec): Promise<void> {
+  const call = await create(spec);
+  if (call?.taskId === undefined) return void emit({ uncreated: spec.n });
+  emit({ created: call.taskId, n: spec.n });
+  if (spec.cancelAfterMs !== undefined) {
+    await pause(spec.cancelAfterMs);
+    for (let i = 0; i < 20 && Date.now() < DEADLINE; i += 1) {
+      const done = await call.cancel().then(
+        (outcome) => (ended(call.taskId as string, outcome), true),
+        () => false,
+      );
+      if (done) return;
+      await pause(300);
+    }
+  }
+  await follow(call.taskId, call);
+}
+
+async function run(specs: Spec[], concurrency: number): Promise<void> {
+  const queue = [...specs];
+  const lane = async () => {
+    for (let spec = queue.shift(); spec !== undefined; spec = queue.shift()) await runOne(spec);
+  };
+  await Promise.all(Array.from({ length: concurrency }, lane));
+}
+
+/** After a kill: the ledger's unfinished tasks, then the planned calls it never sent. */
+async function resume(specs: Spec[]): Promise<void> {
+  let calls: ToolCall[] = [];
+  while (Date.now() < DEADLINE) {
+    try {
+      calls = await client.resume();
+      break;
+    } catch {
+      await pause(300);
+    }
+  }
+  const sent = new Set(client.ledger.list().map((entry) => Number(entry.arguments['n'])));
+  await Promise.all([
+    ...calls.map((call) => follow(call.taskId as string, call)),
+    run(
+      specs.filter((spec) => !sent.has(spec.n)),
+      8,
+    ),
+  ]);
+}
+
+const specs = JSON.parse(planJson ?? '[]') as Spec[];
+if (mode === 'run') await run(specs, 8);
+else await resume(specs);
+client.close();
+process.exit(0);

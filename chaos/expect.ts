@@ -1,0 +1,69 @@
+/** What each chaos task must end as, from its tool and arguments alone. */
+export type Kind = 'short' | 'long' | 'ask' | 'fail' | 'cancel';
+
+export interface Spec {
+  n: number;
+  kind: Kind;
+  ms: number;
+  /** For `cancel`: how long after creation the client cancels. */
+  cancelAfterMs?: number;
+}
+
+export const TOOL: Record<Kind, string> = {
+  short: 'c_short',
+  long: 'c_long',
+  ask: 'c_ask',
+  fail: 'c_fail',
+  cancel: 'c_long',
+};
+
+/** The answer the clients give to `c_ask` (the question says `n=N`). */
+export const answerFor = (message: string): string => `v${message.replace(/^n=/, '')}`;
+
+/** A final state as the store (or a client) saw it. */
+export interface Final {
+  status: string;
+  text?: string;
+  error?: string;
+}
+
+/** Whether `final` is a right end for a task of `tool` with argument `n`. */
+export function isRight(tool: string, n: number, final: Final, cancellable: boolean): boolean {
+  if (final.status === 'cancelled') return cancellable;
+  switch (tool) {
+    case 'c_short':
+      return final.status === 'completed' && final.text === `short:${n * n}`;
+    case 'c_long':
+      return final.status === 'completed' && final.text === `long:${n + 1}`;
+    case 'c_ask':
+      return final.status === 'completed' && final.text === `ask:${n}:v${n}`;
+    case 'c_fail':
+      return final.status === 'failed' && (final.error ?? '').includes(`fail:${n}`);
+    default:
+      return false;
+  }
+}
+
+/** Mulberry32: a small seeded PRNG, so a failing run can be replayed with its seed. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function plan(random: () => number, first: number, count: number): Spec[] {
+  const kinds: Kind[] = ['short', 'short', 'long', 'ask', 'fail', 'cancel'];
+  return Array.from({ length: count }, (_, i) => {
+    const kind = kinds[Math.floor(random() * kinds.length)] as Kind;
+    const ms =
+      kind === 'long' ? 500 + random() * 2500 : kind === 'cancel' ? 4000 : 20 + random() * 200;
+    const spec: Spec = { n: first + i, kind, ms: Math.round(ms) };
+    if (kind === 'cancel') spec.cancelAfterMs = Math.round(100 + random() * 1500);
+    return spec;
+  });
+}

@@ -1,0 +1,40 @@
+/**
+ * The chaos run's tools (`serve --tools .build/chaos/tools.js`). Each result is a pure function
+ * of the arguments, so the checker knows the one right answer for every task (see expect.ts).
+ */
+import * as z from 'zod/v4';
+import type { TaskServer } from '../src/server/app.js';
+import { sleep } from '../src/server/tools/sleep.js';
+import { RPC, RpcError } from '../src/task/errors.js';
+
+const args = z.object({ n: z.number(), ms: z.number() });
+const task = { mode: 'required', pollIntervalMs: 100 } as const;
+const text = (value: string) => ({ content: [{ type: 'text', text: value }] });
+
+export default function register(app: TaskServer): void {
+  app.tool('c_short', { description: 'quick', inputSchema: args, task }, async (a, ctx) => {
+    await sleep(Number(a['ms']), ctx.signal);
+    return text(`short:${Number(a['n']) ** 2}`);
+  });
+  app.tool('c_long', { description: 'two halves', inputSchema: args, task }, async (a, ctx) => {
+    const half = Number(a['ms']) / 2;
+    await ctx.step('first-half', async () => {
+      await sleep(half, ctx.signal);
+      return 1;
+    });
+    await sleep(half, ctx.signal);
+    return text(`long:${Number(a['n']) + 1}`);
+  });
+  app.tool('c_ask', { description: 'parks', inputSchema: args, task }, async (a, ctx) => {
+    await sleep(Number(a['ms']), ctx.signal);
+    const answer = await ctx.elicit('v', {
+      message: `n=${Number(a['n'])}`,
+      requestedSchema: { type: 'object', properties: { v: { type: 'string' } } },
+    });
+    return text(`ask:${Number(a['n'])}:${String(answer.content?.['v'])}`);
+  });
+  app.tool('c_fail', { description: 'fails', inputSchema: args, task }, async (a, ctx) => {
+    await sleep(Number(a['ms']), ctx.signal);
+    throw new RpcError(RPC.INTERNAL_ERROR, `fail:${Number(a['n'])}`);
+  });
+}
