@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite against taskrail:
 #   1. the ten tasks-extension scenarios against `serve --tools demo` (these gate CI), and
-#   2. the 2026-07-28 requirement set against `serve --tools conformance`.
+#   2. the 2026-07-28 requirement set against `serve --tools conformance`, and
+#   3. the client leg (`tools_call` on 2026-07-28) with taskrail's own client.
 # The harness (with its own Node 22) is installed by the shared runner into
 # $CONFORMANCE_HOME (default ~/.cache/mcp-conformance), never into this project.
 # Usage: scripts/conformance.sh [--tasks-only]   Exit: 0 when everything passed.
@@ -40,5 +41,14 @@ if [[ ${1:-} != --tasks-only ]]; then
   full=$(start_server conformance) || exit 1
   echo "== 2026-07-28 requirements against $full"
   bash "$runner" "$full" requirements || fail=1
+  echo "== client leg: tools_call (2026-07-28) with dist/cli/conformance-client.js"
+  home=${CONFORMANCE_HOME:-$HOME/.cache/mcp-conformance}
+  if NO_COLOR=1 npm --prefix "$home" exec -- conformance client \
+    --command "node $root/dist/cli/conformance-client.js" \
+    --scenario tools_call --spec-version 2026-07-28 >"$home/client-leg.log" 2>&1; then
+    echo "ok   client tools_call"
+  else
+    echo "FAIL client tools_call"; tail -20 "$home/client-leg.log"; fail=1
+  fi
 fi
 exit $fail
