@@ -1,5 +1,11 @@
 import type { LeaseGrant, TaskStore } from '../store/port.js';
-import { RPC, RpcError, type JsonRpcErrorObject } from '../task/errors.js';
+import {
+  RPC,
+  RpcError,
+  isRpcError,
+  rpcErrorObject,
+  type JsonRpcErrorObject,
+} from '../task/errors.js';
 import type { InputRequest, JsonObject, TaskRecord } from '../task/record.js';
 import { isTerminal } from '../task/status.js';
 import * as t from '../task/transitions.js';
@@ -127,7 +133,7 @@ function errorObject(
   task: TaskRecord,
   error: unknown,
 ): JsonRpcErrorObject {
-  if (error instanceof RpcError) return error.toJSON();
+  if (isRpcError(error)) return rpcErrorObject(error);
   settings.logger.error('tool handler threw', {
     taskId: task.id,
     tool: task.tool,

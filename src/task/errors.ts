@@ -22,6 +22,12 @@ export interface JsonRpcErrorObject {
   data?: unknown;
 }
 
+/**
+ * Marks RpcErrors across copies of this package: a user's `--tools` module may resolve its own
+ * copy of taskrail, whose class is not ours, so `instanceof` alone would miss its errors.
+ */
+const RPC_ERROR_BRAND = Symbol.for('taskrail.RpcError');
+
 export class RpcError extends Error {
   readonly code: number;
   readonly data: unknown;
@@ -30,11 +36,10 @@ export class RpcError extends Error {
     this.name = 'RpcError';
     this.code = code;
     this.data = data;
+    Object.defineProperty(this, RPC_ERROR_BRAND, { value: true });
   }
   toJSON(): JsonRpcErrorObject {
-    return this.data === undefined
-      ? { code: this.code, message: this.message }
-      : { code: this.code, message: this.message, data: this.data };
+    return rpcErrorObject(this);
   }
 }
 
@@ -60,5 +65,19 @@ export class TaskrailError extends Error {
 }
 
 export function isRpcError(error: unknown): error is RpcError {
-  return error instanceof RpcError;
+  if (error instanceof RpcError) return true;
+  if (typeof error !== 'object' || error === null) return false;
+  const branded = error as { [RPC_ERROR_BRAND]?: unknown; code?: unknown; message?: unknown };
+  return (
+    branded[RPC_ERROR_BRAND] === true &&
+    Number.isInteger(branded.code) &&
+    typeof branded.message === 'string'
+  );
+}
+
+/** The wire form of any RpcError, from this copy of taskrail or another. */
+export function rpcErrorObject(error: RpcError): JsonRpcErrorObject {
+  return error.data === undefined
+    ? { code: error.code, message: error.message }
+    : { code: error.code, message: error.message, data: error.data };
 }

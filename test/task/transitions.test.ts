@@ -133,3 +133,22 @@ describe('ids and times', () => {
     assert.equal(isoTime(Date.UTC(2026, 10, 29, 16, 5, 1, 123)), '2026-11-29T16:05:01.123Z');
   });
 });
+
+describe('RpcError across package copies', () => {
+  it('recognises an RpcError made by another copy of taskrail by its brand', async () => {
+    const { RpcError, isRpcError, rpcErrorObject } = await import('../../src/task/errors.js');
+    // A second copy of the module, as a user's --tools module with its own taskrail would load.
+    const copy = (await import(
+      `../../src/task/errors.js?copy=${Date.now()}`
+    )) as typeof import('../../src/task/errors.js');
+    const foreign = new copy.RpcError(-32001, 'from the other copy', { x: 1 });
+    assert.equal(foreign instanceof RpcError, false);
+    assert.equal(isRpcError(foreign), true);
+    assert.deepEqual(rpcErrorObject(foreign), {
+      code: -32001,
+      message: 'from the other copy',
+      data: { x: 1 },
+    });
+    assert.equal(isRpcError(Object.assign(new Error('look-alike'), { code: -32001 })), false);
+  });
+});

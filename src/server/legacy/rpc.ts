@@ -1,9 +1,9 @@
 import { ProtocolError } from '@modelcontextprotocol/server';
-import { RPC, RpcError, TaskrailError } from '../../task/errors.js';
+import { RPC, TaskrailError, isRpcError } from '../../task/errors.js';
 
 /** Errors thrown into the SDK must be ProtocolErrors, or the client only sees "Internal error". */
 export function asProtocolError(error: unknown): unknown {
-  if (error instanceof RpcError) return new ProtocolError(error.code, error.message, error.data);
+  if (isRpcError(error)) return new ProtocolError(error.code, error.message, error.data);
   if (error instanceof TaskrailError && error.code === 'INVALID_ARGUMENT') {
     return new ProtocolError(RPC.INVALID_PARAMS, error.message);
   }
