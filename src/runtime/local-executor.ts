@@ -12,6 +12,7 @@ export class LocalExecutor implements Executor {
   #active = 0;
   #run: ((taskId: string) => Promise<void>) | undefined;
   #stopping = false;
+  #pumpScheduled = false;
   #idleWaiters: Array<() => void> = [];
 
   constructor({ concurrency = 16 }: { concurrency?: number } = {}) {
@@ -31,7 +32,20 @@ export class LocalExecutor implements Executor {
     if (this.#stopping || this.#known.has(taskId)) return;
     this.#known.add(taskId);
     this.#queue.push(taskId);
-    this.#pump();
+    this.#schedulePump();
+  }
+
+  /**
+   * Starts queued work on the next turn of the event loop, so the caller (the server answering
+   * `tools/call`) sends its reply before the task's first store writes take the thread.
+   */
+  #schedulePump(): void {
+    if (this.#pumpScheduled) return;
+    this.#pumpScheduled = true;
+    setImmediate(() => {
+      this.#pumpScheduled = false;
+      this.#pump();
+    });
   }
 
   get activeCount(): number {

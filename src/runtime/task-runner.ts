@@ -42,13 +42,16 @@ export async function runTask(settings: RunnerSettings, taskId: string): Promise
   const controller = new AbortController();
   settings.running.set(taskId, controller);
   const stopHeartbeat = startHeartbeat(settings, taskId, lease, controller);
+  let rested = false;
   try {
     const task = await prepare(settings, taskId, lease);
-    if (task !== undefined) await execute(settings, task, controller.signal);
+    if (task !== undefined) rested = await execute(settings, task, controller.signal);
   } finally {
     stopHeartbeat();
     settings.running.delete(taskId);
-    await store.releaseLease(taskId, lease.token).catch(() => undefined);
+    // A write that took the task out of `working` already dropped the lease in the same
+    // transaction; releasing it again would cost a write for nothing.
+    if (!rested) await store.releaseLease(taskId, lease.token).catch(() => undefined);
   }
 }
 
@@ -95,26 +98,27 @@ function interruptionRefusal(
   return undefined;
 }
 
+/** Runs the handler; resolves true when the task came to rest (terminal or parked). */
 async function execute(
   settings: RunnerSettings,
   task: TaskRecord,
   signal: AbortSignal,
-): Promise<void> {
+): Promise<boolean> {
   const tool = settings.tools.get(task.tool) as RunnableTool;
   const steps = await settings.store.loadSteps(task.id);
   const context = new RunContext(durableBackend(settings, task, steps, signal));
   try {
     const result = await tool.handler(task.arguments, context);
     context.dispose();
-    await finish(settings, task.id, outcomeOfResult(result, settings.maxResultBytes));
+    return await finish(settings, task.id, outcomeOfResult(result, settings.maxResultBytes));
   } catch (error) {
     context.dispose();
-    if (isParkSignal(error)) return;
+    if (isParkSignal(error)) return true;
     if (signal.aborted) {
       settings.logger.info('handler stopped after cancellation', { taskId: task.id });
-      return;
+      return false;
     }
-    await finish(settings, task.id, { error: errorObject(settings, task, error) });
+    return finish(settings, task.id, { error: errorObject(settings, task, error) });
   }
 }
 
@@ -144,14 +148,22 @@ function errorObject(
 
 type Outcome = { result: JsonObject } | { error: JsonRpcErrorObject };
 
-/** The terminal write. Loses quietly to a task that is already terminal (e.g. cancelled). */
-async function finish(settings: RunnerSettings, taskId: string, outcome: Outcome): Promise<void> {
-  await updateTask(settings.store, taskId, (current) => {
+/**
+ * The terminal write. Loses quietly to a task that is already terminal (e.g. cancelled).
+ * Resolves true when the task is no longer `working` (so it holds no lease).
+ */
+async function finish(
+  settings: RunnerSettings,
+  taskId: string,
+  outcome: Outcome,
+): Promise<boolean> {
+  const written = await updateTask(settings.store, taskId, (current) => {
     const now = settings.clock();
     return 'result' in outcome
       ? t.complete(current, outcome.result, now)
       : t.fail(current, outcome.error, now);
   });
+  return written === undefined || written.status !== 'working';
 }
 
 function durableBackend(
