@@ -27,9 +27,25 @@ async function bare(): Promise<Handler> {
 async function sdkV2(): Promise<Handler> {
   const { createMcpHandler, McpServer } = await import('@modelcontextprotocol/server');
   const { toNodeHandler } = await import('@modelcontextprotocol/node');
+  const z = await import('zod/v4');
+  const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  // The same three tools taskrail serves in this benchmark (_tools.ts), so that the comparison
+  // measures the task layer, not the SDK's per-request cost of registering more tools.
   const handler = createMcpHandler(() => {
     const server = new McpServer({ name: 'bench-v2', version: '1.0.0' });
     server.registerTool('noop', { description: 'does nothing' }, () => ({ content: [] }));
+    server.registerTool('ten_ms', { description: 'waits 10 ms' }, async () => {
+      await wait(10);
+      return { content: [] };
+    });
+    server.registerTool(
+      'io_wait',
+      { description: 'waits `ms` (an I/O-bound job)', inputSchema: z.object({ ms: z.number() }) },
+      async ({ ms }) => {
+        await wait(ms);
+        return { content: [] };
+      },
+    );
     return server;
   });
   return toNodeHandler(handler);

@@ -13,8 +13,9 @@ runner=$shared/scripts/conformance.sh
 [[ -f $runner ]] || { echo "conformance: runner not found at $runner" >&2; exit 1; }
 [[ -f $root/dist/cli/main.js ]] || { echo "conformance: build first (npm run build)" >&2; exit 1; }
 
-pids=()
-cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done; }
+# start_server runs in a command substitution (a subshell), so pids go through a file.
+pidfile=$(mktemp)
+cleanup() { while read -r pid; do kill "$pid" 2>/dev/null; done <"$pidfile"; rm -f "$pidfile"; }
 trap cleanup EXIT
 
 # Starts `serve` on a free port; prints the URL from its ready line.
@@ -22,11 +23,12 @@ start_server() {
   local tools=$1 out
   out=$(mktemp)
   node "$root/dist/cli/main.js" serve --port 0 --store memory: --tools "$tools" --log-level warn >"$out" 2>"$out.err" &
-  pids+=($!)
+  local pid=$!
+  echo "$pid" >>"$pidfile"
   for _ in $(seq 1 100); do
     url=$(grep -o 'http://[^ ]*/mcp' "$out" | head -1)
     [[ -n $url ]] && { echo "$url"; return 0; }
-    kill -0 "${pids[-1]}" 2>/dev/null || break
+    kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
   done
   echo "conformance: serve --tools $tools did not start:" >&2; cat "$out.err" >&2
