@@ -9,6 +9,7 @@ import type { TaskStore } from '../store/port.js';
 import { DEFAULT_STORE_URL, openStore } from '../stores/open.js';
 import { packageVersion } from './package-info.js';
 import { parseLogLevel, parsePort, parseSize, parseTokensSpec } from './options.js';
+import { announceToFleet } from './fleet.js';
 import { loadToolSet } from './tool-sets.js';
 
 interface ServeOptions {
@@ -84,14 +85,20 @@ async function serve(options: ServeOptions): Promise<void> {
     runtime: { executor, logger },
     fallbackTools: options.fallbackTools === true,
   });
+  let fleet;
   try {
     await loadToolSet(options.tools, app);
+    fleet = await announceToFleet(storeUrl, 'serve', app, logger);
   } catch (error) {
     await store.close();
     throw error;
   }
-  if (options.stdio === true) return serveOverStdio(app, store);
-  await serveOverHttp(app, store, options, tokens !== undefined);
+  const stopApp = async (): Promise<void> => {
+    await fleet?.leave();
+    await app.close(STOP_GRACE_MS);
+  };
+  if (options.stdio === true) return serveOverStdio(app, store, stopApp);
+  await serveOverHttp(app, store, options, tokens !== undefined, stopApp);
 }
 
 async function serveOverHttp(
@@ -99,6 +106,7 @@ async function serveOverHttp(
   store: TaskStore,
   options: ServeOptions,
   authed: boolean,
+  stopApp: () => Promise<void>,
 ): Promise<void> {
   let info;
   try {
@@ -114,17 +122,17 @@ async function serveOverHttp(
       'taskrail: warning: no --auth; every caller is the anonymous principal and shares its tasks\n',
     );
   }
-  onShutdown(() => app.close(STOP_GRACE_MS), store);
+  onShutdown(stopApp, store);
   process.stdout.write(
     `taskrail serving ${info.url} (store: ${store.description}, tools: ${options.tools})\n`,
   );
 }
 
-function serveOverStdio(app: TaskServer, store: TaskStore): void {
+function serveOverStdio(app: TaskServer, store: TaskStore, stopApp: () => Promise<void>): void {
   const handle = serveTaskServerStdio(app);
   const stop = onShutdown(async () => {
     await handle.close();
-    await app.close(STOP_GRACE_MS);
+    await stopApp();
   }, store);
   process.stdin.once('end', () => void stop());
 }

@@ -6,6 +6,7 @@ import type { TaskStore } from '../store/port.js';
 import { openStore } from '../stores/open.js';
 import { packageVersion } from './package-info.js';
 import { parseLogLevel } from './options.js';
+import { announceToFleet } from './fleet.js';
 import { loadToolSet } from './tool-sets.js';
 
 interface WorkerOptions {
@@ -59,15 +60,21 @@ async function work(options: WorkerOptions): Promise<void> {
     logger,
     runtime: { executor, logger },
   });
+  let fleet;
   try {
     await loadToolSet(options.tools, app);
+    fleet = await announceToFleet(storeUrl, 'worker', app, logger);
     app.runtime.start();
     await executor.ready();
   } catch (error) {
+    await fleet?.leave();
     await stopAll(app, executor, store);
     throw error;
   }
-  onShutdown(() => stopAll(app, executor, store));
+  onShutdown(async () => {
+    await fleet?.leave();
+    await stopAll(app, executor, store);
+  });
   process.stdout.write(
     `taskrail worker ready (store: ${store.description}, tools: ${options.tools}, ` +
       `concurrency: ${options.concurrency})\n`,

@@ -5,3 +5,4 @@ export {
   type BullmqExecutorOptions,
 } from './bullmq-executor.js';
 export { serveExecutor, type ServeExecutorOptions } from './serve-executor.js';
+export { fleetMismatches, joinFleet, type FleetMember, type FleetMembership } from './fleet.js';
