@@ -1,4 +1,4 @@
-import { joinFleet, type FleetMembership } from '../executors/bullmq/fleet.js';
+import type { FleetMembership } from '../executors/bullmq/fleet.js';
 import type { Logger } from '../runtime/api.js';
 import { normalizeTaskOption } from '../runtime/tool.js';
 import type { TaskServer } from '../server/app.js';
@@ -16,5 +16,7 @@ export async function announceToFleet(
     .all()
     .map((tool) => `${tool.name}:${normalizeTaskOption(tool.config.task).mode}`)
     .sort();
+  // Loaded only for redis, so a local serve never pays for the Redis client.
+  const { joinFleet } = await import('../executors/bullmq/fleet.js');
   return joinFleet(storeUrl.trim(), { role, version: packageVersion(), tools }, logger);
 }

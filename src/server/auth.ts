@@ -21,24 +21,27 @@ export function authenticate(
   return { ok: true, principal, authInfo: authInfoFor(principal, token) };
 }
 
-/** Reads and checks a token file: a JSON object of non-empty string → non-empty string. */
-export async function loadTokenFile(path: string): Promise<TokenMap> {
+/** Reads a JSON file named on the command line, with errors that say which file and why. */
+export async function readJsonFile(path: string, what: string): Promise<unknown> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
     throw new TaskrailError(
       'CONFIG',
-      `cannot read the token file ${path}: ${(error as Error).message}`,
+      `cannot read the ${what} ${path}: ${(error as Error).message}`,
     );
   }
-  let value: unknown;
   try {
-    value = JSON.parse(text);
+    return JSON.parse(text) as unknown;
   } catch {
-    throw new TaskrailError('CONFIG', `the token file ${path} is not valid JSON`);
+    throw new TaskrailError('CONFIG', `the ${what} ${path} is not valid JSON`);
   }
-  return checkTokenMap(value, path);
+}
+
+/** Reads and checks a token file: a JSON object of non-empty string → non-empty string. */
+export async function loadTokenFile(path: string): Promise<TokenMap> {
+  return checkTokenMap(await readJsonFile(path, 'token file'), path);
 }
 
 export function checkTokenMap(value: unknown, source = 'tokens'): TokenMap {

@@ -1,5 +1,5 @@
-import { readFile } from 'node:fs/promises';
 import { TaskrailError } from '../../task/errors.js';
+import { readJsonFile } from '../auth.js';
 
 /** One operator: the name shown in logs and cancel messages, and whether it may answer input. */
 export interface AdminOperator {
@@ -61,23 +61,9 @@ export function checkAdminTokens(
 
 /** Reads an admin token file (same JSON shape as `--auth`, plus the object form). */
 export async function loadAdminTokenFile(path: string): Promise<Record<string, AdminTokenEntry>> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    throw new TaskrailError(
-      'CONFIG',
-      `cannot read the admin token file ${path}: ${(error as Error).message}`,
-    );
-  }
-  try {
-    const value = JSON.parse(text) as unknown;
-    checkAdminTokens(value, undefined, path);
-    return value as Record<string, AdminTokenEntry>;
-  } catch (error) {
-    if (error instanceof TaskrailError) throw error;
-    throw new TaskrailError('CONFIG', `the admin token file ${path} is not valid JSON`);
-  }
+  const value = await readJsonFile(path, 'admin token file');
+  checkAdminTokens(value, undefined, path);
+  return value as Record<string, AdminTokenEntry>;
 }
 
 /** The operator behind an `Authorization: Bearer` header, or undefined. */
