@@ -122,6 +122,14 @@ describe('SqliteTaskStore on real files', () => {
     );
   });
 
+  it('fails at once, not forever, where the file system refuses a folder (procfs)', () => {
+    // Node's recursive mkdir spins on /proc; the store must answer with an error instead.
+    assert.throws(() => new SqliteTaskStore('/proc/taskrail-test/deeper/tasks.db'), {
+      code: 'STORE_UNAVAILABLE',
+      message: /cannot create or write the folder/,
+    });
+  });
+
   it('explains a path that is not a writable file', () => {
     const path = freshPath('folder.db');
     new SqliteTaskStore(join(path, 'inner.db')).close(); // makes `path` a folder

@@ -1,4 +1,4 @@
-import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { TaskrailError } from '../../task/errors.js';
@@ -47,9 +47,22 @@ export function storeError(error: unknown, path: string): unknown {
   );
 }
 
+/**
+ * Creates the folder and its missing parents one level at a time. Node's own recursive mkdir
+ * spins forever on some file systems that answer ENOENT for a parent that exists (procfs).
+ */
+function makeFolders(folder: string): void {
+  const missing: string[] = [];
+  for (let current = folder; !existsSync(current); current = dirname(current)) {
+    missing.unshift(current);
+    if (dirname(current) === current) break;
+  }
+  for (const path of missing) mkdirSync(path);
+}
+
 function ensureFolder(folder: string): void {
   try {
-    mkdirSync(folder, { recursive: true });
+    makeFolders(folder);
     accessSync(folder, constants.W_OK);
   } catch (error) {
     throw new TaskrailError(
