@@ -4,8 +4,8 @@
  * `serve --no-worker` for an I/O-bound tool, in interleaved rounds. Keys under a unique prefix.
  */
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { openStore } from '../src/stores/open.js';
+import { deleteRedisKeys } from '../test/helpers/redis-keys.js';
 import { e2eLatency } from './_e2e.js';
 import {
   BENCH_TOOLS,
@@ -84,7 +84,7 @@ await first.stop();
 ep.close();
 await replica.stop();
 await observer.close();
-await deletePrefix();
+await deleteRedisKeys(base as string, prefix);
 
 const speedups = one.map((s, i) => s / (two[i] as number));
 const speedup = median(speedups);
@@ -123,17 +123,3 @@ const section: Section = {
 };
 report(section);
 process.exit(0);
-
-async function deletePrefix(): Promise<void> {
-  const plain = new URL(base as string);
-  plain.searchParams.delete('prefix');
-  const redis = new Redis(plain.toString(), { maxRetriesPerRequest: 1 });
-  let cursor = '0';
-  for (let i = 0; i < 10_000; i += 1) {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
-    if (keys.length > 0) await redis.unlink(...keys);
-    cursor = next;
-    if (cursor === '0') break;
-  }
-  redis.disconnect();
-}

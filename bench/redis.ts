@@ -8,8 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { TaskStore } from '../src/store/port.js';
 import { openRedisStore } from '../src/stores/redis/index.js';
-import { newTaskId } from '../src/task/ids.js';
-import { newTaskRecord, type TaskRecord } from '../src/task/record.js';
+import type { TaskRecord } from '../src/task/record.js';
+import { benchRecords } from './_records.js';
 import { median, report, spread, type Section } from './_stats.js';
 
 const ROUNDS = 3;
@@ -23,24 +23,6 @@ type Mode = 'sequential' | 'concurrent';
 interface Target {
   create(task: TaskRecord): Promise<unknown>;
   get(id: string): Promise<unknown>;
-}
-
-function records(count: number): TaskRecord[] {
-  const now = Date.now();
-  return Array.from({ length: count }, (_, i) =>
-    newTaskRecord(
-      {
-        id: newTaskId(),
-        principal: 'bench',
-        tool: 'slow_compute',
-        arguments: { seconds: 1, label: `task ${i}` },
-        ttlMs: 3_600_000,
-        pollIntervalMs: 500,
-        meta: { session: 'bench-session' },
-      },
-      now,
-    ),
-  );
 }
 
 function storeTarget(store: TaskStore): Target {
@@ -73,7 +55,7 @@ async function rate<T>(items: T[], mode: Mode, op: (item: T) => Promise<unknown>
 }
 
 async function measure(target: Target, mode: Mode): Promise<Record<Op, number>> {
-  const tasks = records(WRITES);
+  const tasks = benchRecords(WRITES);
   const create = await rate(tasks, mode, (task) => target.create(task));
   const ids = Array.from({ length: READS }, (_, i) => (tasks[i % WRITES] as TaskRecord).id);
   const get = await rate(ids, mode, (id) => target.get(id));

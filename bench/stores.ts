@@ -12,9 +12,9 @@ import { MemoryTaskStore } from '../src/stores/memory/index.js';
 import { TASK_COLUMNS } from '../src/stores/sqlite/rows.js';
 import { MIGRATIONS } from '../src/stores/sqlite/schema.js';
 import { SqliteTaskStore } from '../src/stores/sqlite/index.js';
-import { newTaskId } from '../src/task/ids.js';
-import { newTaskRecord, type TaskRecord } from '../src/task/record.js';
 import { report as progress } from '../src/task/transitions.js';
+import type { TaskRecord } from '../src/task/record.js';
+import { benchRecords } from './_records.js';
 import { median, report, spread, type Section } from './_stats.js';
 
 const ROUNDS = 5;
@@ -23,24 +23,6 @@ const READS = 4000;
 
 type Op = 'create' | 'get' | 'compareAndSet';
 type Rates = Record<Op, number>;
-
-function records(count: number): TaskRecord[] {
-  const now = Date.now();
-  return Array.from({ length: count }, (_, i) =>
-    newTaskRecord(
-      {
-        id: newTaskId(),
-        principal: 'bench',
-        tool: 'slow_compute',
-        arguments: { seconds: 1, label: `task ${i}` },
-        ttlMs: 3_600_000,
-        pollIntervalMs: 500,
-        meta: { session: 'bench-session' },
-      },
-      now,
-    ),
-  );
-}
 
 /** The three measured operations of one implementation. */
 interface Target {
@@ -84,7 +66,7 @@ async function interleaved<T>(
 }
 
 async function measure(targets: Target[]): Promise<Rates[]> {
-  const tasks = targets.map(() => records(WRITES));
+  const tasks = targets.map(() => benchRecords(WRITES));
   const byTarget =
     <T>(map: (task: TaskRecord, i: number) => T) =>
     (target: number) =>

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../src/stores/open.js';
 import { isTerminal } from '../src/task/status.js';
+import { deleteRedisKeys } from '../test/helpers/redis-keys.js';
 import { allTasks, judge, readClientLines, type Counts } from './check.js';
 import { plan, prng, type Spec } from './expect.js';
 import { CLIENT, serve, start, worker, type Proc } from './procs.js';
@@ -176,7 +177,7 @@ async function main(): Promise<number> {
         ],
       }),
     );
-    await deletePrefix(url);
+    await deleteRedisKeys(url.toString(), url.searchParams.get('prefix') as string);
   } else log('redis phase skipped: TASKRAIL_REDIS_URL is not set');
   rmSync(dir, { recursive: true, force: true });
   const sum = (key: keyof Omit<Counts, 'notes'>) => results.reduce((a, c) => a + c[key], 0);
@@ -189,19 +190,5 @@ async function main(): Promise<number> {
 }
 
 /** Our keys only: the Redis is shared, so never FLUSHDB. */
-async function deletePrefix(url: URL): Promise<void> {
-  const { Redis } = await import('ioredis');
-  const prefix = url.searchParams.get('prefix') as string;
-  url.searchParams.delete('prefix');
-  const redis = new Redis(url.toString(), { maxRetriesPerRequest: 1 });
-  let cursor = '0';
-  for (let i = 0; i < 10_000; i += 1) {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
-    if (keys.length > 0) await redis.unlink(...keys);
-    cursor = next;
-    if (cursor === '0') break;
-  }
-  redis.disconnect();
-}
 
 process.exit(await main());

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
-import { Redis } from 'ioredis';
+import { deleteRedisKeys } from '../helpers/redis-keys.js';
 
 /** Where the Redis suites run; unset means skip (with a printed reason), unreachable means fail. */
 export const REDIS_URL = process.env.TASKRAIL_REDIS_URL;
@@ -32,21 +32,6 @@ export function urlWithPrefix(prefix: string, base = REDIS_URL as string): strin
 }
 
 /** Deletes our keys only: never FLUSHDB on a Redis other people's tests share. */
-export async function deletePrefix(prefix: string, base = REDIS_URL as string): Promise<number> {
-  const url = new URL(base);
-  url.searchParams.delete('prefix');
-  const redis = new Redis(url.toString(), { lazyConnect: true, maxRetriesPerRequest: 1 });
-  await redis.connect();
-  let deleted = 0;
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
-      cursor = next;
-      if (keys.length > 0) deleted += await redis.unlink(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
-  return deleted;
+export function deletePrefix(prefix: string, base = REDIS_URL as string): Promise<number> {
+  return deleteRedisKeys(base, prefix);
 }
