@@ -6,6 +6,17 @@ export interface CreateOutcome {
   task: TaskRecord;
   /** False when an earlier task with the same (principal, idempotencyKey) was returned instead. */
   created: boolean;
+  /** The lease asked for with `CreateOptions.lease`; only when the task was created. */
+  lease?: LeaseGrant;
+}
+
+export interface CreateOptions {
+  /**
+   * Take the new task's lease in the same write, for a creator that runs it at once: a claim
+   * would cost a second write. It counts as a claim: if the holder dies before finishing, the
+   * next claim reports `interrupted`.
+   */
+  lease?: { owner: string; leaseMs: number };
 }
 
 export type CompareAndSetOutcome =
@@ -47,7 +58,9 @@ export interface ListPage {
  * `taskrail/testing`. Rules every adapter keeps:
  * - `create` has committed when its promise resolves (a `get` anywhere then finds the task).
  * - `compareAndSet` writes only when the stored revision equals `expectedRevision` and the
- *   stored task is not terminal; `next.revision` must be `expectedRevision + 1`.
+ *   stored task is not terminal; `next.revision` must be `expectedRevision + 1`. The fields
+ *   fixed at creation (id, principal, tool, arguments, createdAt, generation, idempotencyKey)
+ *   keep their stored values whatever `next` says.
  * - Expired tasks (`expiresAt <= now`) are reported as absent by `get`, whether swept or not.
  * - A lease exists only for a `working` task; `claim` succeeds when there is no lease or the
  *   lease expired, and says which (`interrupted`).
@@ -57,7 +70,7 @@ export interface TaskStore {
   readonly description: string;
   readonly events: TaskEvents;
 
-  create(task: TaskRecord): Promise<CreateOutcome>;
+  create(task: TaskRecord, options?: CreateOptions): Promise<CreateOutcome>;
   get(id: string): Promise<TaskRecord | undefined>;
   compareAndSet(next: TaskRecord, expectedRevision: number): Promise<CompareAndSetOutcome>;
 

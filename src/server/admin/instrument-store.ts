@@ -1,4 +1,4 @@
-import type { TaskStore } from '../../store/port.js';
+import type { CreateOutcome, TaskStore } from '../../store/port.js';
 
 /** What the metrics learn from store calls that emit no events. */
 export interface StoreProbe {
@@ -49,5 +49,7 @@ function wrap(operation: string, call: AnyMethod, probe: StoreProbe): AnyMethod 
 
 function observe(operation: string, value: unknown, probe: StoreProbe): void {
   if (operation === 'claim' && value !== undefined) probe.leaseClaimed();
-  else if (operation === 'renewLease') probe.leaseRenewed((value as { held: boolean }).held);
+  else if (operation === 'create' && (value as CreateOutcome).lease !== undefined) {
+    probe.leaseClaimed();
+  } else if (operation === 'renewLease') probe.leaseRenewed((value as { held: boolean }).held);
 }

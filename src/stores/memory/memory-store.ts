@@ -1,5 +1,6 @@
 import type {
   CompareAndSetOutcome,
+  CreateOptions,
   CreateOutcome,
   LeaseGrant,
   LeaseRenewal,
@@ -36,6 +37,22 @@ function jsonCopy<T>(value: T): T {
   return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
 }
 
+/** `next` with the fields fixed at creation taken from `stored`: a write cannot change them. */
+function withFixedFields(next: TaskRecord, stored: TaskRecord): TaskRecord {
+  const { idempotencyKey: _ignored, ...rest } = next;
+  const written: TaskRecord = {
+    ...rest,
+    id: stored.id,
+    principal: stored.principal,
+    tool: stored.tool,
+    arguments: stored.arguments,
+    createdAt: stored.createdAt,
+    generation: stored.generation,
+  };
+  if (stored.idempotencyKey !== undefined) written.idempotencyKey = stored.idempotencyKey;
+  return written;
+}
+
 function idempotencySlot(principal: string, key: string): string {
   return `${principal}\u0000${key}`;
 }
@@ -59,8 +76,9 @@ export class MemoryTaskStore implements TaskStore {
     this.#clock = options.clock ?? systemClock;
   }
 
-  async create(task: TaskRecord): Promise<CreateOutcome> {
+  async create(task: TaskRecord, options: CreateOptions = {}): Promise<CreateOutcome> {
     this.#assertOpen();
+    if (options.lease !== undefined) assertLeaseMs(options.lease.leaseMs);
     if (task.idempotencyKey !== undefined) {
       const slot = idempotencySlot(task.principal, task.idempotencyKey);
       const earlier = this.#visible(this.#idempotency.get(slot));
@@ -79,8 +97,19 @@ export class MemoryTaskStore implements TaskStore {
     if (task.idempotencyKey !== undefined) {
       this.#idempotency.set(idempotencySlot(task.principal, task.idempotencyKey), task.id);
     }
+    const lease = options.lease === undefined ? undefined : this.#leaseNew(stored, options.lease);
     this.events.emit('task:created', { task: jsonCopy(stored) });
-    return { task: jsonCopy(stored), created: true };
+    return { task: jsonCopy(stored), created: true, ...(lease === undefined ? {} : { lease }) };
+  }
+
+  #leaseNew(
+    task: TaskRecord,
+    { owner, leaseMs }: { owner: string; leaseMs: number },
+  ): LeaseGrant | undefined {
+    if (task.status !== 'working') return undefined;
+    const lease = { owner, token: newToken(), expiresAt: this.#clock() + leaseMs };
+    this.#leases.set(task.id, lease);
+    return { token: lease.token, expiresAt: lease.expiresAt, interrupted: false };
   }
 
   async get(id: string): Promise<TaskRecord | undefined> {
@@ -95,7 +124,7 @@ export class MemoryTaskStore implements TaskStore {
     if (stored === undefined || stored.revision !== expectedRevision || isTerminal(stored.status)) {
       return { ok: false, current: jsonCopy(stored) };
     }
-    const written = jsonCopy(next);
+    const written = withFixedFields(jsonCopy(next), stored);
     this.#tasks.set(next.id, written);
     if (written.status !== 'working') this.#leases.delete(next.id);
     this.events.emitWrite(jsonCopy(written), stored.status);

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { TaskEvents } from '../../store/events.js';
 import type {
   CompareAndSetOutcome,
+  CreateOptions,
   CreateOutcome,
   LeaseGrant,
   LeaseRenewal,
@@ -57,8 +58,11 @@ export class RedisTaskStore implements TaskStore {
     this.description = parts.description;
   }
 
-  async create(task: TaskRecord): Promise<CreateOutcome> {
+  async create(task: TaskRecord, options: CreateOptions = {}): Promise<CreateOutcome> {
     this.#assertOpen();
+    const lease = options.lease;
+    if (lease !== undefined) assertLeaseMs(lease.leaseMs);
+    const token = lease === undefined ? '' : newToken();
     const keys = this.#keys;
     const encoded = encodeRecord(task);
     const useIdem = task.idempotencyKey !== undefined;
@@ -86,6 +90,9 @@ export class RedisTaskStore implements TaskStore {
         keys.base,
         keys.channel,
         this.#origin,
+        lease?.owner ?? '',
+        token,
+        lease === undefined ? 0 : Math.ceil(lease.leaseMs),
       ],
     )) as Reply;
     if (reply[0] === -1) throw new TaskrailError('CONFLICT', `task ${task.id} already exists`);
@@ -94,7 +101,10 @@ export class RedisTaskStore implements TaskStore {
     if (this.events.listenerCount('task:created') > 0) {
       this.events.emit('task:created', { task: decodeRecord(encoded.fixed, encoded.data) });
     }
-    return { task: stored, created: true };
+    const leaseUntil = Number(reply[1] ?? 0);
+    return leaseUntil > 0
+      ? { task: stored, created: true, lease: { token, expiresAt: leaseUntil, interrupted: false } }
+      : { task: stored, created: true };
   }
 
   async get(id: string): Promise<TaskRecord | undefined> {

@@ -19,9 +19,10 @@ export const createScript = new LuaScript(
   KEYS[6] P:expiry             write when the task expires
   ARGV: 1 id, 2 fixed JSON, 3 data JSON, 4 status, 5 revision, 6 index member,
         7 expiresAt ('' = never), 8 redis expiry in ms ('' = none), 9 use idempotency,
-        10 now, 11 key prefix, 12 channel, 13 origin
+        10 now, 11 key prefix, 12 channel, 13 origin,
+        14 lease owner ('' = no lease), 15 lease token, 16 lease ms
   Also reads P:task:<earlier id> named by the idempotency key.
-  Returns {1} created | {0, fixed, data} the earlier task | {-1} the id is taken
+  Returns {1, lease expiry or 0} created | {0, fixed, data} the earlier task | {-1} the id is taken
 ]]
 local now = tonumber(ARGV[10])
 if ARGV[9] == '1' then
@@ -36,7 +37,13 @@ redis.call('HSET', KEYS[1], 'fixed', ARGV[2], 'data', ARGV[3], 'status', ARGV[4]
   'revision', ARGV[5], 'expiresAt', ARGV[7], 'member', ARGV[6], 'pindex', KEYS[4])
 redis.call('ZADD', KEYS[3], 0, ARGV[6])
 redis.call('ZADD', KEYS[4], 0, ARGV[6])
-if ARGV[4] == 'working' then redis.call('ZADD', KEYS[5], 0, ARGV[6]) end
+local leaseUntil = 0
+if ARGV[4] == 'working' and ARGV[14] ~= '' then
+  leaseUntil = now + tonumber(ARGV[16])
+  redis.call('HSET', KEYS[1], 'leaseToken', ARGV[15], 'leaseOwner', ARGV[14],
+    'leaseExpiresAt', leaseUntil)
+end
+if ARGV[4] == 'working' then redis.call('ZADD', KEYS[5], leaseUntil, ARGV[6]) end
 if ARGV[7] ~= '' then redis.call('ZADD', KEYS[6], ARGV[7], ARGV[6]) end
 if ARGV[8] ~= '' then redis.call('PEXPIRE', KEYS[1], ARGV[8]) end
 if ARGV[9] == '1' then
@@ -46,7 +53,7 @@ if ARGV[9] == '1' then
 end
 redis.call('PUBLISH', ARGV[12], '{"o":' .. cjson.encode(ARGV[13]) .. ',"k":"created","f":' ..
   ARGV[2] .. ',"d":' .. ARGV[3] .. '}')
-return {1}
+return {1, leaseUntil}
 `,
 );
 

@@ -35,26 +35,57 @@ export const TASK_PARAMS = TASK_COLUMNS.split(', ')
   .map((column) => `@${column}`)
   .join(', ');
 
-/** Columns a compareAndSet writes: all but the id. */
-export const UPDATE_COLUMNS = TASK_COLUMNS.split(', ').filter((column) => column !== 'id');
+/**
+ * Columns fixed at creation. A compareAndSet never writes them: the stored values win (as in
+ * every store), and leaving them out of the UPDATE spares SQLite rewriting their indexes.
+ */
+const FIXED_COLUMNS = new Set([
+  'id',
+  'principal',
+  'tool',
+  'arguments',
+  'created_at',
+  'generation',
+  'idempotency_key',
+]);
+export const FIXED_SELECT = [...FIXED_COLUMNS].join(', ');
+export type FixedColumns = Pick<
+  TaskRow,
+  'id' | 'principal' | 'tool' | 'arguments' | 'created_at' | 'generation' | 'idempotency_key'
+>;
+const EXPIRY_COLUMNS = new Set(['ttl_ms', 'expires_at']);
+
+/** Columns every compareAndSet writes. */
+export const UPDATE_COLUMNS = TASK_COLUMNS.split(', ').filter(
+  (column) => !FIXED_COLUMNS.has(column) && !EXPIRY_COLUMNS.has(column),
+);
+/** Written only when the expiry changed, so the expiry index is left alone otherwise. */
+export const EXPIRY_UPDATE_COLUMNS = [...EXPIRY_COLUMNS];
 
 export function recordToParams(task: TaskRecord): TaskRow {
   return {
     id: task.id,
     principal: task.principal,
     tool: task.tool,
+    arguments: JSON.stringify(task.arguments),
+    created_at: task.createdAt,
+    generation: task.generation,
+    idempotency_key: task.idempotencyKey ?? null,
+    ...mutableParams(task),
+  };
+}
+
+/** The columns a write after creation may change. */
+export function mutableParams(task: TaskRecord): Omit<TaskRow, keyof FixedColumns> {
+  return {
     status: task.status,
     status_message: task.statusMessage ?? null,
-    created_at: task.createdAt,
     updated_at: task.updatedAt,
     ttl_ms: task.ttlMs,
     expires_at: task.expiresAt,
     poll_interval_ms: task.pollIntervalMs,
     revision: task.revision,
     attempt: task.attempt,
-    generation: task.generation,
-    idempotency_key: task.idempotencyKey ?? null,
-    arguments: JSON.stringify(task.arguments),
     result: task.result === undefined ? null : JSON.stringify(task.result),
     error: task.error === undefined ? null : JSON.stringify(task.error),
     input_requests: JSON.stringify(task.inputRequests),

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import type {
   CompareAndSetOutcome,
+  CreateOptions,
   CreateOutcome,
   LeaseGrant,
   LeaseRenewal,
@@ -19,7 +20,13 @@ import { systemClock, type Clock } from '../../task/time.js';
 import { assertLeaseMs, assertNextRevision, storeClosedError } from '../shared/checks.js';
 import { clampListLimit, decodeListCursor, encodeListCursor } from '../shared/list-cursor.js';
 import { openDatabase, storeError } from './open-database.js';
-import { recordToParams, rowToRecord, type TaskRow } from './rows.js';
+import {
+  mutableParams,
+  recordToParams,
+  rowToRecord,
+  type FixedColumns,
+  type TaskRow,
+} from './rows.js';
 import { listSql, prepareStatements, type Statements } from './statements.js';
 
 export interface SqliteTaskStoreOptions {
@@ -35,7 +42,12 @@ export interface SqliteTaskStoreOptions {
 }
 
 type CasResult = { outcome: CompareAndSetOutcome; previous?: TaskStatus };
-type TaskHead = { status: string; revision: number; expires_at: number | null };
+type TaskHead = FixedColumns & {
+  status: string;
+  revision: number;
+  ttl_ms: number | null;
+  expires_at: number | null;
+};
 
 /**
  * A `TaskStore` in one SQLite file (better-sqlite3, WAL). Several processes may open the same
@@ -51,7 +63,11 @@ export class SqliteTaskStore implements TaskStore {
   readonly #clock: Clock;
   readonly #sql: Statements;
   readonly #listStatements = new Map<string, Database.Statement>();
-  readonly #createTx: (task: TaskRecord, now: number) => CreateOutcome & { staleId?: string };
+  readonly #createTx: (
+    task: TaskRecord,
+    now: number,
+    lease: CreateOptions['lease'],
+  ) => CreateOutcome & { staleId?: string };
   readonly #casTx: (next: TaskRecord, expected: number, now: number) => CasResult;
   readonly #claimTx: (id: string, owner: string, leaseMs: number) => LeaseGrant | undefined;
   readonly #renewTx: (id: string, token: string, leaseMs: number) => LeaseRenewal;
@@ -77,16 +93,20 @@ export class SqliteTaskStore implements TaskStore {
     this.#saveStepTx = this.#db.transaction(this.#saveStepInTx.bind(this)).immediate;
   }
 
-  async create(task: TaskRecord): Promise<CreateOutcome> {
+  async create(task: TaskRecord, options: CreateOptions = {}): Promise<CreateOutcome> {
+    if (options.lease !== undefined) assertLeaseMs(options.lease.leaseMs);
     const result = this.#run(() => {
-      if (task.idempotencyKey !== undefined) return this.#createTx(task, this.#clock());
+      if (task.idempotencyKey !== undefined || options.lease !== undefined) {
+        return this.#createTx(task, this.#clock(), options.lease);
+      }
       return { task: this.#insert(task), created: true };
     });
     if (result.staleId !== undefined) this.events.emit('task:deleted', { id: result.staleId });
     if (result.created && this.events.listenerCount('task:created') > 0) {
       this.events.emit('task:created', { task: copy(result.task) });
     }
-    return { task: result.task, created: result.created };
+    const { staleId: _stale, ...outcome } = result;
+    return outcome;
   }
 
   async get(id: string): Promise<TaskRecord | undefined> {
@@ -207,15 +227,37 @@ export class SqliteTaskStore implements TaskStore {
     }
   }
 
-  #createInTx(task: TaskRecord, now: number): CreateOutcome & { staleId?: string } {
-    const key = task.idempotencyKey as string;
-    const row = this.#sql.selectByIdempotencyKey.get(task.principal, key) as TaskRow | undefined;
+  #createInTx(
+    task: TaskRecord,
+    now: number,
+    lease: CreateOptions['lease'],
+  ): CreateOutcome & { staleId?: string } {
+    const row =
+      task.idempotencyKey === undefined
+        ? undefined
+        : (this.#sql.selectByIdempotencyKey.get(task.principal, task.idempotencyKey) as
+            TaskRow | undefined);
     if (row !== undefined && !isExpired({ expiresAt: row.expires_at }, now)) {
       return { task: rowToRecord(row), created: false };
     }
     if (row !== undefined) this.#deleteTask(row.id);
     const created = this.#insert(task);
-    return { task: created, created: true, ...(row === undefined ? {} : { staleId: row.id }) };
+    const grant =
+      lease === undefined || created.status !== 'working'
+        ? undefined
+        : this.#grantLease(task.id, lease.owner, now + lease.leaseMs, false);
+    return {
+      task: created,
+      created: true,
+      ...(grant === undefined ? {} : { lease: grant }),
+      ...(row === undefined ? {} : { staleId: row.id }),
+    };
+  }
+
+  #grantLease(id: string, owner: string, expiresAt: number, interrupted: boolean): LeaseGrant {
+    const token = newToken();
+    this.#sql.upsertLease.run(id, owner, token, expiresAt);
+    return { token, expiresAt, interrupted };
   }
 
   #casInTx(next: TaskRecord, expected: number, now: number): CasResult {
@@ -228,8 +270,10 @@ export class SqliteTaskStore implements TaskStore {
       const row = this.#sql.selectTask.get(next.id) as TaskRow;
       return { outcome: { ok: false, current: rowToRecord(row) } };
     }
-    const row = recordToParams(next);
-    this.#sql.updateTask.run({ ...row, expected_revision: expected });
+    const row: TaskRow = { ...fixedOf(stored), ...mutableParams(next) };
+    const expiryChanged = row.expires_at !== stored.expires_at || row.ttl_ms !== stored.ttl_ms;
+    const update = expiryChanged ? this.#sql.updateTaskAndExpiry : this.#sql.updateTask;
+    update.run({ ...row, expected_revision: expected });
     // A parked or finished task holds no lease.
     if (next.status !== 'working') this.#sql.deleteLease.run(next.id);
     return { outcome: { ok: true, task: rowToRecord(row) }, previous: status };
@@ -241,9 +285,7 @@ export class SqliteTaskStore implements TaskStore {
     if (task?.status !== 'working') return undefined;
     const held = this.#sql.selectLease.get(id) as { expires_at: number } | undefined;
     if (held !== undefined && held.expires_at > now) return undefined;
-    const token = newToken();
-    this.#sql.upsertLease.run(id, owner, token, now + leaseMs);
-    return { token, expiresAt: now + leaseMs, interrupted: held !== undefined };
+    return this.#grantLease(id, owner, now + leaseMs, held !== undefined);
   }
 
   #renewInTx(id: string, token: string, leaseMs: number): LeaseRenewal {
@@ -289,6 +331,18 @@ export class SqliteTaskStore implements TaskStore {
     }
     return statement;
   }
+}
+
+function fixedOf(head: TaskHead): FixedColumns {
+  return {
+    id: head.id,
+    principal: head.principal,
+    tool: head.tool,
+    arguments: head.arguments,
+    created_at: head.created_at,
+    generation: head.generation,
+    idempotency_key: head.idempotency_key,
+  };
 }
 
 /** Records leave the store as their own copies, as if read back from the database. */

@@ -1,22 +1,31 @@
 import type Database from 'better-sqlite3';
-import { UPDATE_COLUMNS, TASK_COLUMNS, TASK_PARAMS } from './rows.js';
+import {
+  EXPIRY_UPDATE_COLUMNS,
+  FIXED_SELECT,
+  TASK_COLUMNS,
+  TASK_PARAMS,
+  UPDATE_COLUMNS,
+} from './rows.js';
 
 const VISIBLE = '(expires_at IS NULL OR expires_at > @now)';
 const TERMINAL = "('completed', 'failed', 'cancelled')";
 
-const ASSIGNMENTS = UPDATE_COLUMNS.map((column) => `${column} = @${column}`).join(', ');
+const assignments = (columns: readonly string[]) =>
+  columns.map((column) => `${column} = @${column}`).join(', ');
+const ASSIGNMENTS = assignments(UPDATE_COLUMNS);
+const WITH_EXPIRY = assignments([...UPDATE_COLUMNS, ...EXPIRY_UPDATE_COLUMNS]);
+const CAS_WHERE = `WHERE id = @id AND revision = @expected_revision AND status NOT IN ${TERMINAL}`;
 
 /** Every fixed statement the store runs. */
 const STATEMENT_SQL = {
   insertTask: `INSERT INTO tasks (${TASK_COLUMNS}) VALUES (${TASK_PARAMS})`,
   selectTask: `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = ?`,
   selectVisibleTask: `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = ? AND (expires_at IS NULL OR expires_at > ?)`,
-  selectHead: 'SELECT status, revision, expires_at FROM tasks WHERE id = ?',
+  selectHead: `SELECT status, revision, ttl_ms, expires_at, ${FIXED_SELECT} FROM tasks WHERE id = ?`,
   selectVisibleStatus: `SELECT status FROM tasks WHERE id = @id AND ${VISIBLE}`,
   selectByIdempotencyKey: `SELECT ${TASK_COLUMNS} FROM tasks WHERE principal = ? AND idempotency_key = ?`,
-  updateTask:
-    `UPDATE tasks SET ${ASSIGNMENTS} WHERE id = @id AND revision = @expected_revision ` +
-    `AND status NOT IN ${TERMINAL}`,
+  updateTask: `UPDATE tasks SET ${ASSIGNMENTS} ${CAS_WHERE}`,
+  updateTaskAndExpiry: `UPDATE tasks SET ${WITH_EXPIRY} ${CAS_WHERE}`,
   deleteTask: 'DELETE FROM tasks WHERE id = ?',
   selectExpired:
     'SELECT id FROM tasks WHERE expires_at IS NOT NULL AND expires_at <= ? ' +

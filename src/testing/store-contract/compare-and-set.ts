@@ -74,6 +74,23 @@ export function registerCompareAndSetCases(define: DefineCase): void {
     }
   });
 
+  define('a write cannot change the fields fixed at creation', async (h) => {
+    const task = await h.create({ idempotencyKey: 'fixed' });
+    const next = report(task, 'moved', h.clock.advance(1));
+    const forged: TaskRecord = {
+      ...next,
+      principal: 'mallory',
+      tool: 'other',
+      arguments: { forged: true },
+      createdAt: task.createdAt + 5,
+      generation: task.generation === 'v1' ? 'v2' : 'v1',
+      idempotencyKey: 'changed',
+    };
+    const outcome = await h.store.compareAndSet(forged, task.revision);
+    assert.deepEqual(outcome, { ok: true, task: next });
+    assert.deepEqual(await h.store.get(task.id), next);
+  });
+
   define('next.revision must be expectedRevision + 1', async (h) => {
     const task = await h.create();
     const skipping = { ...report(task, 'x', h.clock.now()), revision: task.revision + 2 };

@@ -1,6 +1,7 @@
 import { describe } from 'node:test';
 import { registerBasicCases } from './basics.js';
 import { registerCompareAndSetCases } from './compare-and-set.js';
+import { registerCreateLeaseCases } from './create-lease.js';
 import { registerEventCases } from './events.js';
 import { registerExpiryCases } from './expiry.js';
 import { caseDefiner, type StoreContractOptions, type StoreFactory } from './harness.js';
@@ -40,6 +41,7 @@ export function taskStoreContract(
     describe('compareAndSet', () => registerCompareAndSetCases(define));
     describe('expiry and sweeping', () => registerExpiryCases(define));
     describe('leases', () => registerLeaseCases(define));
+    describe('leases taken at creation', () => registerCreateLeaseCases(define));
     describe('steps', () => registerStepCases(define));
     describe('list', () => registerListCases(define));
     describe('events', () => registerEventCases(define));
