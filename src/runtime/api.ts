@@ -24,8 +24,20 @@ export interface Executor {
   start(run: (taskId: string) => Promise<void>): void;
   /** A task became runnable (created, or resumed after input). */
   dispatch(taskId: string): Promise<void>;
+  /**
+   * Holds a slot for a task this process is about to create and run at once, so its lease can
+   * be taken in the creating write. Undefined when no slot is free, or when work runs elsewhere.
+   */
+  reserve?(): Reservation | undefined;
   /** Stop taking work; wait for running tasks up to the grace period. */
   stop(graceMs: number): Promise<void>;
+}
+
+/** A slot held by `Executor.reserve`: used once by `run`, or given back by `release`. */
+export interface Reservation {
+  /** Runs `work` in the slot on a later turn of the event loop, so the caller replies first. */
+  run(taskId: string, work: () => Promise<void>): void;
+  release(): void;
 }
 
 export interface RuntimeOptions {

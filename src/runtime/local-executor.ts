@@ -1,4 +1,4 @@
-import type { Executor } from './api.js';
+import type { Executor, Reservation } from './api.js';
 
 /**
  * Runs tasks in this process, at most `concurrency` at once. Event-driven: a dispatch starts
@@ -33,6 +33,27 @@ export class LocalExecutor implements Executor {
     this.#known.add(taskId);
     this.#queue.push(taskId);
     this.#schedulePump();
+  }
+
+  /** A slot for a task created and run here at once; none while queued work waits for one. */
+  reserve(): Reservation | undefined {
+    if (this.#run === undefined || this.#stopping) return undefined;
+    if (this.#active >= this.#concurrency || this.#queue.length > 0) return undefined;
+    this.#active += 1;
+    let used = false;
+    return {
+      run: (taskId, work) => {
+        if (used) throw new Error('a reservation runs once');
+        used = true;
+        this.#known.add(taskId);
+        setImmediate(() => this.#start(taskId, work));
+      },
+      release: () => {
+        if (used) return;
+        used = true;
+        this.#finish(undefined);
+      },
+    };
   }
 
   /**
@@ -72,17 +93,22 @@ export class LocalExecutor implements Executor {
     while (!this.#stopping && this.#active < this.#concurrency && this.#queue.length > 0) {
       const taskId = this.#queue.shift() as string;
       this.#active += 1;
-      void run(taskId)
-        .catch((error: unknown) => {
-          process.emitWarning(`taskrail: running task ${taskId} failed: ${String(error)}`);
-        })
-        .finally(() => this.#finish(taskId));
+      this.#start(taskId, () => run(taskId));
     }
   }
 
-  #finish(taskId: string): void {
+  /** Runs work in a slot already counted in `#active`. */
+  #start(taskId: string, work: () => Promise<void>): void {
+    void work()
+      .catch((error: unknown) => {
+        process.emitWarning(`taskrail: running task ${taskId} failed: ${String(error)}`);
+      })
+      .finally(() => this.#finish(taskId));
+  }
+
+  #finish(taskId: string | undefined): void {
     this.#active -= 1;
-    this.#known.delete(taskId);
+    if (taskId !== undefined) this.#known.delete(taskId);
     if (this.#active === 0) for (const resolve of this.#idleWaiters.splice(0)) resolve();
     this.#pump();
   }

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import type { TaskEvents } from '../store/events.js';
-import type { TaskStore } from '../store/port.js';
+import type { CreateOutcome, TaskStore } from '../store/port.js';
 import { RPC, RpcError } from '../task/errors.js';
 import { newTaskId, newToken } from '../task/ids.js';
 import { newTaskRecord, type JsonObject, type TaskRecord } from '../task/record.js';
@@ -20,7 +20,7 @@ import { runInline } from './inline.js';
 import { assertArgumentsSize, resolveTtl, type TtlPolicy } from './limits.js';
 import { LocalExecutor } from './local-executor.js';
 import { stderrLogger } from './logger.js';
-import { runTask, type RunnerSettings } from './task-runner.js';
+import { runTask, startLeasedTask, type RunnerSettings } from './task-runner.js';
 import { traced } from './tracing.js';
 import { waitForTerminal } from './wait.js';
 import { updateTask } from './writes.js';
@@ -145,7 +145,32 @@ export class TaskRuntime {
       },
       this.#clock(),
     );
-    const { task, created } = await this.store.create(record);
+    return this.#createAndStart(record);
+  }
+
+  /**
+   * With a free local slot the task's lease is taken in the creating write and the run starts
+   * right after the reply; otherwise the executor is told, and claims it when it can.
+   */
+  async #createAndStart(record: TaskRecord): Promise<TaskRecord> {
+    const slot = this.#executor?.reserve?.();
+    const lease = { owner: this.#settings.owner, leaseMs: this.#settings.leaseMs };
+    let outcome: CreateOutcome;
+    try {
+      outcome = await this.store.create(record, slot === undefined ? {} : { lease });
+    } catch (error) {
+      slot?.release();
+      throw error;
+    }
+    const { task, created } = outcome;
+    if (slot !== undefined && outcome.lease !== undefined) {
+      const run = startLeasedTask(this.#settings, task, outcome.lease);
+      slot.run(task.id, () =>
+        traced('taskrail.task.execute', { 'taskrail.task_id': task.id }, run),
+      );
+      return task;
+    }
+    slot?.release();
     if (created) await this.#dispatch(task.id);
     return task;
   }

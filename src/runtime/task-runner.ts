@@ -36,22 +36,54 @@ export interface RunnerSettings {
  * call for any id at any time: if the task is not runnable or someone else holds it, it returns.
  */
 export async function runTask(settings: RunnerSettings, taskId: string): Promise<void> {
-  const { store, owner, leaseMs } = settings;
-  const lease = await store.claim(taskId, owner, leaseMs);
+  const lease = await settings.store.claim(taskId, settings.owner, settings.leaseMs);
   if (lease === undefined) return;
+  await runUnderLease(settings, taskId, lease, new AbortController(), async () => {
+    const task = await prepare(settings, taskId, lease);
+    return task === undefined ? undefined : { task, steps: await settings.store.loadSteps(taskId) };
+  });
+}
+
+/**
+ * For a task its creator leased in the creating write: registers it as running at once (so a
+ * cancellation before it starts still reaches it) and returns the run. The task is fresh, so
+ * there is nothing to re-read and no finished steps to load.
+ */
+export function startLeasedTask(
+  settings: RunnerSettings,
+  task: TaskRecord,
+  lease: LeaseGrant,
+): () => Promise<void> {
   const controller = new AbortController();
+  settings.running.set(task.id, controller);
+  return () =>
+    runUnderLease(settings, task.id, lease, controller, async () => ({ task, steps: {} }));
+}
+
+interface Loaded {
+  task: TaskRecord;
+  steps: Record<string, unknown>;
+}
+
+async function runUnderLease(
+  settings: RunnerSettings,
+  taskId: string,
+  lease: LeaseGrant,
+  controller: AbortController,
+  load: () => Promise<Loaded | undefined>,
+): Promise<void> {
   settings.running.set(taskId, controller);
   const stopHeartbeat = startHeartbeat(settings, taskId, lease, controller);
   let rested = false;
   try {
-    const task = await prepare(settings, taskId, lease);
-    if (task !== undefined) rested = await execute(settings, task, controller.signal);
+    const loaded = controller.signal.aborted ? undefined : await load();
+    if (loaded !== undefined) rested = await execute(settings, loaded, controller.signal);
   } finally {
     stopHeartbeat();
     settings.running.delete(taskId);
     // A write that took the task out of `working` already dropped the lease in the same
     // transaction; releasing it again would cost a write for nothing.
-    if (!rested) await store.releaseLease(taskId, lease.token).catch(() => undefined);
+    if (!rested) await settings.store.releaseLease(taskId, lease.token).catch(() => undefined);
   }
 }
 
@@ -101,24 +133,30 @@ function interruptionRefusal(
 /** Runs the handler; resolves true when the task came to rest (terminal or parked). */
 async function execute(
   settings: RunnerSettings,
-  task: TaskRecord,
+  loaded: Loaded,
   signal: AbortSignal,
 ): Promise<boolean> {
-  const tool = settings.tools.get(task.tool) as RunnableTool;
-  const steps = await settings.store.loadSteps(task.id);
-  const context = new RunContext(durableBackend(settings, task, steps, signal));
+  const tool = settings.tools.get(loaded.task.tool) as RunnableTool;
+  const latest = { task: loaded.task };
+  const context = new RunContext(durableBackend(settings, latest, loaded.steps, signal));
+  const { id } = loaded.task;
   try {
-    const result = await tool.handler(task.arguments, context);
+    const result = await tool.handler(loaded.task.arguments, context);
     context.dispose();
-    return await finish(settings, task.id, outcomeOfResult(result, settings.maxResultBytes));
+    return await finish(
+      settings,
+      id,
+      outcomeOfResult(result, settings.maxResultBytes),
+      latest.task,
+    );
   } catch (error) {
     context.dispose();
     if (isParkSignal(error)) return true;
     if (signal.aborted) {
-      settings.logger.info('handler stopped after cancellation', { taskId: task.id });
+      settings.logger.info('handler stopped after cancellation', { taskId: id });
       return false;
     }
-    return finish(settings, task.id, { error: errorObject(settings, task, error) });
+    return finish(settings, id, { error: errorObject(settings, loaded.task, error) }, latest.task);
   }
 }
 
@@ -156,24 +194,38 @@ async function finish(
   settings: RunnerSettings,
   taskId: string,
   outcome: Outcome,
+  latest?: TaskRecord,
 ): Promise<boolean> {
-  const written = await updateTask(settings.store, taskId, (current) => {
+  const change = (current: TaskRecord): TaskRecord => {
     const now = settings.clock();
     return 'result' in outcome
       ? t.complete(current, outcome.result, now)
       : t.fail(current, outcome.error, now);
-  });
+  };
+  const written = await updateTask(
+    settings.store,
+    taskId,
+    change,
+    latest === undefined ? {} : { from: latest },
+  );
   return written === undefined || written.status !== 'working';
 }
 
+/** `latest` follows the runner's own writes, so the next write need not read the task first. */
 function durableBackend(
   settings: RunnerSettings,
-  task: TaskRecord,
+  latest: { task: TaskRecord },
   steps: Record<string, unknown>,
   signal: AbortSignal,
 ): ContextBackend {
   const { store, clock } = settings;
+  const task = latest.task;
   let answers = task.inputResponses;
+  const write = async (change: (current: TaskRecord) => TaskRecord | undefined) => {
+    const written = await updateTask(store, task.id, change, { from: latest.task });
+    if (written !== undefined) latest.task = written;
+    return written;
+  };
   return {
     taskId: task.id,
     principal: task.principal,
@@ -181,7 +233,7 @@ function durableBackend(
     signal,
     answers: () => answers,
     async park(requests: Record<string, InputRequest>, statusMessage?: string) {
-      const parked = await updateTask(store, task.id, (current) =>
+      const parked = await write((current) =>
         t.requestInput(current, requests, clock(), statusMessage),
       );
       if (parked === undefined || isTerminal(parked.status))
@@ -189,7 +241,7 @@ function durableBackend(
       answers = parked.inputResponses;
     },
     async writeProgress(statusMessage: string) {
-      await updateTask(store, task.id, (current) =>
+      await write((current) =>
         current.status === 'working' ? t.report(current, statusMessage, clock()) : undefined,
       );
     },

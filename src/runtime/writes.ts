@@ -4,27 +4,36 @@ import { isTerminal } from '../task/status.js';
 
 const MAX_ATTEMPTS = 20;
 
+export interface UpdateOptions {
+  /**
+   * The caller's latest copy of the task: the first attempt starts from it instead of a read.
+   * A stale copy costs one lost write, never a wrong one.
+   */
+  from?: TaskRecord;
+}
+
 /**
  * Read-modify-write with compare-and-set, retried on conflict. `change` returns the next record,
  * or undefined to write nothing. Resolves with the stored record after the write (or the current
  * one when nothing was written), or undefined when the task is gone. A terminal task is never
- * passed to `change` unless `includeTerminal` is set: terminal is final.
+ * passed to `change`: terminal is final.
  */
 export async function updateTask(
   store: TaskStore,
   id: string,
   change: (task: TaskRecord) => TaskRecord | undefined,
-  { includeTerminal = false }: { includeTerminal?: boolean } = {},
+  options: UpdateOptions = {},
 ): Promise<TaskRecord | undefined> {
+  let current = options.from ?? (await store.get(id));
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
-    const current = await store.get(id);
     if (current === undefined) return undefined;
-    if (isTerminal(current.status) && !includeTerminal) return current;
+    if (isTerminal(current.status)) return current;
     const next = change(current);
     if (next === undefined || next === current) return current;
     const outcome = await store.compareAndSet(next, current.revision);
     if (outcome.ok) return outcome.task;
-    if (outcome.current === undefined) return undefined;
+    // A lost write reports what is stored now: the next attempt starts from it.
+    current = outcome.current;
   }
   throw new Error(`task ${id}: gave up after ${MAX_ATTEMPTS} conflicting writes`);
 }
