@@ -17,6 +17,7 @@ import { routeListen, type ListenHub, type ListenStream } from './listen/index.j
 import type { ToolRegistry } from './registry.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
 import { capabilityGate } from './front-gates.js';
+import { createInFront } from './front-create.js';
 import { errorReply, serveTaskMethod, type Reply } from './task-methods.js';
 
 /** Either an answer made here, or the parsed body for the SDK handler. */
@@ -47,9 +48,10 @@ function parse(text: string): { ok: true; value: unknown } | { ok: false } {
 }
 
 /**
- * The checked fast path in front of the SDK: `tasks/*` on the modern wire are answered here
- * (a per-request SDK server instance costs far more than the store read), as are malformed
- * bodies and the -32021 gate of required tools. Everything else goes to the SDK handler.
+ * The checked fast path in front of the SDK: `tasks/*` and plain task-creating `tools/call` on
+ * the modern wire are answered here (a per-request SDK server instance costs far more than the
+ * store read or write), as are malformed bodies and the -32021 gate of required tools.
+ * Everything else goes to the SDK handler.
  */
 export async function decide(
   deps: FrontDeps,
@@ -81,9 +83,11 @@ export async function decide(
   }
   const listen = modern ? routeListen(deps, req, headers, principal) : undefined;
   if (listen !== undefined) return listen;
-  if (modern && req.method === 'tools/call' && deps.fallbackTools !== true) {
-    const gate = capabilityGate(deps.tools, req, headers);
+  if (modern && req.method === 'tools/call') {
+    const gate = deps.fallbackTools === true ? undefined : capabilityGate(deps.tools, req, headers);
     if (gate !== undefined) return { kind: 'reply', reply: gate };
+    const created = await createInFront(deps, req, headers, principal);
+    if (created !== undefined) return { kind: 'reply', reply: created };
   }
   return { kind: 'delegate', parsed: body };
 }

@@ -12,7 +12,7 @@ import {
   missingTasksCapability,
 } from '../protocol/index.js';
 import { normalizeTaskOption } from '../runtime/tool.js';
-import type { InputRequest, JsonObject } from '../task/record.js';
+import type { InputRequest, JsonObject, TaskRecord } from '../task/record.js';
 import { envelopeCapabilities, principalOf } from './principal.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
 import type { RegisteredTaskTool } from './types.js';
@@ -95,15 +95,25 @@ async function createTask(
     if (outcome && 'inputRequests' in outcome) return askFirst(outcome.inputRequests);
     if (outcome && 'arguments' in outcome) taskArgs = outcome.arguments;
   }
+  const task = await startToolTask(runtime, tool, taskArgs, pre);
+  return encodeCreateTaskResult(task) as unknown as CallOutcome;
+}
+
+/** Creates the task of one modern `tools/call` (on the SDK path and the fast path alike). */
+export function startToolTask(
+  runtime: TaskRuntimeFace,
+  tool: RegisteredTaskTool,
+  args: JsonObject,
+  caller: { principal: string; clientCapabilities: JsonObject },
+): Promise<TaskRecord> {
   const settings = normalizeTaskOption(tool.config.task);
-  const task = await runtime.createTask({
+  return runtime.createTask({
     tool: tool.name,
-    arguments: taskArgs,
-    principal: pre.principal,
+    arguments: args,
+    principal: caller.principal,
     ...(settings.ttlMs === undefined ? {} : { ttlMs: settings.ttlMs }),
     ...(settings.pollIntervalMs === undefined ? {} : { pollIntervalMs: settings.pollIntervalMs }),
     generation: 'v2',
-    meta: { clientCapabilities: pre.clientCapabilities },
+    meta: { clientCapabilities: caller.clientCapabilities },
   });
-  return encodeCreateTaskResult(task) as unknown as CallOutcome;
 }

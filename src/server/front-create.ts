@@ -1,0 +1,95 @@
+import type { StandardSchemaV1 } from '@modelcontextprotocol/server';
+import {
+  encodeCreateTaskResult,
+  isObject,
+  isWireError,
+  META,
+  resultMessage,
+  type HeaderReader,
+  type IncomingRequest,
+} from '../protocol/index.js';
+import { normalizeTaskOption } from '../runtime/tool.js';
+import type { JsonObject } from '../task/record.js';
+import { missingFor } from './front-gates.js';
+import type { ToolRegistry } from './registry.js';
+import type { TaskRuntimeFace } from './runtime-port.js';
+import { checkModern, type Reply } from './task-methods.js';
+import { startToolTask } from './tool-call.js';
+import type { RegisteredTaskTool } from './types.js';
+
+export interface FrontCreateDeps {
+  runtime: () => TaskRuntimeFace;
+  tools: ToolRegistry;
+  serverInfo: JsonObject;
+}
+
+/**
+ * A modern `tools/call` that creates a task, answered without an SDK server instance: building
+ * one per request costs several times the task's own durable write. Only the plain case is
+ * taken here. Whatever the SDK might answer differently (arguments its schema refuses, MRTR
+ * retries, `beforeTask` hooks, envelope or header errors, a body that is not JSON) returns
+ * undefined and goes to the SDK unchanged, so both paths give the same answers.
+ */
+export async function createInFront(
+  deps: FrontCreateDeps,
+  req: IncomingRequest,
+  headers: HeaderReader,
+  principal: string,
+): Promise<Reply | undefined> {
+  const tool = plainTaskTool(deps.tools, req, headers);
+  if (tool === undefined || req.id === undefined) return undefined;
+  const envelope = checkModern(req, headers);
+  if (isWireError(envelope) || !envelope.declaresTasks) return undefined;
+  if (missingFor(deps.tools, req, envelope) !== undefined) return undefined;
+  const args = await validArguments(tool, (req.params as JsonObject)['arguments']);
+  if (args === undefined) return undefined;
+  const meta = { [META.serverInfo]: deps.serverInfo };
+  let result: JsonObject;
+  try {
+    const task = await startToolTask(deps.runtime(), tool, args, {
+      principal,
+      clientCapabilities: envelope.clientCapabilities,
+    });
+    // `content: []` as the SDK's CallToolResult projection adds it on its path.
+    result = { content: [], ...encodeCreateTaskResult(task), _meta: meta };
+  } catch (error) {
+    // The SDK answers an error thrown by a tool as an isError result; so does this path.
+    const text = error instanceof Error ? error.message : String(error);
+    result = { content: [{ type: 'text', text }], isError: true, resultType: 'complete' };
+    result['_meta'] = meta;
+  }
+  return { status: 200, body: resultMessage(req.id, result) };
+}
+
+/** The taskrail tool a plain task-creating call names, if the request is that simple. */
+function plainTaskTool(
+  tools: ToolRegistry,
+  req: IncomingRequest,
+  headers: HeaderReader,
+): RegisteredTaskTool | undefined {
+  const params = req.params;
+  if (!isObject(params) || typeof params['name'] !== 'string') return undefined;
+  if ('inputResponses' in params || 'requestState' in params) return undefined;
+  if (!isJsonContentType(headers('content-type'))) return undefined;
+  const tool = tools.definition(params['name']);
+  if (tool === undefined || tool.config.beforeTask !== undefined) return undefined;
+  return normalizeTaskOption(tool.config.task).mode === 'forbidden' ? undefined : tool;
+}
+
+function isJsonContentType(value: string | undefined): boolean {
+  return value !== undefined && /^application\/json\s*(;|$)/i.test(value.trim());
+}
+
+/** The arguments as the tool's schema outputs them, or undefined when it refuses them. */
+async function validArguments(
+  tool: RegisteredTaskTool,
+  raw: unknown,
+): Promise<JsonObject | undefined> {
+  const args = raw ?? {};
+  const schema = tool.config.inputSchema as StandardSchemaV1 | undefined;
+  if (schema === undefined) return isObject(args) ? args : undefined;
+  const outcome = await schema['~standard'].validate(args);
+  if (outcome.issues !== undefined && outcome.issues.length > 0) return undefined;
+  const value = (outcome as { value: unknown }).value;
+  return isObject(value) ? value : undefined;
+}
