@@ -8,7 +8,14 @@ import type { TaskRecord } from '../../src/task/record.js';
 import type { TaskStatus } from '../../src/task/status.js';
 import { waitFor } from '../helpers/wait.js';
 import { abortable, TestTools, text } from '../runtime/tools.js';
-import { deletePrefix, skipWithoutRedis, uniquePrefix, urlWithPrefix } from './redis-env.js';
+import { Queue } from 'bullmq';
+import {
+  deletePrefix,
+  REDIS_URL,
+  skipWithoutRedis,
+  uniquePrefix,
+  urlWithPrefix,
+} from './redis-env.js';
 
 const silent = { info() {}, warn() {}, error() {} };
 
@@ -113,12 +120,35 @@ if (!skipWithoutRedis('BullMQ executor with the runtime')) {
       );
     });
 
+    it('starts a task its worker replica created there, sharing the one slot with the queue', async () => {
+      const held = await worker.createTask({ tool: 'wait', arguments: {}, principal: 'alice' });
+      await waitFor('the local run to start', () => tools.calls.get('wait') === 1);
+      assert.deepEqual(await worker.store.findRunnable(10), [], 'leased in the creating write');
+      const helloCalls = tools.calls.get('hello') ?? 0;
+      const queued = await serve.createTask({ tool: 'hello', arguments: {}, principal: 'alice' });
+      const queue = new Queue('tasks', {
+        connection: { url: REDIS_URL },
+        prefix: `${prefix}:bull`,
+      });
+      try {
+        const jobId = `${queued.id}.${queued.revision}`;
+        await waitFor('the queued job to be taken', async () => {
+          return (await queue.getJobState(jobId)) === 'active';
+        });
+        assert.equal(tools.calls.get('hello') ?? 0, helloCalls, 'it waits for the slot');
+        await worker.cancelTask(held.id, 'alice');
+        await reach(queued, 'completed');
+      } finally {
+        await queue.close();
+      }
+    });
+
     it('stops the handler on the worker when another replica cancels', async () => {
       const task = await serve.createTask({ tool: 'wait', arguments: {}, principal: 'alice' });
       await waitFor(
         'the handler to start',
         async () =>
-          (await worker.store.get(task.id))?.attempt === 1 && tools.calls.get('wait') === 1,
+          (await worker.store.get(task.id))?.attempt === 1 && tools.calls.get('wait') === 2,
       );
       const cancelledAt = Date.now();
       await serve.cancelTask(task.id, 'alice');

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { Queue, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
-import type { Executor, Logger } from '../../runtime/api.js';
+import type { Executor, Logger, Reservation } from '../../runtime/api.js';
 import type { TaskStore } from '../../store/port.js';
 import { parseRedisUrl } from '../../stores/redis/url.js';
+import { Slots } from './slots.js';
 
 export const QUEUE_NAME = 'tasks';
 
@@ -50,6 +51,8 @@ export class BullmqExecutor implements Executor {
   #worker: Worker<JobData> | undefined;
   #connections: Redis[] = [];
   #closing: Promise<void> | undefined;
+  readonly #slots: Slots;
+  readonly #localRuns = new Set<Promise<void>>();
 
   constructor(options: BullmqExecutorOptions) {
     const location = parseRedisUrl(options.connectionUrl);
@@ -58,6 +61,7 @@ export class BullmqExecutor implements Executor {
       throw new RangeError(`concurrency must be a positive integer, got ${concurrency}`);
     }
     this.#options = { ...options, concurrency };
+    this.#slots = new Slots(concurrency);
     this.#connectUrl = location.connectUrl;
     this.#prefix = `${options.prefix ?? location.prefix}:bull`;
   }
@@ -69,7 +73,15 @@ export class BullmqExecutor implements Executor {
   start(run: (taskId: string) => Promise<void>): void {
     if (this.#options.mode !== 'work' || this.#worker !== undefined) return;
     const lockMs = this.#options.lockMs ?? 15_000;
-    this.#worker = new Worker<JobData>(QUEUE_NAME, (job: Job<JobData>) => run(job.data.taskId), {
+    const processJob = async (job: Job<JobData>): Promise<void> => {
+      await this.#slots.acquire();
+      try {
+        await run(job.data.taskId);
+      } finally {
+        this.#slots.release();
+      }
+    };
+    this.#worker = new Worker<JobData>(QUEUE_NAME, processJob, {
       connection: this.#connection(null),
       prefix: this.#prefix,
       concurrency: this.#options.concurrency ?? 10,
@@ -82,6 +94,36 @@ export class BullmqExecutor implements Executor {
     this.#worker.on('failed', (job, error) =>
       this.#warn(`job for task ${job?.data.taskId ?? '?'} failed`, error),
     );
+  }
+
+  /**
+   * In `work` mode, a free slot for a task this process creates: it starts here right after the
+   * reply, leased in the creating write, without a trip through the queue. BullMQ's jobs and
+   * these runs share the slots, so at most `concurrency` run at once.
+   */
+  reserve(): Reservation | undefined {
+    if (this.#worker === undefined || this.#closing !== undefined) return undefined;
+    if (!this.#slots.tryAcquire()) return undefined;
+    let used = false;
+    return {
+      run: (taskId, work) => {
+        if (used) throw new Error('a reservation runs once');
+        used = true;
+        const done = new Promise<void>((resolve) => setImmediate(resolve))
+          .then(work)
+          .catch((error: unknown) => this.#warn(`running task ${taskId} failed`, error))
+          .finally(() => {
+            this.#slots.release();
+            this.#localRuns.delete(done);
+          });
+        this.#localRuns.add(done);
+      },
+      release: () => {
+        if (used) return;
+        used = true;
+        this.#slots.release();
+      },
+    };
   }
 
   /** Resolves once the worker (in `work` mode) is connected and fetching jobs. */
@@ -121,7 +163,7 @@ export class BullmqExecutor implements Executor {
   }
 
   async #close(): Promise<void> {
-    await Promise.allSettled([this.#worker?.close(), this.#queue?.close()]);
+    await Promise.allSettled([this.#worker?.close(), this.#queue?.close(), ...this.#localRuns]);
     await Promise.allSettled(this.#connections.map((connection) => connection.quit()));
   }
 
