@@ -140,9 +140,15 @@ async function execute(
   const latest = { task: loaded.task };
   const context = new RunContext(durableBackend(settings, latest, loaded.steps, signal));
   const { id } = loaded.task;
+  // Once the handler is done there is nothing left to abort: the task's own terminal write
+  // must not fire its signal.
+  const handlerDone = () => {
+    context.dispose();
+    if (settings.running.get(id)?.signal === signal) settings.running.delete(id);
+  };
   try {
     const result = await tool.handler(loaded.task.arguments, context);
-    context.dispose();
+    handlerDone();
     return await finish(
       settings,
       id,
@@ -150,7 +156,7 @@ async function execute(
       latest.task,
     );
   } catch (error) {
-    context.dispose();
+    handlerDone();
     if (isParkSignal(error)) return true;
     if (signal.aborted) {
       settings.logger.info('handler stopped after cancellation', { taskId: id });
