@@ -15,6 +15,14 @@ export const META = {
   relatedTask: 'io.modelcontextprotocol/related-task',
 } as const;
 
+/**
+ * taskrail's own `_meta` keys. `idempotencyKey` on `tools/call`: a retry with the same key (and
+ * the same call) gets the task the first attempt created.
+ */
+export const TASKRAIL_META = {
+  idempotencyKey: 'dev.taskrail/idempotency-key',
+} as const;
+
 /** Lower-case HTTP header names (SEP-2243 routing headers). */
 export const HEADER = {
   protocolVersion: 'mcp-protocol-version',

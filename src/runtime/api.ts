@@ -70,6 +70,10 @@ export interface CreateTaskInput {
   pollIntervalMs?: number;
   generation?: WireGeneration;
   meta?: JsonObject;
+  /**
+   * Names this creation so a retry (after a lost reply) gets the same task instead of a
+   * second one. Scoped to the principal; free again once the task expires.
+   */
   idempotencyKey?: string;
 }
 

@@ -16,6 +16,7 @@ import type {
   RuntimeOptions,
   ToolCatalog,
 } from './api.js';
+import { assertIdempotencyKey, assertSameCall } from './idempotency.js';
 import { runInline } from './inline.js';
 import { assertArgumentsSize, resolveTtl, type TtlPolicy } from './limits.js';
 import { LocalExecutor } from './local-executor.js';
@@ -129,6 +130,7 @@ export class TaskRuntime {
       throw new RpcError(RPC.METHOD_NOT_FOUND, `Tool '${input.tool}' does not run as a task`);
     }
     assertArgumentsSize(input.arguments, this.#options.maxArgumentsBytes);
+    assertIdempotencyKey(input.idempotencyKey);
     this.start();
     const record = newTaskRecord(
       {
@@ -171,7 +173,8 @@ export class TaskRuntime {
       return task;
     }
     slot?.release();
-    if (created) await this.#dispatch(task.id);
+    if (!created) assertSameCall(task, record);
+    else await this.#dispatch(task.id);
     return task;
   }
 

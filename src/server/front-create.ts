@@ -49,6 +49,7 @@ export async function createInFront(
     const task = await startToolTask(deps.runtime(), tool, args, {
       principal,
       clientCapabilities: envelope.clientCapabilities,
+      meta: (req.params as JsonObject)['_meta'],
     });
     // `content: []` as the SDK's CallToolResult projection adds it on its path.
     result = { content: [], ...encodeCreateTaskResult(task), _meta: meta };

@@ -10,7 +10,9 @@ import {
   encodeCreateTaskResult,
   isObject,
   missingTasksCapability,
+  TASKRAIL_META,
 } from '../protocol/index.js';
+import { assertIdempotencyKey } from '../runtime/idempotency.js';
 import { normalizeTaskOption } from '../runtime/tool.js';
 import type { InputRequest, JsonObject, TaskRecord } from '../task/record.js';
 import { envelopeCapabilities, principalOf } from './principal.js';
@@ -58,7 +60,8 @@ export async function callTaskTool(
   const principal = principalOf(ctx);
   const inputResponses = objectResponses(ctx.mcpReq.inputResponses);
   if (settings.mode !== 'forbidden' && modern && declaresTasks(caps)) {
-    return createTask(runtime, tool, args, { principal, inputResponses, clientCapabilities: caps });
+    const pre = { principal, inputResponses, clientCapabilities: caps };
+    return createTask(runtime, tool, args, pre, ctx.mcpReq._meta);
   }
   if (settings.mode === 'required') {
     if (options.fallbackTools === true) {
@@ -88,6 +91,7 @@ async function createTask(
     inputResponses: Record<string, JsonObject>;
     clientCapabilities: JsonObject;
   },
+  meta: unknown,
 ): Promise<CallOutcome> {
   let taskArgs = args;
   if (tool.config.beforeTask !== undefined) {
@@ -95,19 +99,24 @@ async function createTask(
     if (outcome && 'inputRequests' in outcome) return askFirst(outcome.inputRequests);
     if (outcome && 'arguments' in outcome) taskArgs = outcome.arguments;
   }
-  const task = await startToolTask(runtime, tool, taskArgs, pre);
+  const task = await startToolTask(runtime, tool, taskArgs, { ...pre, meta });
   return encodeCreateTaskResult(task) as unknown as CallOutcome;
 }
 
 /** Creates the task of one modern `tools/call` (on the SDK path and the fast path alike). */
-export function startToolTask(
+export async function startToolTask(
   runtime: TaskRuntimeFace,
   tool: RegisteredTaskTool,
   args: JsonObject,
-  caller: { principal: string; clientCapabilities: JsonObject },
+  caller: { principal: string; clientCapabilities: JsonObject; meta: unknown },
 ): Promise<TaskRecord> {
   const settings = normalizeTaskOption(tool.config.task);
+  const idempotencyKey = isObject(caller.meta)
+    ? caller.meta[TASKRAIL_META.idempotencyKey]
+    : undefined;
+  assertIdempotencyKey(idempotencyKey);
   return runtime.createTask({
+    ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
     tool: tool.name,
     arguments: args,
     principal: caller.principal,

@@ -83,6 +83,29 @@ describe('task creation in front of the SDK', () => {
     assert.equal(await taskCount(), before);
   });
 
+  it('honours an idempotency key on both paths: a retry gets the first task', async () => {
+    const before = await taskCount();
+    for (const name of ['fast', 'via_sdk']) {
+      const meta = { 'dev.taskrail/idempotency-key': `retry-${name}` };
+      const send = (args: unknown) => rpc(url, 'tools/call', { name, arguments: args }, { meta });
+      const first = await send({ n: 1 });
+      const retry = await send({ n: 1 });
+      assert.equal(typeof first.body.result?.['taskId'], 'string');
+      assert.equal(retry.body.result?.['taskId'], first.body.result?.['taskId'], name);
+      const other = await send({ n: 2 });
+      assert.equal(other.body.result?.['isError'], true);
+      assert.match(JSON.stringify(other.body.result), /already used for a different call/);
+    }
+    const bad = await rpc(
+      url,
+      'tools/call',
+      { name: 'fast', arguments: { n: 1 } },
+      { meta: { 'dev.taskrail/idempotency-key': 'no spaces allowed' } },
+    );
+    assert.equal(bad.body.result?.['isError'], true);
+    assert.equal(await taskCount(), before + 2);
+  });
+
   it('leaves a body that is not declared JSON to the SDK (HTTP 415)', async () => {
     const body = JSON.stringify({
       jsonrpc: '2.0',

@@ -52,6 +52,8 @@ export interface CallOptions {
   bearer?: string;
   headers?: Record<string, string>;
   id?: number | string;
+  /** More `_meta` keys beside the envelope. */
+  meta?: Record<string, unknown>;
 }
 
 let nextId = 1;
@@ -79,6 +81,7 @@ export async function rpc(
         'io.modelcontextprotocol/protocolVersion': '2026-07-28',
         'io.modelcontextprotocol/clientInfo': { name: 'test', version: '1.0.0' },
         'io.modelcontextprotocol/clientCapabilities': options.caps ?? TASKS_CAPS,
+        ...options.meta,
       },
     },
   };
