@@ -54,7 +54,13 @@ async function follow(taskId: string, first: ToolCall): Promise<void> {
 async function create(spec: Spec): Promise<ToolCall | undefined> {
   while (Date.now() < DEADLINE) {
     try {
-      return await client.callTool(TOOL[spec.kind], { n: spec.n, ms: spec.ms });
+      // One key per planned call: a retry (after a cut reply, or in a resumed process) must
+      // land on the task the first attempt made.
+      return await client.callTool(
+        TOOL[spec.kind],
+        { n: spec.n, ms: spec.ms },
+        { idempotencyKey: `chaos-${spec.n}` },
+      );
     } catch {
       await pause(300);
     }

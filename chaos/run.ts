@@ -2,7 +2,8 @@
  * `npm run chaos`: a few hundred mixed tasks while servers (and, on Redis, workers) are
  * SIGKILLed and restarted on the same store, every connection is cut after about a second by a
  * proxy, and client processes are killed and resumed from their ledgers. Ends with one line:
- * `chaos: tasks N, lost 0, duplicated terminal writes 0, stuck 0, wrong results 0`.
+ * `chaos: tasks N, lost 0, duplicated terminal writes 0, stuck 0, wrong results 0,
+ * duplicate creations 0` (a retried create that made a second task).
  * CHAOS_SEED replays a run; TASKRAIL_REDIS_URL adds the Redis phase.
  */
 import { randomBytes, randomInt } from 'node:crypto';
@@ -181,10 +182,11 @@ async function main(): Promise<number> {
   } else log('redis phase skipped: TASKRAIL_REDIS_URL is not set');
   rmSync(dir, { recursive: true, force: true });
   const sum = (key: keyof Omit<Counts, 'notes'>) => results.reduce((a, c) => a + c[key], 0);
-  const bad = sum('lost') + sum('duplicated') + sum('stuck') + sum('wrong');
+  const bad = sum('lost') + sum('duplicated') + sum('stuck') + sum('wrong') + sum('extraCreations');
   process.stdout.write(
     `chaos: tasks ${sum('tasks')}, lost ${sum('lost')}, duplicated terminal writes ${sum('duplicated')}, ` +
-      `stuck ${sum('stuck')}, wrong results ${sum('wrong')}\n`,
+      `stuck ${sum('stuck')}, wrong results ${sum('wrong')}, ` +
+      `duplicate creations ${sum('extraCreations')}\n`,
   );
   return bad === 0 ? 0 : 1;
 }

@@ -8,6 +8,7 @@ import {
   TASKS_EXTENSION_ID,
   type RawDispatch,
   type RequestFraming,
+  type RpcReply,
 } from './rpc-http.js';
 import { SchemaChecker } from './schema-check.js';
 import { TaskSubscriber, type PushOptions } from './subscribe.js';
@@ -46,6 +47,14 @@ export interface CallToolOptions {
   background?: boolean;
   /** Aborting it stops watching (the task keeps running on the server and in the ledger). */
   signal?: AbortSignal;
+  /**
+   * Names this call (1–128 characters of A–Z a–z 0–9 . _ : -), so a retry never makes a second
+   * task: a `tools/call` whose reply is lost to the connection is sent again with the same key
+   * for up to `connectionGraceMs`, and a server that honours the key (taskrail does) answers
+   * with the task the first attempt created. Use a new key for each new call; reuse it only to
+   * retry, e.g. after this process was killed before the reply arrived.
+   */
+  idempotencyKey?: string;
 }
 
 const MAX_MRTR_ROUNDS = 8;
@@ -118,12 +127,13 @@ export class TaskrailClient {
       const errors = this.#checker.check(tool.inputSchema, args);
       if (errors.length > 0) return settledCall({ kind: 'rejected', errors });
     }
-    let params: Record<string, unknown> = { name, arguments: args };
+    const meta =
+      options.idempotencyKey === undefined
+        ? {}
+        : { _meta: idempotencyMeta(options.idempotencyKey) };
+    let params: Record<string, unknown> = { name, arguments: args, ...meta };
     for (let round = 0; round <= MAX_MRTR_ROUNDS; round++) {
-      const reply = await this.#callDispatch(
-        { method: 'tools/call', params },
-        signalOption(options.signal),
-      );
+      const reply = await this.#sendCall(params, options);
       if (reply.kind === 'error') return settledCall({ kind: 'failed', error: reply.error });
       const parsed = parseToolCallReply(reply.result);
       if (parsed.kind === 'complete')
@@ -163,6 +173,7 @@ export class TaskrailClient {
       params = {
         name,
         arguments: args,
+        ...meta,
         inputResponses,
         ...(parsed.requestState === undefined ? {} : { requestState: parsed.requestState }),
       };
@@ -171,6 +182,27 @@ export class TaskrailClient {
       'PROTOCOL',
       `tools/call ${name} asked for input more than ${MAX_MRTR_ROUNDS} times`,
     );
+  }
+
+  /**
+   * Sends one `tools/call`. With an idempotency key a lost reply is safe to retry, so
+   * connection failures are retried with backoff until `connectionGraceMs` runs out.
+   */
+  async #sendCall(params: Record<string, unknown>, options: CallToolOptions): Promise<RpcReply> {
+    const request = { method: 'tools/call', params };
+    if (options.idempotencyKey === undefined) {
+      return this.#callDispatch(request, signalOption(options.signal));
+    }
+    const deadline = Date.now() + (this.#options.connectionGraceMs ?? 10_000);
+    for (let delay = 100; ; delay = Math.min(delay * 2, 1000)) {
+      try {
+        return await this.#callDispatch(request, signalOption(options.signal));
+      } catch (error) {
+        const retry = isClientError(error, 'CONNECTION') && options.signal?.aborted !== true;
+        if (!retry || Date.now() + delay > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
   }
 
   /** Watches a task of this server that is already in the ledger. */
@@ -283,6 +315,19 @@ export class TaskrailClient {
 function firstPollAt(status: string, pollIntervalMs: number): number {
   const terminal = status === 'completed' || status === 'failed' || status === 'cancelled';
   return terminal ? Date.now() : Date.now() + pollIntervalMs;
+}
+
+const IDEMPOTENCY_KEY_META = 'dev.taskrail/idempotency-key';
+const IDEMPOTENCY_KEY = /^[A-Za-z0-9._:-]{1,128}$/;
+
+function idempotencyMeta(key: string): Record<string, string> {
+  if (!IDEMPOTENCY_KEY.test(key)) {
+    throw new TaskrailClientError(
+      'USAGE',
+      `idempotency key ${JSON.stringify(key)}: use 1–128 characters of A–Z a–z 0–9 . _ : -`,
+    );
+  }
+  return { [IDEMPOTENCY_KEY_META]: key };
 }
 
 function signalOption(signal: AbortSignal | undefined): { signal?: AbortSignal } {

@@ -166,3 +166,84 @@ describe('taskrail/client against taskrail serve', () => {
     assert.equal(rejected.outcome?.kind, 'rejected');
   });
 });
+
+describe('taskrail/client retrying a create whose reply was lost', () => {
+  const dir = tempDir('idem');
+  let serve: Serve;
+  let proxy: Proxy;
+  let ledger: Ledger;
+  let dropped = 0;
+
+  before(async () => {
+    serve = await startServe(dir.path);
+    // The first tools/call of every key reaches the server; its reply never comes back.
+    const keys = new Set<string>();
+    proxy = await startProxy(serve.url, {
+      dropReply: (seen) => {
+        const meta = seen.params['_meta'] as Record<string, unknown> | undefined;
+        const key = String(
+          meta?.['dev.taskrail/idempotency-key'] ?? JSON.stringify(seen.params['arguments']),
+        );
+        if (seen.method !== 'tools/call' || keys.has(key)) return false;
+        keys.add(key);
+        dropped += 1;
+        return true;
+      },
+    });
+    ledger = Ledger.open(`${dir.path}/home`);
+  });
+  after(async () => {
+    ledger.close();
+    await proxy.close();
+    await serve.stop();
+    dir.remove();
+  });
+
+  it('sends the call again with its key and gets the one task the first attempt made', async () => {
+    const c = new TaskrailClient({ url: proxy.url, ledger, push: false });
+    try {
+      const call = await c.callTool(
+        'slow_compute',
+        { seconds: 0.2, label: 'once' },
+        {
+          idempotencyKey: 'library-test-once',
+        },
+      );
+      assert.equal((await call.result()).kind, 'completed');
+      const creates = proxy.seen.filter((s) => s.method === 'tools/call');
+      assert.equal(creates.length, 2, 'the lost attempt and its retry');
+      assert.equal(dropped, 1);
+      const server = new TaskrailClient({ url: serve.url, ledger, push: false });
+      const direct = await server.callTool(
+        'slow_compute',
+        { seconds: 0.2, label: 'once' },
+        {
+          idempotencyKey: 'library-test-once',
+        },
+      );
+      assert.equal(direct.taskId, call.taskId, 'the server holds one task for the key');
+      server.close();
+    } finally {
+      c.close();
+    }
+  });
+
+  it('without a key a lost reply is an error, not a silent second call', async () => {
+    const c = new TaskrailClient({ url: proxy.url, ledger, push: false });
+    try {
+      const before = proxy.count('tools/call');
+      await assert.rejects(
+        c.callTool('slow_compute', { seconds: 0.2, label: 'keyless' }),
+        (error: unknown) => (error as { code?: string }).code === 'CONNECTION',
+      );
+      assert.equal(proxy.count('tools/call'), before + 1);
+      await assert.rejects(
+        c.callTool('slow_compute', { seconds: 0.2 }, { idempotencyKey: 'not a key' }),
+        (error: unknown) => (error as { code?: string }).code === 'USAGE',
+      );
+      assert.equal(proxy.count('tools/call'), before + 1, 'a malformed key sends nothing');
+    } finally {
+      c.close();
+    }
+  });
+});

@@ -50,7 +50,14 @@ export interface Proxy {
 /** A counting proxy on 127.0.0.1: records every JSON-RPC request (method, arrival time) it forwards. */
 export async function startProxy(
   target: string,
-  { cutListenAfterMs }: { cutListenAfterMs?: number } = {},
+  {
+    cutListenAfterMs,
+    dropReply,
+  }: {
+    cutListenAfterMs?: number;
+    /** Forwards the request, then cuts the client's connection instead of answering. */
+    dropReply?: (seen: Seen) => boolean;
+  } = {},
 ): Promise<Proxy> {
   const upstream = new URL(target);
   const seen: Seen[] = [];
@@ -75,6 +82,7 @@ export async function startProxy(
       } catch {
         seen.push({ method: '?', at: performance.now(), params: {}, headers: req.headers });
       }
+      const entry = seen.at(-1); // pushed just above, in this same turn
       const forward = http.request(
         {
           host: upstream.hostname,
@@ -84,6 +92,11 @@ export async function startProxy(
           headers: req.headers,
         },
         (up) => {
+          if (dropReply !== undefined && entry !== undefined && dropReply(entry)) {
+            up.resume();
+            up.on('end', () => res.socket?.destroy());
+            return;
+          }
           res.writeHead(up.statusCode ?? 502, up.headers);
           up.pipe(res);
           // Breaks push streams on purpose, to test the client's fallback to polling.
