@@ -1,4 +1,8 @@
-/** End to end: a 10 ms tool created as a task, polled at the interval the server gives. */
+/** End to end: a 10 ms tool created as a task, then seen completed by a client. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Ledger, TaskrailClient } from '../src/client/index.js';
 import { checked, modern, pause, type Endpoint } from './_http.js';
 
 /** Milliseconds from sending tools/call until a tasks/get reads `completed`. */
@@ -28,6 +32,37 @@ export async function e2eLatency(
     const started = performance.now();
     await pause(10);
     bare.push(performance.now() - started);
+  }
+  return { taskrail, bare };
+}
+
+/**
+ * `count` calls of the 10 ms tool through taskrail's own client as a host runs it: the durable
+ * ledger, then the outcome by push (`subscriptions/listen`, its default) with polling behind it.
+ * Milliseconds from `callTool` until the call holds its outcome, interleaved with bare waits.
+ */
+export async function clientLatency(
+  url: string,
+  count: number,
+): Promise<{ taskrail: number[]; bare: number[] }> {
+  const home = mkdtempSync(join(tmpdir(), 'taskrail-bench-client-'));
+  const client = new TaskrailClient({ url, ledger: Ledger.open(home) });
+  const taskrail: number[] = [];
+  const bare: number[] = [];
+  try {
+    await client.callTool('ten_ms', {}, { background: false }); // tools/list, listen stream
+    for (let i = 0; i < count; i += 1) {
+      const started = performance.now();
+      const call = await client.callTool('ten_ms', {}, { background: false });
+      if (call.outcome?.kind !== 'completed') throw new Error(`ended ${call.outcome?.kind}`);
+      taskrail.push(performance.now() - started);
+      const waited = performance.now();
+      await pause(10);
+      bare.push(performance.now() - waited);
+    }
+  } finally {
+    client.close();
+    rmSync(home, { recursive: true, force: true });
   }
   return { taskrail, bare };
 }

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { openStore } from '../src/stores/open.js';
 import { deleteRedisKeys } from '../test/helpers/redis-keys.js';
-import { e2eLatency } from './_e2e.js';
+import { clientLatency, e2eLatency } from './_e2e.js';
 import {
   BENCH_TOOLS,
   checked,
@@ -40,6 +40,7 @@ const quiet = ['--tools', BENCH_TOOLS, '--log-level', 'warn', '--store', store];
 const served = await startServer(MAIN, ['serve', '--port', '0', ...quiet]);
 const e2eEp = endpoint(served.url);
 const e2e = await e2eLatency(e2eEp, 100);
+const viaClient = await clientLatency(served.url, 100);
 e2eEp.close();
 await served.stop();
 
@@ -89,10 +90,11 @@ await deleteRedisKeys(base as string, prefix);
 const speedups = one.map((s, i) => s / (two[i] as number));
 const speedup = median(speedups);
 const e2eP50 = median(e2e.taskrail);
+const clientP50 = median(viaClient.taskrail);
 const section: Section = {
   title: TITLE,
   description:
-    'End to end: `taskrail serve` on Redis (BullMQ, worker in the same process), a 10 ms tool polled at its 1 ms pollIntervalMs, 100 runs. ' +
+    "End to end: `taskrail serve` on Redis (BullMQ, worker in the same process), a 10 ms tool, 100 runs, seen completed by a bare loop polling at its 1 ms pollIntervalMs and by taskrail's client (SQLite ledger, outcome pushed over `subscriptions/listen`). " +
     `Scaling: one \`serve --no-worker\` replica; ${TASKS} tasks of a ${JOB_MS} ms I/O-bound tool created at once, timed until the last completed (store events), ` +
     'with 1 and then 2 `taskrail worker --concurrency 4` processes, 3 interleaved rounds.',
   columns: ['measure', 'value', 'baseline', 'ratio'],
@@ -104,6 +106,12 @@ const section: Section = {
       `${(e2eP50 / median(e2e.bare)).toFixed(2)}×`,
     ],
     [
+      "10 ms tool seen completed by taskrail's client (ledger, push), ms p50 / p99",
+      `${clientP50.toFixed(2)} / ${percentile(viaClient.taskrail, 99).toFixed(2)}`,
+      `${median(viaClient.bare).toFixed(2)} (bare 10 ms wait)`,
+      `${(clientP50 / median(viaClient.bare)).toFixed(2)}×`,
+    ],
+    [
       `${TASKS} I/O-bound tasks, seconds (min–max)`,
       `${median(two).toFixed(2)} (${spread(two)}) with 2 workers`,
       `${median(one).toFixed(2)} (${spread(one)}) with 1 worker`,
@@ -112,8 +120,10 @@ const section: Section = {
   ],
   goals: [
     {
-      text: `a 10 ms tool is seen completed within 13 ms p50 on Redis (${e2eP50.toFixed(2)} ms)`,
-      met: e2eP50 <= 13,
+      text:
+        `a 10 ms tool is seen completed within 13 ms p50 on Redis by taskrail's client ` +
+        `(${clientP50.toFixed(2)} ms; a bare loop polling every 1 ms: ${e2eP50.toFixed(2)} ms)`,
+      met: clientP50 <= 13,
     },
     {
       text: `2 workers ≥ 1.8× the throughput of 1 for an I/O-bound tool (${speedup.toFixed(2)}×)`,

@@ -23,7 +23,7 @@ import {
   startServer,
   type Endpoint,
 } from './_http.js';
-import { e2eLatency } from './_e2e.js';
+import { clientLatency, e2eLatency } from './_e2e.js';
 import { sender, taskrailCompletedTaskGet, v1CompletedTaskGet } from './_peers.js';
 import { median, percentile, report, spread, type Section } from './_stats.js';
 
@@ -94,6 +94,7 @@ const get32 = await rounds(ROUNDS, {
 const sync1 = await rounds(ROUNDS, { v2: rateAt(send.v2Sync, 1), tr: rateAt(send.trSync, 1) });
 const sync32 = await rounds(ROUNDS, { v2: rateAt(send.v2Sync, 32), tr: rateAt(send.trSync, 32) });
 const e2e = await e2eLatency(ep.tr, E2E_N);
+const viaClient = await clientLatency(tr.url, E2E_N);
 const loadedRss = { taskrail: tr.rssMiB(), v2: v2.rssMiB() };
 
 for (const e of Object.values(ep)) e.close();
@@ -113,6 +114,7 @@ const r = {
   sync32: ratio(sync32.tr, sync32.v2),
 };
 const e2eP50 = median(e2e.taskrail);
+const clientP50 = median(viaClient.taskrail);
 const rssGap = restRss.taskrail - restRss.v2;
 
 const section: Section = {
@@ -122,7 +124,7 @@ const section: Section = {
     `${ROUNDS} interleaved rounds; each cell is the median of the rounds (min–max). Latency rounds: ${LATENCY_N} sequential calls; ` +
     `throughput rounds: ${SLICE_MS} ms at the given concurrency. taskrail: \`taskrail serve\` on SQLite with a no-op tool (\`task: optional\`), ` +
     'called without the tasks extension (synchronous) or with it (a task). SDK v1: one stateful session, experimental tasks on ' +
-    `its InMemoryTaskStore, tasks/get of a completed task. End to end: a 10 ms tool created as a task and polled at its pollIntervalMs (1 ms) until completed, ${E2E_N} runs one after another.`,
+    `its InMemoryTaskStore, tasks/get of a completed task. End to end: a 10 ms tool created as a task, ${E2E_N} runs one after another, seen completed by a bare loop polling at its pollIntervalMs (1 ms), and by taskrail's client as a host runs it (SQLite ledger written before the first poll, the outcome pushed over \`subscriptions/listen\` with polling behind it).`,
   columns: ['measure', 'taskrail', 'baseline', 'ratio (min–max)'],
   rows: [
     [
@@ -169,6 +171,12 @@ const section: Section = {
       `${(e2eP50 / median(e2e.bare)).toFixed(2)}×`,
     ],
     [
+      "10 ms tool seen completed by taskrail's client (ledger, push), ms p50 / p99 (SQLite)",
+      `${clientP50.toFixed(2)} / ${percentile(viaClient.taskrail, 99).toFixed(2)}`,
+      `${median(viaClient.bare).toFixed(2)} (bare 10 ms wait)`,
+      `${(clientP50 / median(viaClient.bare)).toFixed(2)}×`,
+    ],
+    [
       'RSS at rest after start, MiB',
       restRss.taskrail.toFixed(1),
       `${restRss.v2.toFixed(1)} (bare SDK v2)`,
@@ -199,8 +207,10 @@ const section: Section = {
       met: r.sync1.median >= 0.95 && r.sync32.median >= 0.95,
     },
     {
-      text: `a 10 ms tool is seen completed within 13 ms p50 on SQLite (${e2eP50.toFixed(2)} ms)`,
-      met: e2eP50 <= 13,
+      text:
+        `a 10 ms tool is seen completed within 13 ms p50 on SQLite by taskrail's client ` +
+        `(${clientP50.toFixed(2)} ms; a bare loop polling every 1 ms: ${e2eP50.toFixed(2)} ms)`,
+      met: clientP50 <= 13,
     },
     {
       text: `resting RSS of serve within 15 MiB of a bare SDK v2 server (+${rssGap.toFixed(1)} MiB)`,
