@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { SCHEMA_VERSION, SqliteTaskStore } from '../../src/stores/sqlite/index.js';
+import { recordToParams, TASK_COLUMNS, TASK_PARAMS } from '../../src/stores/sqlite/rows.js';
+import { MIGRATIONS } from '../../src/stores/sqlite/schema.js';
 import { newTaskId } from '../../src/task/ids.js';
 import { newTaskRecord } from '../../src/task/record.js';
 import { tempDir } from './temp-dir.js';
@@ -152,8 +154,52 @@ describe('SqliteTaskStore on real files', () => {
       assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
       assert.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
       const versions = db.prepare('SELECT version FROM schema_migrations ORDER BY version').all();
-      assert.deepEqual(versions, [{ version: 1 }]);
-      assert.equal(SCHEMA_VERSION, 1);
+      assert.deepEqual(versions, [{ version: 1 }, { version: 2 }]);
+      assert.equal(SCHEMA_VERSION, 2);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('migrates a version 1 file: leases move into the task rows, held ones stay held', async () => {
+    const path = freshPath('v1.db');
+    mkdirSync(dirname(path), { recursive: true });
+    const held = newTaskRecord(
+      { id: newTaskId(), principal: 'p', tool: 't', arguments: {}, ttlMs: null, pollIntervalMs: 1 },
+      Date.now(),
+    );
+    const free = { ...held, id: newTaskId() };
+    const v1 = new Database(path);
+    v1.exec(
+      'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT;' +
+        `${MIGRATIONS[0] as string};` +
+        'INSERT INTO schema_migrations (version, applied_at) VALUES (1, 0);',
+    );
+    const insert = v1.prepare(`INSERT INTO tasks (${TASK_COLUMNS}) VALUES (${TASK_PARAMS})`);
+    for (const task of [held, free]) insert.run(recordToParams(task));
+    v1.prepare('INSERT INTO leases VALUES (?, ?, ?, ?)').run(
+      held.id,
+      'w1',
+      'token-1',
+      Date.now() + 60_000,
+    );
+    v1.close();
+
+    const store = new SqliteTaskStore(path);
+    try {
+      assert.equal(await store.claim(held.id, 'w2', 1000), undefined, 'still held');
+      assert.equal((await store.renewLease(held.id, 'token-1', 1000)).held, true);
+      assert.equal((await store.claim(free.id, 'w2', 1000))?.interrupted, false);
+      assert.deepEqual(await store.get(held.id), held);
+    } finally {
+      await store.close();
+    }
+    const db = new Database(path, { readonly: true });
+    try {
+      const gone = db
+        .prepare("SELECT name FROM sqlite_master WHERE name IN ('leases', 'tasks_by_tool')")
+        .all();
+      assert.deepEqual(gone, []);
     } finally {
       db.close();
     }

@@ -53,6 +53,18 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (task_id, name)
   ) WITHOUT ROWID;
   `,
+  // 2: the lease moves into the task's row, so taking or dropping it rewrites no other b-tree
+  // (a create with its lease, or a finish, was one page more each); the tool index, used only
+  // by operator listings, goes (each index is a page written per insert).
+  `
+  ALTER TABLE tasks ADD COLUMN lease_owner TEXT;
+  ALTER TABLE tasks ADD COLUMN lease_token TEXT;
+  ALTER TABLE tasks ADD COLUMN lease_expires_at INTEGER;
+  UPDATE tasks SET lease_owner = l.owner, lease_token = l.token, lease_expires_at = l.expires_at
+    FROM leases AS l WHERE l.task_id = tasks.id;
+  DROP TABLE leases;
+  DROP INDEX tasks_by_tool;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -42,6 +42,12 @@ export interface SqliteTaskStoreOptions {
 }
 
 type CasResult = { outcome: CompareAndSetOutcome; previous?: TaskStatus };
+type ClaimHead = {
+  status: string;
+  expires_at: number | null;
+  lease_token: string | null;
+  lease_expires_at: number | null;
+};
 type TaskHead = FixedColumns & {
   status: string;
   revision: number;
@@ -138,7 +144,7 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   async releaseLease(id: string, token: string): Promise<void> {
-    this.#run(() => this.#sql.deleteLeaseWithToken.run(id, token));
+    this.#run(() => this.#sql.releaseLease.run(id, token));
   }
 
   async findRunnable(limit: number): Promise<string[]> {
@@ -256,7 +262,7 @@ export class SqliteTaskStore implements TaskStore {
 
   #grantLease(id: string, owner: string, expiresAt: number, interrupted: boolean): LeaseGrant {
     const token = newToken();
-    this.#sql.upsertLease.run(id, owner, token, expiresAt);
+    this.#sql.setLease.run(owner, token, expiresAt, id);
     return { token, expiresAt, interrupted };
   }
 
@@ -273,19 +279,18 @@ export class SqliteTaskStore implements TaskStore {
     const row: TaskRow = { ...fixedOf(stored), ...mutableParams(next) };
     const expiryChanged = row.expires_at !== stored.expires_at || row.ttl_ms !== stored.ttl_ms;
     const update = expiryChanged ? this.#sql.updateTaskAndExpiry : this.#sql.updateTask;
+    // The same statement drops the lease when the task leaves `working`.
     update.run({ ...row, expected_revision: expected });
-    // A parked or finished task holds no lease.
-    if (next.status !== 'working') this.#sql.deleteLease.run(next.id);
     return { outcome: { ok: true, task: rowToRecord(row) }, previous: status };
   }
 
   #claimInTx(id: string, owner: string, leaseMs: number): LeaseGrant | undefined {
     const now = this.#clock();
-    const task = this.#sql.selectVisibleStatus.get({ id, now }) as { status: string } | undefined;
-    if (task?.status !== 'working') return undefined;
-    const held = this.#sql.selectLease.get(id) as { expires_at: number } | undefined;
-    if (held !== undefined && held.expires_at > now) return undefined;
-    return this.#grantLease(id, owner, now + leaseMs, held !== undefined);
+    const head = this.#sql.selectClaimHead.get(id) as ClaimHead | undefined;
+    if (head === undefined || head.status !== 'working') return undefined;
+    if (isExpired({ expiresAt: head.expires_at }, now)) return undefined;
+    if (head.lease_expires_at !== null && head.lease_expires_at > now) return undefined;
+    return this.#grantLease(id, owner, now + leaseMs, head.lease_token !== null);
   }
 
   #renewInTx(id: string, token: string, leaseMs: number): LeaseRenewal {
@@ -313,7 +318,6 @@ export class SqliteTaskStore implements TaskStore {
 
   #deleteTask(id: string): void {
     this.#sql.deleteSteps.run(id);
-    this.#sql.deleteLease.run(id);
     this.#sql.deleteTask.run(id);
   }
 

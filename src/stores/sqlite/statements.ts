@@ -15,6 +15,11 @@ const assignments = (columns: readonly string[]) =>
 const ASSIGNMENTS = assignments(UPDATE_COLUMNS);
 const WITH_EXPIRY = assignments([...UPDATE_COLUMNS, ...EXPIRY_UPDATE_COLUMNS]);
 const CAS_WHERE = `WHERE id = @id AND revision = @expected_revision AND status NOT IN ${TERMINAL}`;
+// A parked or finished task holds no lease: a write that leaves `working` drops it.
+const KEEP_LEASE_IF_WORKING = ['lease_owner', 'lease_token', 'lease_expires_at']
+  .map((column) => `${column} = CASE WHEN @status = 'working' THEN ${column} END`)
+  .join(', ');
+const LEASE_FREE = '(lease_expires_at IS NULL OR lease_expires_at <= @now)';
 
 /** Every fixed statement the store runs. */
 const STATEMENT_SQL = {
@@ -24,22 +29,22 @@ const STATEMENT_SQL = {
   selectHead: `SELECT status, revision, ttl_ms, expires_at, ${FIXED_SELECT} FROM tasks WHERE id = ?`,
   selectVisibleStatus: `SELECT status FROM tasks WHERE id = @id AND ${VISIBLE}`,
   selectByIdempotencyKey: `SELECT ${TASK_COLUMNS} FROM tasks WHERE principal = ? AND idempotency_key = ?`,
-  updateTask: `UPDATE tasks SET ${ASSIGNMENTS} ${CAS_WHERE}`,
-  updateTaskAndExpiry: `UPDATE tasks SET ${WITH_EXPIRY} ${CAS_WHERE}`,
+  updateTask: `UPDATE tasks SET ${ASSIGNMENTS}, ${KEEP_LEASE_IF_WORKING} ${CAS_WHERE}`,
+  updateTaskAndExpiry: `UPDATE tasks SET ${WITH_EXPIRY}, ${KEEP_LEASE_IF_WORKING} ${CAS_WHERE}`,
   deleteTask: 'DELETE FROM tasks WHERE id = ?',
   selectExpired:
     'SELECT id FROM tasks WHERE expires_at IS NOT NULL AND expires_at <= ? ' +
     'ORDER BY expires_at LIMIT ?',
-  selectLease: 'SELECT token, expires_at FROM leases WHERE task_id = ?',
-  upsertLease:
-    'INSERT OR REPLACE INTO leases (task_id, owner, token, expires_at) VALUES (?, ?, ?, ?)',
-  renewLease: 'UPDATE leases SET expires_at = ? WHERE task_id = ? AND token = ?',
-  deleteLeaseWithToken: 'DELETE FROM leases WHERE task_id = ? AND token = ?',
-  deleteLease: 'DELETE FROM leases WHERE task_id = ?',
-  selectRunnable: `SELECT t.id FROM tasks t LEFT JOIN leases l ON l.task_id = t.id
-       WHERE t.status = 'working' AND (t.expires_at IS NULL OR t.expires_at > @now)
-         AND (l.task_id IS NULL OR l.expires_at <= @now)
-       ORDER BY t.created_at LIMIT @limit`,
+  selectClaimHead:
+    'SELECT status, expires_at, lease_token, lease_expires_at FROM tasks WHERE id = ?',
+  setLease: 'UPDATE tasks SET lease_owner = ?, lease_token = ?, lease_expires_at = ? WHERE id = ?',
+  renewLease: 'UPDATE tasks SET lease_expires_at = ? WHERE id = ? AND lease_token = ?',
+  releaseLease:
+    'UPDATE tasks SET lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL ' +
+    'WHERE id = ? AND lease_token = ?',
+  selectRunnable: `SELECT id FROM tasks
+       WHERE status = 'working' AND ${VISIBLE} AND ${LEASE_FREE}
+       ORDER BY created_at LIMIT @limit`,
   upsertStep: 'INSERT OR REPLACE INTO steps (task_id, name, value) VALUES (?, ?, ?)',
   selectSteps: 'SELECT name, value FROM steps WHERE task_id = ?',
   deleteSteps: 'DELETE FROM steps WHERE task_id = ?',
