@@ -31,7 +31,7 @@ export function decodeHeaderValue(raw: string | undefined): string | undefined {
   return match === null ? value : Buffer.from(match[1] ?? '', 'base64').toString('utf8');
 }
 
-function metaOf(params: unknown): JsonObject | undefined {
+export function metaOf(params: unknown): JsonObject | undefined {
   if (!isObject(params)) return undefined;
   const meta = params['_meta'];
   return isObject(meta) ? meta : undefined;

@@ -1,9 +1,11 @@
 import type { StandardSchemaV1 } from '@modelcontextprotocol/server';
 import {
+  declaresTasks,
   encodeCreateTaskResult,
   isObject,
   isWireError,
   META,
+  metaOf,
   resultMessage,
   type HeaderReader,
   type IncomingRequest,
@@ -70,6 +72,8 @@ function plainTaskTool(
 ): RegisteredTaskTool | undefined {
   const params = req.params;
   if (!isObject(params) || typeof params['name'] !== 'string') return undefined;
+  // Most calls that are not tasks stop here, before any header or envelope parsing.
+  if (!declaresTasks(metaOf(params)?.[META.clientCapabilities])) return undefined;
   if ('inputResponses' in params || 'requestState' in params) return undefined;
   if (!isJsonContentType(headers('content-type'))) return undefined;
   const tool = tools.definition(params['name']);
