@@ -66,6 +66,8 @@ export function defaultHome(): string {
 export class Ledger implements TaskLedger {
   readonly path: string;
   readonly #db: Database.Database;
+  /** Prepared once per SQL text: preparing costs more than the small reads and writes here. */
+  readonly #statements = new Map<string, Database.Statement>();
   readonly #now: () => number;
 
   private constructor(path: string, now: () => number) {
@@ -91,33 +93,31 @@ export class Ledger implements TaskLedger {
   /** Records a new task; a second record of the same id (a retried create) keeps the first. */
   record(entry: Omit<LedgerEntry, 'createdAt' | 'updatedAt' | 'answeredKeys'>): LedgerEntry {
     const now = this.#now();
-    this.#db
-      .prepare(
-        `INSERT OR IGNORE INTO tasks (id, server, tool, arguments, status, status_message, poll_interval_ms,
+    this.#sql(
+      `INSERT OR IGNORE INTO tasks (id, server, tool, arguments, status, status_message, poll_interval_ms,
           next_poll_at, ttl_ms, output_schema, bearer, owner_pid, created_at, updated_at)
          VALUES (@id, @server, @tool, @arguments, @status, @statusMessage, @pollIntervalMs, @nextPollAt,
           @ttlMs, @outputSchema, @bearer, @ownerPid, @now, @now)`,
-      )
-      .run({
-        id: entry.id,
-        server: entry.server,
-        tool: entry.tool,
-        arguments: JSON.stringify(entry.arguments),
-        status: entry.status,
-        statusMessage: entry.statusMessage ?? null,
-        pollIntervalMs: entry.pollIntervalMs,
-        nextPollAt: entry.nextPollAt,
-        ttlMs: entry.ttlMs,
-        outputSchema: entry.outputSchema === undefined ? null : JSON.stringify(entry.outputSchema),
-        bearer: entry.bearer ?? null,
-        ownerPid: entry.ownerPid ?? null,
-        now,
-      });
+    ).run({
+      id: entry.id,
+      server: entry.server,
+      tool: entry.tool,
+      arguments: JSON.stringify(entry.arguments),
+      status: entry.status,
+      statusMessage: entry.statusMessage ?? null,
+      pollIntervalMs: entry.pollIntervalMs,
+      nextPollAt: entry.nextPollAt,
+      ttlMs: entry.ttlMs,
+      outputSchema: entry.outputSchema === undefined ? null : JSON.stringify(entry.outputSchema),
+      bearer: entry.bearer ?? null,
+      ownerPid: entry.ownerPid ?? null,
+      now,
+    });
     return this.require(entry.id);
   }
 
   get(id: string): LedgerEntry | undefined {
-    const row = this.#db.prepare('SELECT * FROM tasks WHERE id = ?').get(id) as Row | undefined;
+    const row = this.#sql('SELECT * FROM tasks WHERE id = ?').get(id) as Row | undefined;
     return row === undefined ? undefined : fromRow(row);
   }
 
@@ -128,78 +128,83 @@ export class Ledger implements TaskLedger {
   }
 
   list(): LedgerEntry[] {
-    const rows = this.#db
-      .prepare('SELECT * FROM tasks ORDER BY created_at DESC, id')
-      .all() as Row[];
+    const rows = this.#sql('SELECT * FROM tasks ORDER BY created_at DESC, id').all() as Row[];
     return rows.map(fromRow);
   }
 
   unfinished(): LedgerEntry[] {
-    const rows = this.#db
-      .prepare(`SELECT * FROM tasks WHERE ${NOT_FINAL} ORDER BY created_at`)
-      .all() as Row[];
+    const rows = this.#sql(
+      `SELECT * FROM tasks WHERE ${NOT_FINAL} ORDER BY created_at`,
+    ).all() as Row[];
     return rows.map(fromRow);
   }
 
   /** Stores what the last `tasks/get` said. A final row never changes again. */
   observe(id: string, o: Observation): void {
-    this.#db
-      .prepare(
-        `UPDATE tasks SET status = @status, status_message = @statusMessage, poll_interval_ms = @pollIntervalMs,
+    this.#sql(
+      `UPDATE tasks SET status = @status, status_message = @statusMessage, poll_interval_ms = @pollIntervalMs,
           next_poll_at = @nextPollAt, ttl_ms = COALESCE(@ttlMs, ttl_ms), input_requests = @inputRequests,
           updated_at = @now WHERE id = @id AND ${NOT_FINAL}`,
-      )
-      .run({
-        id,
-        status: o.status,
-        statusMessage: o.statusMessage ?? null,
-        pollIntervalMs: o.pollIntervalMs,
-        nextPollAt: o.nextPollAt,
-        ttlMs: o.ttlMs ?? null,
-        inputRequests: o.inputRequests === undefined ? null : JSON.stringify(o.inputRequests),
-        now: this.#now(),
-      });
+    ).run({
+      id,
+      status: o.status,
+      statusMessage: o.statusMessage ?? null,
+      pollIntervalMs: o.pollIntervalMs,
+      nextPollAt: o.nextPollAt,
+      ttlMs: o.ttlMs ?? null,
+      inputRequests: o.inputRequests === undefined ? null : JSON.stringify(o.inputRequests),
+      now: this.#now(),
+    });
   }
 
   settle(id: string, s: Settlement): void {
-    this.#db
-      .prepare(
-        `UPDATE tasks SET status = @status, outcome = @outcome, status_message = COALESCE(@statusMessage, status_message),
+    this.#sql(
+      `UPDATE tasks SET status = @status, outcome = @outcome, status_message = COALESCE(@statusMessage, status_message),
           result = @result, error = @error, input_requests = NULL, owner_pid = NULL, updated_at = @now
          WHERE id = @id AND ${NOT_FINAL}`,
-      )
-      .run({
-        id,
-        status: s.status,
-        outcome: s.outcome,
-        statusMessage: s.statusMessage ?? null,
-        result: s.result === undefined ? null : JSON.stringify(s.result),
-        error: s.error === undefined ? null : JSON.stringify(s.error),
-        now: this.#now(),
-      });
+    ).run({
+      id,
+      status: s.status,
+      outcome: s.outcome,
+      statusMessage: s.statusMessage ?? null,
+      result: s.result === undefined ? null : JSON.stringify(s.result),
+      error: s.error === undefined ? null : JSON.stringify(s.error),
+      now: this.#now(),
+    });
   }
 
   /** Adds answered input keys in one transaction, so two processes cannot drop each other's. */
   markAnswered(id: string, keys: readonly string[]): void {
     const tx = this.#db.transaction(() => {
-      const row = this.#db.prepare('SELECT answered_keys FROM tasks WHERE id = ?').get(id) as
+      const row = this.#sql('SELECT answered_keys FROM tasks WHERE id = ?').get(id) as
         Row | undefined;
       if (row === undefined) return;
       const answered = new Set(JSON.parse(String(row.answered_keys)) as string[]);
       for (const key of keys) answered.add(key);
-      this.#db
-        .prepare('UPDATE tasks SET answered_keys = ?, updated_at = ? WHERE id = ?')
-        .run(JSON.stringify([...answered]), this.#now(), id);
+      this.#sql('UPDATE tasks SET answered_keys = ?, updated_at = ? WHERE id = ?').run(
+        JSON.stringify([...answered]),
+        this.#now(),
+        id,
+      );
     });
     tx.immediate();
   }
 
   setOwner(id: string, pid: number | undefined): void {
-    this.#db.prepare('UPDATE tasks SET owner_pid = ? WHERE id = ?').run(pid ?? null, id);
+    this.#sql('UPDATE tasks SET owner_pid = ? WHERE id = ?').run(pid ?? null, id);
   }
 
   close(): void {
     if (this.#db.open) this.#db.close();
+  }
+
+  #sql(sql: string): Database.Statement {
+    let statement = this.#statements.get(sql);
+    if (statement === undefined) {
+      statement = this.#db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
   }
 }
 

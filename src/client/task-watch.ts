@@ -65,7 +65,9 @@ export class TaskWatch {
 
   async run(signal?: AbortSignal): Promise<CallOutcome> {
     const { ledger } = this.#deps;
-    ledger.setOwner(this.taskId, process.pid);
+    if (ledger.require(this.taskId).ownerPid !== process.pid) {
+      ledger.setOwner(this.taskId, process.pid);
+    }
     const follower = this.#deps.push?.follow(this.taskId);
     try {
       for (;;) {
