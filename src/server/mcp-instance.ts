@@ -22,6 +22,12 @@ export interface InstanceDeps {
   requestState?: ServerOptions['requestState'];
 }
 
+/**
+ * What a tool without an input schema accepts: any object. One shared instance, not one per
+ * tool per request: building a zod schema is a noticeable part of a synchronous call's cost.
+ */
+const ANY_OBJECT = z.looseObject({});
+
 function registerTaskTool(mcp: McpServer, deps: InstanceDeps, tool: RegisteredTaskTool): void {
   const { config } = tool;
   // A task's CreateTaskResult has no structuredContent, so only forbidden tools keep the
@@ -33,7 +39,7 @@ function registerTaskTool(mcp: McpServer, deps: InstanceDeps, tool: RegisteredTa
     {
       description: config.description,
       ...(config.title === undefined ? {} : { title: config.title }),
-      inputSchema: config.inputSchema ?? z.looseObject({}),
+      inputSchema: config.inputSchema ?? ANY_OBJECT,
       ...(outputSchema === undefined ? {} : { outputSchema }),
       ...(config.annotations === undefined ? {} : { annotations: config.annotations }),
     },
