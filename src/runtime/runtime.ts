@@ -1,8 +1,7 @@
-import { hostname } from 'node:os';
 import type { TaskEvents } from '../store/events.js';
 import type { CreateOutcome, TaskStore } from '../store/port.js';
 import { RPC, RpcError } from '../task/errors.js';
-import { newTaskId, newToken } from '../task/ids.js';
+import { newTaskId } from '../task/ids.js';
 import { newTaskRecord, type JsonObject, type TaskRecord } from '../task/record.js';
 import { isTerminal } from '../task/status.js';
 import { systemClock, type Clock } from '../task/time.js';
@@ -18,6 +17,8 @@ import type {
 } from './api.js';
 import { assertIdempotencyKey, assertSameCall } from './idempotency.js';
 import { runInline } from './inline.js';
+import { newOwnerId } from './owner.js';
+import { takeOverFromGone } from './takeover.js';
 import { assertArgumentsSize, resolveTtl, type TtlPolicy } from './limits.js';
 import { LocalExecutor } from './local-executor.js';
 import { stderrLogger } from './logger.js';
@@ -80,7 +81,7 @@ export class TaskRuntime {
     this.#settings = {
       store: options.store,
       tools: options.tools,
-      owner: `${hostname()}:${process.pid}:${newToken().slice(0, 8)}`,
+      owner: newOwnerId(),
       leaseMs,
       heartbeatMs: Math.max(50, Math.min(1000, Math.floor(leaseMs / 3))),
       maxAttempts: options.maxAttempts ?? DEFAULTS.maxAttempts,
@@ -232,12 +233,16 @@ export class TaskRuntime {
     return waitForTerminal(this, id, principal, signal);
   }
 
-  /** Dispatches every working task nobody holds: new ones, resumed ones, and crashed holders'. */
+  /**
+   * Dispatches every working task nobody holds (new, resumed, or whose holder's lease ran out),
+   * and takes over at once those whose holder was a process on this machine that is gone.
+   */
   async recoverNow(limit = 500): Promise<number> {
     if (this.#executor === undefined) return 0;
     const ids = await this.store.findRunnable(limit);
     for (const id of ids) if (!this.#running.has(id)) await this.#dispatch(id);
-    return ids.length;
+    const taken = await takeOverFromGone(this.#settings, this.#executor, this.#logger, limit);
+    return ids.length + taken;
   }
 
   /** Deletes expired tasks in bounded batches. */

@@ -37,8 +37,16 @@ export interface RunnerSettings {
  */
 export async function runTask(settings: RunnerSettings, taskId: string): Promise<void> {
   const lease = await settings.store.claim(taskId, settings.owner, settings.leaseMs);
-  if (lease === undefined) return;
-  await runUnderLease(settings, taskId, lease, new AbortController(), async () => {
+  if (lease !== undefined) await runClaimedTask(settings, taskId, lease);
+}
+
+/** Runs a task whose lease this runner already holds (claimed, or taken over from the dead). */
+export function runClaimedTask(
+  settings: RunnerSettings,
+  taskId: string,
+  lease: LeaseGrant,
+): Promise<void> {
+  return runUnderLease(settings, taskId, lease, new AbortController(), async () => {
     const task = await prepare(settings, taskId, lease);
     return task === undefined ? undefined : { task, steps: await settings.store.loadSteps(taskId) };
   });

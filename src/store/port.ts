@@ -31,6 +31,20 @@ export interface LeaseGrant {
   interrupted: boolean;
 }
 
+export interface ClaimOptions {
+  /**
+   * Take the lease even before it expires when this owner holds it: its holder is known to be
+   * gone (a process that no longer exists on this machine). The claim reports `interrupted`.
+   */
+  takeOverFrom?: string;
+}
+
+/** A working task whose lease is live, and who holds it. */
+export interface LeaseHolder {
+  id: string;
+  owner: string;
+}
+
 export interface LeaseRenewal {
   /** False when the lease was lost (expired and taken over, or released). */
   held: boolean;
@@ -74,11 +88,18 @@ export interface TaskStore {
   get(id: string): Promise<TaskRecord | undefined>;
   compareAndSet(next: TaskRecord, expectedRevision: number): Promise<CompareAndSetOutcome>;
 
-  claim(id: string, owner: string, leaseMs: number): Promise<LeaseGrant | undefined>;
+  claim(
+    id: string,
+    owner: string,
+    leaseMs: number,
+    options?: ClaimOptions,
+  ): Promise<LeaseGrant | undefined>;
   renewLease(id: string, token: string, leaseMs: number): Promise<LeaseRenewal>;
   releaseLease(id: string, token: string): Promise<void>;
-  /** Working tasks nobody holds: new, resumed after input, or whose holder died. */
+  /** Working tasks nobody holds: new, resumed after input, or whose holder's lease expired. */
   findRunnable(limit: number): Promise<string[]>;
+  /** Up to `limit` working tasks whose lease is live, with their holders (in no set order). */
+  findLeased(limit: number): Promise<LeaseHolder[]>;
 
   saveStep(id: string, name: string, value: unknown): Promise<void>;
   loadSteps(id: string): Promise<Record<string, unknown>>;

@@ -1,8 +1,10 @@
 import type {
+  ClaimOptions,
   CompareAndSetOutcome,
   CreateOptions,
   CreateOutcome,
   LeaseGrant,
+  LeaseHolder,
   LeaseRenewal,
   ListPage,
   ListQuery,
@@ -131,14 +133,20 @@ export class MemoryTaskStore implements TaskStore {
     return { ok: true, task: jsonCopy(written) };
   }
 
-  async claim(id: string, owner: string, leaseMs: number): Promise<LeaseGrant | undefined> {
+  async claim(
+    id: string,
+    owner: string,
+    leaseMs: number,
+    options: ClaimOptions = {},
+  ): Promise<LeaseGrant | undefined> {
     this.#assertOpen();
     assertLeaseMs(leaseMs);
     const task = this.#visible(id);
     if (task === undefined || task.status !== 'working') return undefined;
     const now = this.#clock();
     const held = this.#leases.get(id);
-    if (held !== undefined && held.expiresAt > now) return undefined;
+    const live = held !== undefined && held.expiresAt > now;
+    if (live && held.owner !== options.takeOverFrom) return undefined;
     const lease = { owner, token: newToken(), expiresAt: now + leaseMs };
     this.#leases.set(id, lease);
     return { token: lease.token, expiresAt: lease.expiresAt, interrupted: held !== undefined };
@@ -169,6 +177,21 @@ export class MemoryTaskStore implements TaskStore {
       .filter((task) => (this.#leases.get(task.id)?.expiresAt ?? -Infinity) <= now)
       .sort((a, b) => a.createdAt - b.createdAt);
     return runnable.slice(0, Math.max(0, limit)).map((task) => task.id);
+  }
+
+  async findLeased(limit: number): Promise<LeaseHolder[]> {
+    this.#assertOpen();
+    const now = this.#clock();
+    return [...this.#tasks.values()]
+      .filter((task) => task.status === 'working' && !isExpired(task, now))
+      .sort((a, b) => a.createdAt - b.createdAt)
+      .flatMap((task) => {
+        const lease = this.#leases.get(task.id);
+        return lease !== undefined && lease.expiresAt > now
+          ? [{ id: task.id, owner: lease.owner }]
+          : [];
+      })
+      .slice(0, Math.max(0, limit));
   }
 
   async saveStep(id: string, name: string, value: unknown): Promise<void> {

@@ -1,10 +1,12 @@
 import type { Redis } from 'ioredis';
 import { TaskEvents } from '../../store/events.js';
 import type {
+  ClaimOptions,
   CompareAndSetOutcome,
   CreateOptions,
   CreateOutcome,
   LeaseGrant,
+  LeaseHolder,
   LeaseRenewal,
   ListPage,
   ListQuery,
@@ -144,14 +146,19 @@ export class RedisTaskStore implements TaskStore {
     return { ok: true, task: written };
   }
 
-  async claim(id: string, owner: string, leaseMs: number): Promise<LeaseGrant | undefined> {
+  async claim(
+    id: string,
+    owner: string,
+    leaseMs: number,
+    options: ClaimOptions = {},
+  ): Promise<LeaseGrant | undefined> {
     this.#assertOpen();
     assertLeaseMs(leaseMs);
     const token = newToken();
     const reply = (await claimScript.run(
       this.#redis,
       [this.#keys.task(id), this.#keys.working],
-      [owner, token, Math.ceil(leaseMs), this.#clock()],
+      [owner, token, Math.ceil(leaseMs), this.#clock(), options.takeOverFrom ?? ''],
     )) as Reply | null;
     if (reply === null) return undefined;
     return { token, expiresAt: Number(reply[0]), interrupted: reply[1] === 1 };
@@ -195,6 +202,36 @@ export class RedisTaskStore implements TaskStore {
       if (runnable.length >= limit || members.length < batch) return runnable;
       offset += members.length;
     }
+  }
+
+  async findLeased(limit: number): Promise<LeaseHolder[]> {
+    this.#assertOpen();
+    if (limit <= 0) return [];
+    const now = this.#clock();
+    // A working task's score in P:working is its lease expiry (0 while nobody holds it), so
+    // leases nobody renews (a dead holder's) come first.
+    const members = await this.#redis.zrangebyscore(
+      this.#keys.working,
+      `(${now}`,
+      '+inf',
+      'LIMIT',
+      0,
+      limit,
+    );
+    const ids = members.map(memberId);
+    if (ids.length === 0) return [];
+    const pipeline = this.#redis.pipeline();
+    for (const id of ids) {
+      pipeline.hmget(this.#keys.task(id), 'status', 'expiresAt', 'leaseOwner', 'leaseExpiresAt');
+    }
+    const replies = (await pipeline.exec()) ?? [];
+    const held: LeaseHolder[] = [];
+    ids.forEach((id, i) => {
+      const [status, expiresAt, owner, until] = (replies[i]?.[1] ?? []) as (string | null)[];
+      const live = expiresAt === '' || Number(expiresAt) > now;
+      if (status === 'working' && live && owner && Number(until) > now) held.push({ id, owner });
+    });
+    return held;
   }
 
   async saveStep(id: string, name: string, value: unknown): Promise<void> {

@@ -7,13 +7,14 @@ export const claimScript = new LuaScript(
   Take the lease of a live working task when nobody holds it or the holder's lease expired.
   KEYS[1] P:task:<id>   read/write (lease fields)
   KEYS[2] P:working     write (score = lease expiry)
-  ARGV: 1 owner, 2 token, 3 lease ms, 4 now
-  Returns {lease expiry, 1 if a previous lease had expired else 0} | nil
+  ARGV: 1 owner, 2 token, 3 lease ms, 4 now, 5 holder to take over from ('' = none)
+  Returns {lease expiry, 1 if a previous lease had expired or was taken over else 0} | nil
 ]]
 local now = tonumber(ARGV[4])
-local f = redis.call('HMGET', KEYS[1], 'status', 'expiresAt', 'leaseToken', 'leaseExpiresAt', 'member')
+local f = redis.call('HMGET', KEYS[1], 'status', 'expiresAt', 'leaseToken', 'leaseExpiresAt',
+  'member', 'leaseOwner')
 if f[1] ~= 'working' or not isLive(f[2], now) then return false end
-if f[3] and tonumber(f[4]) > now then return false end
+if f[3] and tonumber(f[4]) > now and (ARGV[5] == '' or f[6] ~= ARGV[5]) then return false end
 local untilMs = now + tonumber(ARGV[3])
 redis.call('HSET', KEYS[1], 'leaseToken', ARGV[2], 'leaseOwner', ARGV[1], 'leaseExpiresAt', untilMs)
 redis.call('ZADD', KEYS[2], untilMs, f[5])

@@ -1,10 +1,12 @@
 import { resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import type {
+  ClaimOptions,
   CompareAndSetOutcome,
   CreateOptions,
   CreateOutcome,
   LeaseGrant,
+  LeaseHolder,
   LeaseRenewal,
   ListPage,
   ListQuery,
@@ -45,6 +47,7 @@ type CasResult = { outcome: CompareAndSetOutcome; previous?: TaskStatus };
 type ClaimHead = {
   status: string;
   expires_at: number | null;
+  lease_owner: string | null;
   lease_token: string | null;
   lease_expires_at: number | null;
 };
@@ -75,7 +78,12 @@ export class SqliteTaskStore implements TaskStore {
     lease: CreateOptions['lease'],
   ) => CreateOutcome & { staleId?: string };
   readonly #casTx: (next: TaskRecord, expected: number, now: number) => CasResult;
-  readonly #claimTx: (id: string, owner: string, leaseMs: number) => LeaseGrant | undefined;
+  readonly #claimTx: (
+    id: string,
+    owner: string,
+    leaseMs: number,
+    takeOverFrom: string | undefined,
+  ) => LeaseGrant | undefined;
   readonly #renewTx: (id: string, token: string, leaseMs: number) => LeaseRenewal;
   readonly #sweepTx: (limit: number) => string[];
   readonly #saveStepTx: (id: string, name: string, json: string) => void;
@@ -133,9 +141,14 @@ export class SqliteTaskStore implements TaskStore {
     return outcome;
   }
 
-  async claim(id: string, owner: string, leaseMs: number): Promise<LeaseGrant | undefined> {
+  async claim(
+    id: string,
+    owner: string,
+    leaseMs: number,
+    options: ClaimOptions = {},
+  ): Promise<LeaseGrant | undefined> {
     assertLeaseMs(leaseMs);
-    return this.#run(() => this.#claimTx(id, owner, leaseMs));
+    return this.#run(() => this.#claimTx(id, owner, leaseMs, options.takeOverFrom));
   }
 
   async renewLease(id: string, token: string, leaseMs: number): Promise<LeaseRenewal> {
@@ -151,6 +164,13 @@ export class SqliteTaskStore implements TaskStore {
     return this.#run(() => {
       const params = { now: this.#clock(), limit: Math.max(0, Math.floor(limit)) };
       return (this.#sql.selectRunnable.all(params) as { id: string }[]).map((row) => row.id);
+    });
+  }
+
+  async findLeased(limit: number): Promise<LeaseHolder[]> {
+    return this.#run(() => {
+      const params = { now: this.#clock(), limit: Math.max(0, Math.floor(limit)) };
+      return this.#sql.selectLeased.all(params) as LeaseHolder[];
     });
   }
 
@@ -284,12 +304,18 @@ export class SqliteTaskStore implements TaskStore {
     return { outcome: { ok: true, task: rowToRecord(row) }, previous: status };
   }
 
-  #claimInTx(id: string, owner: string, leaseMs: number): LeaseGrant | undefined {
+  #claimInTx(
+    id: string,
+    owner: string,
+    leaseMs: number,
+    takeOverFrom: string | undefined,
+  ): LeaseGrant | undefined {
     const now = this.#clock();
     const head = this.#sql.selectClaimHead.get(id) as ClaimHead | undefined;
     if (head === undefined || head.status !== 'working') return undefined;
     if (isExpired({ expiresAt: head.expires_at }, now)) return undefined;
-    if (head.lease_expires_at !== null && head.lease_expires_at > now) return undefined;
+    const live = head.lease_expires_at !== null && head.lease_expires_at > now;
+    if (live && head.lease_owner !== takeOverFrom) return undefined;
     return this.#grantLease(id, owner, now + leaseMs, head.lease_token !== null);
   }
 

@@ -36,12 +36,15 @@ const STATEMENT_SQL = {
     'SELECT id FROM tasks WHERE expires_at IS NOT NULL AND expires_at <= ? ' +
     'ORDER BY expires_at LIMIT ?',
   selectClaimHead:
-    'SELECT status, expires_at, lease_token, lease_expires_at FROM tasks WHERE id = ?',
+    'SELECT status, expires_at, lease_owner, lease_token, lease_expires_at FROM tasks WHERE id = ?',
   setLease: 'UPDATE tasks SET lease_owner = ?, lease_token = ?, lease_expires_at = ? WHERE id = ?',
   renewLease: 'UPDATE tasks SET lease_expires_at = ? WHERE id = ? AND lease_token = ?',
   releaseLease:
     'UPDATE tasks SET lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL ' +
     'WHERE id = ? AND lease_token = ?',
+  selectLeased: `SELECT id, lease_owner AS owner FROM tasks
+       WHERE status = 'working' AND ${VISIBLE} AND lease_expires_at > @now
+       ORDER BY created_at LIMIT @limit`,
   selectRunnable: `SELECT id FROM tasks
        WHERE status = 'working' AND ${VISIBLE} AND ${LEASE_FREE}
        ORDER BY created_at LIMIT @limit`,

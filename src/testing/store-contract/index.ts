@@ -9,6 +9,7 @@ import { registerIdempotencyCases } from './idempotency.js';
 import { registerLeaseCases } from './leases.js';
 import { registerListCases } from './list.js';
 import { registerStepCases } from './steps.js';
+import { registerTakeoverCases } from './takeover.js';
 
 export type {
   StoreContractOptions,
@@ -42,6 +43,7 @@ export function taskStoreContract(
     describe('expiry and sweeping', () => registerExpiryCases(define));
     describe('leases', () => registerLeaseCases(define));
     describe('leases taken at creation', () => registerCreateLeaseCases(define));
+    describe('leases of gone holders', () => registerTakeoverCases(define));
     describe('steps', () => registerStepCases(define));
     describe('list', () => registerListCases(define));
     describe('events', () => registerEventCases(define));

@@ -1,0 +1,40 @@
+import type { Executor, Logger } from './api.js';
+import { isGoneLocalOwner } from './owner.js';
+import { runClaimedTask, type RunnerSettings } from './task-runner.js';
+import { traced } from './tracing.js';
+
+/**
+ * Takes over, at once, the tasks whose lease holder was a process on this machine that no
+ * longer exists (a crashed `serve` restarted on the same store), instead of waiting out their
+ * leases. Each needs a free executor slot; the rest wait for the next scan or for their leases
+ * to run out. Returns how many it took.
+ */
+export async function takeOverFromGone(
+  settings: RunnerSettings,
+  executor: Executor,
+  logger: Logger,
+  limit: number,
+): Promise<number> {
+  if (executor.reserve === undefined) return 0;
+  const held = await settings.store.findLeased(limit);
+  let taken = 0;
+  for (const { id, owner } of held.filter((lease) => isGoneLocalOwner(lease.owner))) {
+    const slot = executor.reserve();
+    if (slot === undefined) break;
+    const lease = await settings.store
+      .claim(id, settings.owner, settings.leaseMs, { takeOverFrom: owner })
+      .catch(() => undefined);
+    if (lease === undefined) {
+      slot.release();
+      continue;
+    }
+    logger.warn('taking over a task whose process is gone', { taskId: id, owner });
+    slot.run(id, () =>
+      traced('taskrail.task.execute', { 'taskrail.task_id': id }, () =>
+        runClaimedTask(settings, id, lease),
+      ),
+    );
+    taken += 1;
+  }
+  return taken;
+}
