@@ -93,6 +93,8 @@ async function validArguments(
   const args = raw ?? {};
   const schema = tool.config.inputSchema as StandardSchemaV1 | undefined;
   if (schema === undefined) return isObject(args) ? args : undefined;
+  // Not a Standard Schema after all: the SDK path reports that its own way.
+  if (typeof schema['~standard']?.validate !== 'function') return undefined;
   const outcome = await schema['~standard'].validate(args);
   if (outcome.issues !== undefined && outcome.issues.length > 0) return undefined;
   const value = (outcome as { value: unknown }).value;
