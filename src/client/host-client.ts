@@ -8,7 +8,6 @@ import {
   TASKS_EXTENSION_ID,
   type RawDispatch,
   type RequestFraming,
-  type RpcReply,
 } from './rpc-http.js';
 import { SchemaChecker } from './schema-check.js';
 import { TaskSubscriber, type PushOptions } from './subscribe.js';
@@ -17,6 +16,7 @@ import { judgeResult, TaskWatch, type TaskEvent, type WatchDeps } from './task-w
 import { settledCall, WatchedCall, type ToolCall } from './tool-call.js';
 import { parseToolCallReply, type Tool } from './wire.js';
 import { detectLegacyPeer, type LegacyPeer, type LegacyPeerOptions } from './legacy-call.js';
+import { idempotencyMeta, sendToolCall } from './keyed-call.js';
 
 export interface TaskrailClientOptions {
   /** The server's MCP endpoint, e.g. `http://127.0.0.1:3000/mcp`. */
@@ -51,8 +51,9 @@ export interface CallToolOptions {
    * Names this call (1–128 characters of A–Z a–z 0–9 . _ : -), so a retry never makes a second
    * task: a `tools/call` whose reply is lost to the connection is sent again with the same key
    * for up to `connectionGraceMs`, and a server that honours the key (taskrail does) answers
-   * with the task the first attempt created. Use a new key for each new call; reuse it only to
-   * retry, e.g. after this process was killed before the reply arrived.
+   * with the task the first attempt created. The call is written to the ledger as pending
+   * before it is sent: if this process dies before the reply, `resume()` sends it again with
+   * its key. Use a new key for each new call.
    */
   idempotencyKey?: string;
 }
@@ -127,17 +128,55 @@ export class TaskrailClient {
       const errors = this.#checker.check(tool.inputSchema, args);
       if (errors.length > 0) return settledCall({ kind: 'rejected', errors });
     }
-    const meta =
-      options.idempotencyKey === undefined
-        ? {}
-        : { _meta: idempotencyMeta(options.idempotencyKey) };
+    const key = options.idempotencyKey;
+    if (key === undefined) return this.#createCall(name, args, tool, options, {});
+    const meta = { _meta: idempotencyMeta(key) };
+    const bearer = this.#options.bearer;
+    this.ledger.recordPending({
+      key,
+      server: this.url,
+      tool: name,
+      arguments: args,
+      ...(bearer === undefined ? {} : { bearer }),
+    });
+    try {
+      return await this.#createCall(name, args, tool, options, meta);
+    } catch (error) {
+      // A lost reply leaves the call's fate unknown: it stays pending, for resume() to send again.
+      if (!isClientError(error, 'CONNECTION')) this.ledger.dropPending(key);
+      throw error;
+    }
+  }
+
+  /** The `tools/call` rounds of one call, up to the task's ledger entry or the direct answer. */
+  async #createCall(
+    name: string,
+    args: Record<string, unknown>,
+    tool: Tool | undefined,
+    options: CallToolOptions,
+    meta: { _meta?: Record<string, string> },
+  ): Promise<ToolCall> {
+    const answered = (): void => {
+      if (options.idempotencyKey !== undefined) this.ledger.dropPending(options.idempotencyKey);
+    };
+    const send = (params: Record<string, unknown>) =>
+      sendToolCall(this.#callDispatch, params, {
+        keyed: options.idempotencyKey !== undefined,
+        graceMs: this.#options.connectionGraceMs ?? 10_000,
+        signal: options.signal,
+      });
     let params: Record<string, unknown> = { name, arguments: args, ...meta };
     for (let round = 0; round <= MAX_MRTR_ROUNDS; round++) {
-      const reply = await this.#sendCall(params, options);
-      if (reply.kind === 'error') return settledCall({ kind: 'failed', error: reply.error });
+      const reply = await send(params);
+      if (reply.kind === 'error') {
+        answered();
+        return settledCall({ kind: 'failed', error: reply.error });
+      }
       const parsed = parseToolCallReply(reply.result);
-      if (parsed.kind === 'complete')
+      if (parsed.kind === 'complete') {
+        answered();
         return settledCall(judgeResult(parsed.result, tool?.outputSchema, this.#checker));
+      }
       if (parsed.kind === 'task') {
         const entry = this.ledger.record({
           id: parsed.task.taskId,
@@ -158,6 +197,7 @@ export class TaskrailClient {
           ...(this.#options.bearer === undefined ? {} : { bearer: this.#options.bearer }),
           ownerPid: process.pid,
         });
+        answered();
         return this.#watchCall(entry.id, options);
       }
       // MRTR before any task exists: answer, then retry with a new id, same requestState.
@@ -182,27 +222,6 @@ export class TaskrailClient {
       'PROTOCOL',
       `tools/call ${name} asked for input more than ${MAX_MRTR_ROUNDS} times`,
     );
-  }
-
-  /**
-   * Sends one `tools/call`. With an idempotency key a lost reply is safe to retry, so
-   * connection failures are retried with backoff until `connectionGraceMs` runs out.
-   */
-  async #sendCall(params: Record<string, unknown>, options: CallToolOptions): Promise<RpcReply> {
-    const request = { method: 'tools/call', params };
-    if (options.idempotencyKey === undefined) {
-      return this.#callDispatch(request, signalOption(options.signal));
-    }
-    const deadline = Date.now() + (this.#options.connectionGraceMs ?? 10_000);
-    for (let delay = 100; ; delay = Math.min(delay * 2, 1000)) {
-      try {
-        return await this.#callDispatch(request, signalOption(options.signal));
-      } catch (error) {
-        const retry = isClientError(error, 'CONNECTION') && options.signal?.aborted !== true;
-        if (!retry || Date.now() + delay > deadline) throw error;
-        await new Promise((resolve) => setTimeout(resolve, delay));
-      }
-    }
   }
 
   /** Watches a task of this server that is already in the ledger. */
@@ -238,12 +257,32 @@ export class TaskrailClient {
     return new TaskWatch(this.#watchDeps(), taskId).answerOnce(signal);
   }
 
-  /** Reattaches to every unfinished ledger task of this server (after a crash or restart). */
+  /**
+   * After a crash or restart: sends again, with their keys, the keyed calls whose replies never
+   * arrived (a server still unreachable leaves them pending for next time), then reattaches to
+   * every unfinished ledger task of this server.
+   */
   async resume(options: CallToolOptions = {}): Promise<ToolCall[]> {
-    const mine = this.ledger.unfinished().filter((entry) => entry.server === this.url);
-    return Promise.all(
+    const resent: ToolCall[] = [];
+    for (const call of this.ledger.pending(this.url)) {
+      const again = await this.callTool(call.tool, call.arguments, {
+        ...options,
+        background: true,
+        idempotencyKey: call.key,
+      }).catch((error: unknown) => {
+        if (isClientError(error, 'CONNECTION')) return undefined;
+        throw error;
+      });
+      if (again !== undefined) resent.push(again);
+    }
+    const taken = new Set(resent.map((call) => call.taskId));
+    const mine = this.ledger
+      .unfinished()
+      .filter((entry) => entry.server === this.url && !taken.has(entry.id));
+    const watched = await Promise.all(
       mine.map((entry) => this.#watchCall(entry.id, { ...options, background: true })),
     );
+    return [...resent, ...watched];
   }
 
   #legacyOptions(): LegacyPeerOptions {
@@ -315,23 +354,6 @@ export class TaskrailClient {
 function firstPollAt(status: string, pollIntervalMs: number): number {
   const terminal = status === 'completed' || status === 'failed' || status === 'cancelled';
   return terminal ? Date.now() : Date.now() + pollIntervalMs;
-}
-
-const IDEMPOTENCY_KEY_META = 'dev.taskrail/idempotency-key';
-const IDEMPOTENCY_KEY = /^[A-Za-z0-9._:-]{1,128}$/;
-
-function idempotencyMeta(key: string): Record<string, string> {
-  if (!IDEMPOTENCY_KEY.test(key)) {
-    throw new TaskrailClientError(
-      'USAGE',
-      `idempotency key ${JSON.stringify(key)}: use 1–128 characters of A–Z a–z 0–9 . _ : -`,
-    );
-  }
-  return { [IDEMPOTENCY_KEY_META]: key };
-}
-
-function signalOption(signal: AbortSignal | undefined): { signal?: AbortSignal } {
-  return signal === undefined ? {} : { signal };
 }
 
 function pick<T extends object, K extends keyof T>(

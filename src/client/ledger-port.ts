@@ -58,6 +58,20 @@ export interface Settlement {
   error?: JsonRpcErrorObject;
 }
 
+/**
+ * A `tools/call` sent with an idempotency key whose reply has not arrived yet. If the process
+ * dies before it does, `TaskrailClient.resume()` sends it again with the same key and gets the
+ * task the first attempt made.
+ */
+export interface PendingCall {
+  key: string;
+  server: string;
+  tool: string;
+  arguments: Record<string, unknown>;
+  bearer?: string;
+  createdAt: number;
+}
+
 export interface TaskLedger {
   readonly path: string;
   /** Records a new task; a second record of the same id (a retried create) keeps the first. */
@@ -73,12 +87,19 @@ export interface TaskLedger {
   settle(id: string, settlement: Settlement): void;
   markAnswered(id: string, keys: readonly string[]): void;
   setOwner(id: string, pid: number | undefined): void;
+  /** Written before a keyed `tools/call` is sent; a second write of the same key keeps the first. */
+  recordPending(call: Omit<PendingCall, 'createdAt'>): void;
+  /** The reply arrived (a task, a direct answer, a refusal): nothing is left to re-send. */
+  dropPending(key: string): void;
+  /** Oldest first. */
+  pending(server: string): PendingCall[];
   close(): void;
 }
 
 export class MemoryLedger implements TaskLedger {
   readonly path = ':memory:';
   readonly #entries = new Map<string, LedgerEntry>();
+  readonly #pending = new Map<string, PendingCall>();
   readonly #now: () => number;
 
   constructor(now: () => number = Date.now) {
@@ -148,6 +169,23 @@ export class MemoryLedger implements TaskLedger {
   setOwner(id: string, pid: number | undefined): void {
     const e = this.#entries.get(id);
     if (e !== undefined) setOptional(e, 'ownerPid', pid);
+  }
+
+  recordPending(call: Omit<PendingCall, 'createdAt'>): void {
+    if (!this.#pending.has(call.key)) {
+      this.#pending.set(call.key, structuredClone({ ...call, createdAt: this.#now() }));
+    }
+  }
+
+  dropPending(key: string): void {
+    this.#pending.delete(key);
+  }
+
+  pending(server: string): PendingCall[] {
+    return [...this.#pending.values()]
+      .filter((call) => call.server === server)
+      .sort((a, b) => a.createdAt - b.createdAt)
+      .map((call) => structuredClone(call));
   }
 
   close(): void {}

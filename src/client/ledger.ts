@@ -11,6 +11,7 @@ export type {
   LedgerEntry,
   LedgerStatus,
   Observation,
+  PendingCall,
   Settlement,
   TaskLedger,
 } from './ledger-port.js';
@@ -18,6 +19,7 @@ import type {
   LedgerEntry,
   LedgerStatus,
   Observation,
+  PendingCall,
   Settlement,
   TaskLedger,
 } from './ledger-port.js';
@@ -52,6 +54,14 @@ CREATE TABLE IF NOT EXISTS tasks (
   updated_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS tasks_by_status ON tasks (status);
+CREATE TABLE IF NOT EXISTS pending_calls (
+  key TEXT PRIMARY KEY,
+  server TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  arguments TEXT NOT NULL,
+  bearer TEXT,
+  created_at INTEGER NOT NULL
+);
 `;
 
 const NOT_FINAL = `status NOT IN ('completed','failed','cancelled','lost')`;
@@ -192,6 +202,38 @@ export class Ledger implements TaskLedger {
 
   setOwner(id: string, pid: number | undefined): void {
     this.#sql('UPDATE tasks SET owner_pid = ? WHERE id = ?').run(pid ?? null, id);
+  }
+
+  recordPending(call: Omit<PendingCall, 'createdAt'>): void {
+    this.#sql(
+      `INSERT OR IGNORE INTO pending_calls (key, server, tool, arguments, bearer, created_at)
+       VALUES (?, ?, ?, ?, ?, ?)`,
+    ).run(
+      call.key,
+      call.server,
+      call.tool,
+      JSON.stringify(call.arguments),
+      call.bearer ?? null,
+      this.#now(),
+    );
+  }
+
+  dropPending(key: string): void {
+    this.#sql('DELETE FROM pending_calls WHERE key = ?').run(key);
+  }
+
+  pending(server: string): PendingCall[] {
+    const rows = this.#sql(
+      'SELECT * FROM pending_calls WHERE server = ? ORDER BY created_at, key',
+    ).all(server) as Row[];
+    return rows.map((row) => ({
+      key: String(row.key),
+      server: String(row.server),
+      tool: String(row.tool),
+      arguments: JSON.parse(String(row.arguments)) as Record<string, unknown>,
+      ...(row.bearer === null ? {} : { bearer: String(row.bearer) }),
+      createdAt: Number(row.created_at),
+    }));
   }
 
   close(): void {

@@ -228,6 +228,54 @@ describe('taskrail/client retrying a create whose reply was lost', () => {
     }
   });
 
+  it('a call whose reply never came is sent again by resume() after a restart', async () => {
+    const crashed = new TaskrailClient({
+      url: proxy.url,
+      ledger,
+      push: false,
+      connectionGraceMs: 0,
+    });
+    await assert.rejects(
+      crashed.callTool(
+        'slow_compute',
+        { seconds: 0.2, label: 'pending' },
+        {
+          idempotencyKey: 'library-test-pending',
+        },
+      ),
+      (error: unknown) => (error as { code?: string }).code === 'CONNECTION',
+    );
+    crashed.close();
+    assert.deepEqual(
+      ledger.pending(proxy.url).map((call) => call.key),
+      ['library-test-pending'],
+      'written before sending, kept when the reply was lost',
+    );
+    const restarted = new TaskrailClient({ url: proxy.url, ledger, push: false });
+    try {
+      const calls = await restarted.resume();
+      const resent = calls.find(
+        (call) =>
+          call.taskId !== undefined && ledger.get(call.taskId)?.arguments['label'] === 'pending',
+      );
+      assert.ok(resent, 'resume() sent it again and follows its task');
+      assert.equal((await resent.result()).kind, 'completed');
+      assert.deepEqual(ledger.pending(proxy.url), []);
+      const direct = new TaskrailClient({ url: serve.url, ledger, push: false });
+      const again = await direct.callTool(
+        'slow_compute',
+        { seconds: 0.2, label: 'pending' },
+        {
+          idempotencyKey: 'library-test-pending',
+        },
+      );
+      direct.close();
+      assert.equal(again.taskId, resent.taskId, 'one task for the key');
+    } finally {
+      restarted.close();
+    }
+  });
+
   it('without a key a lost reply is an error, not a silent second call', async () => {
     const c = new TaskrailClient({ url: proxy.url, ledger, push: false });
     try {
