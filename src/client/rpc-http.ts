@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { JsonRpcErrorObject } from '../task/errors.js';
 import { TaskrailClientError } from './errors.js';
+import { fetchPost, nodePost, type HttpAnswer } from './http-post.js';
 import { readSseMessages } from './sse.js';
 
 export const PROTOCOL_VERSION = '2026-07-28';
@@ -51,32 +52,22 @@ export interface HttpDispatchOptions {
 }
 
 export function createHttpDispatch(options: HttpDispatchOptions): RawDispatch {
-  const doFetch = options.fetch ?? fetch;
+  const post = options.fetch === undefined ? nodePost : fetchPost(options.fetch);
   const url = new URL(options.url);
   return async (request, dispatchOptions = {}) => {
     const body = frameRequest(request, options.framing);
     const headers = requestHeaders(body, options, dispatchOptions.context?.headers);
-    const timeout = AbortSignal.timeout(
-      dispatchOptions.context?.requestTimeoutMs ?? options.timeoutMs ?? 30_000,
-    );
-    const signal = dispatchOptions.signal
-      ? AbortSignal.any([dispatchOptions.signal, timeout])
-      : timeout;
-    let response: Response;
+    const timeoutMs = dispatchOptions.context?.requestTimeoutMs ?? options.timeoutMs ?? 30_000;
+    let answer: HttpAnswer;
     try {
-      response = await doFetch(url, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify(body),
-        signal,
-      });
+      answer = await post(url, headers, JSON.stringify(body), dispatchOptions.signal, timeoutMs);
     } catch (error) {
       if (dispatchOptions.signal?.aborted) throw dispatchOptions.signal.reason;
       throw new TaskrailClientError('CONNECTION', `cannot reach ${url.href}: ${describe(error)}`, {
         cause: error,
       });
     }
-    return readReply(response, body.id, url);
+    return readReply(answer, body.id, url);
   };
 }
 
@@ -116,19 +107,21 @@ function requestHeaders(
   body: FramedRequest,
   options: HttpDispatchOptions,
   perRequest: Readonly<Record<string, string>> | undefined,
-): Headers {
-  // A Headers object merges case-insensitively: ext-tasks sends `Mcp-Name`, we set `mcp-name`,
-  // and the server must see one value, not "id, id".
-  const headers = new Headers(options.headers);
-  headers.set('content-type', 'application/json');
-  headers.set('accept', 'application/json, text/event-stream');
+): Record<string, string> {
+  // Names are lower-cased so that they merge case-insensitively: ext-tasks sends `Mcp-Name`,
+  // we set `mcp-name`, and the server must see one value, not "id, id".
+  const headers: Record<string, string> = {};
+  const set = (name: string, value: string): void => void (headers[name.toLowerCase()] = value);
+  for (const [name, value] of Object.entries(options.headers ?? {})) set(name, value);
+  set('content-type', 'application/json');
+  set('accept', 'application/json, text/event-stream');
   const version = (body.params._meta as JsonObject | undefined)?.[META_PROTOCOL_VERSION];
-  headers.set('mcp-protocol-version', typeof version === 'string' ? version : PROTOCOL_VERSION);
-  headers.set('mcp-method', body.method);
+  set('mcp-protocol-version', typeof version === 'string' ? version : PROTOCOL_VERSION);
+  set('mcp-method', body.method);
   const name = routingName(body.method, body.params);
-  if (name !== undefined) headers.set('mcp-name', encodeHeaderValue(name));
-  if (options.bearer !== undefined) headers.set('authorization', `Bearer ${options.bearer}`);
-  for (const [key, value] of Object.entries(perRequest ?? {})) headers.set(key, value);
+  if (name !== undefined) set('mcp-name', encodeHeaderValue(name));
+  if (options.bearer !== undefined) set('authorization', `Bearer ${options.bearer}`);
+  for (const [key, value] of Object.entries(perRequest ?? {})) set(key, value);
   return headers;
 }
 
@@ -154,18 +147,18 @@ export function encodeHeaderValue(value: string): string {
   return plain ? value : `=?base64?${Buffer.from(value, 'utf8').toString('base64')}?=`;
 }
 
-async function readReply(response: Response, id: string | number, url: URL): Promise<RpcReply> {
+async function readReply(response: HttpAnswer, id: string | number, url: URL): Promise<RpcReply> {
   if (response.status === 401 || response.status === 403) {
-    await response.body?.cancel();
+    await response.discard();
     throw new TaskrailClientError(
       'UNAUTHORIZED',
       `${url.href} answered HTTP ${response.status}: check the bearer token`,
     );
   }
-  const type = response.headers.get('content-type') ?? '';
+  const stream = response.contentType.includes('text/event-stream') ? response.stream() : null;
   let message: unknown;
-  if (type.includes('text/event-stream') && response.body !== null) {
-    await readSseMessages(response.body, (candidate) => {
+  if (stream !== null) {
+    await readSseMessages(stream, (candidate) => {
       if (!isResponseFor(candidate, id)) return false;
       message = candidate;
       return true;
