@@ -1,18 +1,17 @@
+import { TASKRAIL_META } from '../protocol/constants.js';
+import { IDEMPOTENCY_KEY_RULE, isIdempotencyKey } from '../task/idempotency-key.js';
 import { isClientError, TaskrailClientError } from './errors.js';
 import type { RawDispatch, RpcReply } from './rpc-http.js';
 
-const IDEMPOTENCY_KEY_META = 'dev.taskrail/idempotency-key';
-const IDEMPOTENCY_KEY = /^[A-Za-z0-9._:-]{1,128}$/;
-
 /** The `_meta` that names a call; throws USAGE for a key the server would refuse. */
 export function idempotencyMeta(key: string): Record<string, string> {
-  if (!IDEMPOTENCY_KEY.test(key)) {
+  if (!isIdempotencyKey(key)) {
     throw new TaskrailClientError(
       'USAGE',
-      `idempotency key ${JSON.stringify(key)}: use 1–128 characters of A–Z a–z 0–9 . _ : -`,
+      `idempotency key ${JSON.stringify(key)}: use ${IDEMPOTENCY_KEY_RULE}`,
     );
   }
-  return { [IDEMPOTENCY_KEY_META]: key };
+  return { [TASKRAIL_META.idempotencyKey]: key };
 }
 
 /**

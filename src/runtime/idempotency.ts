@@ -1,16 +1,12 @@
 import { RPC, RpcError } from '../task/errors.js';
+import { IDEMPOTENCY_KEY_RULE, isIdempotencyKey } from '../task/idempotency-key.js';
 import type { TaskRecord } from '../task/record.js';
-
-const KEY_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** A retried creation names its first attempt with this key; see docs/host-client.md. */
 export function assertIdempotencyKey(key: unknown): asserts key is string | undefined {
   if (key === undefined) return;
-  if (typeof key !== 'string' || !KEY_PATTERN.test(key)) {
-    throw new RpcError(
-      RPC.INVALID_PARAMS,
-      'An idempotency key must be 1–128 characters of A–Z, a–z, 0–9, ".", "_", ":" or "-".',
-    );
+  if (!isIdempotencyKey(key)) {
+    throw new RpcError(RPC.INVALID_PARAMS, `An idempotency key must be ${IDEMPOTENCY_KEY_RULE}.`);
   }
 }
 
