@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ledger, TaskrailClient } from '../src/client/index.js';
 import { checked, modern, pause, type Endpoint } from './_http.js';
+import { median, percentile } from './_stats.js';
 
 /** Milliseconds from sending tools/call until a tasks/get reads `completed`. */
 export async function seenCompleted(ep: Endpoint, tool = 'ten_ms'): Promise<number> {
@@ -65,4 +66,15 @@ export async function clientLatency(
     rmSync(home, { recursive: true, force: true });
   }
   return { taskrail, bare };
+}
+
+/** A report row: p50 / p99 of the end-to-end samples beside the bare 10 ms waits. */
+export function e2eRow(label: string, run: { taskrail: number[]; bare: number[] }): string[] {
+  const p50 = median(run.taskrail);
+  return [
+    label,
+    `${p50.toFixed(2)} / ${percentile(run.taskrail, 99).toFixed(2)}`,
+    `${median(run.bare).toFixed(2)} (bare 10 ms wait)`,
+    `${(p50 / median(run.bare)).toFixed(2)}×`,
+  ];
 }

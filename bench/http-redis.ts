@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { openStore } from '../src/stores/open.js';
 import { deleteRedisKeys } from '../test/helpers/redis-keys.js';
-import { clientLatency, e2eLatency } from './_e2e.js';
+import { clientLatency, e2eLatency, e2eRow } from './_e2e.js';
 import {
   BENCH_TOOLS,
   checked,
@@ -16,7 +16,7 @@ import {
   startServer,
   type ChildServer,
 } from './_http.js';
-import { median, percentile, report, spread, type Section } from './_stats.js';
+import { median, report, spread, type Section } from './_stats.js';
 
 const base = process.env['TASKRAIL_REDIS_URL'];
 const TITLE = 'HTTP on Redis: end to end and worker scaling';
@@ -99,18 +99,11 @@ const section: Section = {
     'with 1 and then 2 `taskrail worker --concurrency 4` processes, 3 interleaved rounds.',
   columns: ['measure', 'value', 'baseline', 'ratio'],
   rows: [
-    [
-      '10 ms tool seen completed by a polling client, ms p50 / p99',
-      `${e2eP50.toFixed(2)} / ${percentile(e2e.taskrail, 99).toFixed(2)}`,
-      `${median(e2e.bare).toFixed(2)} (bare 10 ms wait)`,
-      `${(e2eP50 / median(e2e.bare)).toFixed(2)}×`,
-    ],
-    [
+    e2eRow('10 ms tool seen completed by a polling client, ms p50 / p99', e2e),
+    e2eRow(
       "10 ms tool seen completed by taskrail's client (ledger, push), ms p50 / p99",
-      `${clientP50.toFixed(2)} / ${percentile(viaClient.taskrail, 99).toFixed(2)}`,
-      `${median(viaClient.bare).toFixed(2)} (bare 10 ms wait)`,
-      `${(clientP50 / median(viaClient.bare)).toFixed(2)}×`,
-    ],
+      viaClient,
+    ),
     [
       `${TASKS} I/O-bound tasks, seconds (min–max)`,
       `${median(two).toFixed(2)} (${spread(two)}) with 2 workers`,

@@ -23,9 +23,9 @@ import {
   startServer,
   type Endpoint,
 } from './_http.js';
-import { clientLatency, e2eLatency } from './_e2e.js';
+import { clientLatency, e2eLatency, e2eRow } from './_e2e.js';
 import { sender, taskrailCompletedTaskGet, v1CompletedTaskGet } from './_peers.js';
-import { median, percentile, report, spread, type Section } from './_stats.js';
+import { median, report, spread, type Section } from './_stats.js';
 
 const ROUNDS = 5;
 const SLICE_MS = 800;
@@ -164,18 +164,11 @@ const section: Section = {
       rps(sync32.v2),
       x(r.sync32),
     ],
-    [
-      '10 ms tool seen completed by a polling client, ms p50 / p99 (SQLite)',
-      `${e2eP50.toFixed(2)} / ${percentile(e2e.taskrail, 99).toFixed(2)}`,
-      `${median(e2e.bare).toFixed(2)} (bare 10 ms wait)`,
-      `${(e2eP50 / median(e2e.bare)).toFixed(2)}×`,
-    ],
-    [
+    e2eRow('10 ms tool seen completed by a polling client, ms p50 / p99 (SQLite)', e2e),
+    e2eRow(
       "10 ms tool seen completed by taskrail's client (ledger, push), ms p50 / p99 (SQLite)",
-      `${clientP50.toFixed(2)} / ${percentile(viaClient.taskrail, 99).toFixed(2)}`,
-      `${median(viaClient.bare).toFixed(2)} (bare 10 ms wait)`,
-      `${(clientP50 / median(viaClient.bare)).toFixed(2)}×`,
-    ],
+      viaClient,
+    ),
     [
       'RSS at rest after start, MiB',
       restRss.taskrail.toFixed(1),

@@ -7,14 +7,6 @@ import type { JsonRpcErrorObject } from '../task/errors.js';
 import type { OutcomeKind } from './outcome.js';
 
 export { isFinal, MemoryLedger } from './ledger-port.js';
-export type {
-  LedgerEntry,
-  LedgerStatus,
-  Observation,
-  PendingCall,
-  Settlement,
-  TaskLedger,
-} from './ledger-port.js';
 import type {
   LedgerEntry,
   LedgerStatus,
@@ -23,6 +15,8 @@ import type {
   Settlement,
   TaskLedger,
 } from './ledger-port.js';
+
+export type { LedgerEntry, LedgerStatus, Observation, PendingCall, Settlement, TaskLedger };
 
 /**
  * The host's durable memory of its tasks: one SQLite file under `$TASKRAIL_HOME` (default

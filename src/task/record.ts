@@ -44,6 +44,25 @@ export interface TaskRecord {
   meta: JsonObject;
 }
 
+/** The fields a task is created with and never changes: a write after creation keeps them. */
+export type FixedFields = Pick<
+  TaskRecord,
+  'id' | 'principal' | 'tool' | 'arguments' | 'createdAt' | 'generation' | 'idempotencyKey'
+>;
+
+export function fixedFieldsOf(task: TaskRecord): FixedFields {
+  const fixed: FixedFields = {
+    id: task.id,
+    principal: task.principal,
+    tool: task.tool,
+    arguments: task.arguments,
+    createdAt: task.createdAt,
+    generation: task.generation,
+  };
+  if (task.idempotencyKey !== undefined) fixed.idempotencyKey = task.idempotencyKey;
+  return fixed;
+}
+
 export interface NewTaskInput {
   id: string;
   principal: string;

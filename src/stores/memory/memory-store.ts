@@ -13,7 +13,7 @@ import type {
 import { TaskEvents } from '../../store/events.js';
 import { TaskrailError } from '../../task/errors.js';
 import { newToken } from '../../task/ids.js';
-import { isExpired, type TaskRecord } from '../../task/record.js';
+import { fixedFieldsOf, isExpired, type TaskRecord } from '../../task/record.js';
 import { isTerminal } from '../../task/status.js';
 import { systemClock, type Clock } from '../../task/time.js';
 import { assertLeaseMs, assertNextRevision, storeClosedError } from '../shared/checks.js';
@@ -42,17 +42,7 @@ function jsonCopy<T>(value: T): T {
 /** `next` with the fields fixed at creation taken from `stored`: a write cannot change them. */
 function withFixedFields(next: TaskRecord, stored: TaskRecord): TaskRecord {
   const { idempotencyKey: _ignored, ...rest } = next;
-  const written: TaskRecord = {
-    ...rest,
-    id: stored.id,
-    principal: stored.principal,
-    tool: stored.tool,
-    arguments: stored.arguments,
-    createdAt: stored.createdAt,
-    generation: stored.generation,
-  };
-  if (stored.idempotencyKey !== undefined) written.idempotencyKey = stored.idempotencyKey;
-  return written;
+  return { ...rest, ...fixedFieldsOf(stored) };
 }
 
 function idempotencySlot(principal: string, key: string): string {

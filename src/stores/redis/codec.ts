@@ -1,23 +1,18 @@
 import { TaskrailError } from '../../task/errors.js';
-import type { TaskRecord } from '../../task/record.js';
+import { fixedFieldsOf, type FixedFields, type TaskRecord } from '../../task/record.js';
 import type { TaskStatus } from '../../task/status.js';
 
 /**
  * A record is stored in two JSON parts: `fixed` (written once at creation, so a compare-and-set
  * can neither change nor re-send it) and `data` (everything a write may change).
  */
-type FixedPart = Pick<
-  TaskRecord,
-  'id' | 'principal' | 'tool' | 'arguments' | 'createdAt' | 'generation' | 'idempotencyKey'
->;
-
 export interface EncodedRecord {
   fixed: string;
   data: string;
 }
 
 export function encodeRecord(task: TaskRecord): EncodedRecord {
-  return { fixed: JSON.stringify(fixedPart(task)), data: encodeData(task) };
+  return { fixed: JSON.stringify(fixedFieldsOf(task)), data: encodeData(task) };
 }
 
 export function encodeData(task: TaskRecord): string {
@@ -34,25 +29,12 @@ export function encodeData(task: TaskRecord): string {
   return JSON.stringify(data);
 }
 
-function fixedPart(task: TaskRecord): FixedPart {
-  const fixed: FixedPart = {
-    id: task.id,
-    principal: task.principal,
-    tool: task.tool,
-    arguments: task.arguments,
-    createdAt: task.createdAt,
-    generation: task.generation,
-  };
-  if (task.idempotencyKey !== undefined) fixed.idempotencyKey = task.idempotencyKey;
-  return fixed;
-}
-
 export function decodeRecord(fixed: unknown, data: unknown): TaskRecord {
   if (typeof fixed !== 'string' || typeof data !== 'string') {
     throw new TaskrailError('STORE_CORRUPT', 'redis task hash lacks its JSON fields');
   }
   try {
-    return { ...(JSON.parse(data) as object), ...(JSON.parse(fixed) as FixedPart) } as TaskRecord;
+    return { ...(JSON.parse(data) as object), ...(JSON.parse(fixed) as FixedFields) } as TaskRecord;
   } catch (error) {
     throw new TaskrailError('STORE_CORRUPT', 'redis task hash holds invalid JSON', {
       cause: error,
