@@ -55,7 +55,7 @@ export type DefineCase = (title: string, body: CaseBody) => void;
 export function caseDefiner(factory: StoreFactory, options: StoreContractOptions): DefineCase {
   return (title, body) => {
     const reason = options.skip?.[title];
-    it(title, reason === undefined ? {} : { skip: reason }, async (context) => {
+    void it(title, reason === undefined ? {} : { skip: reason }, async (context) => {
       const clock = createFakeClock();
       const fixture = await factory({ clock: clock.clock });
       const opened: TaskStore[] = [fixture.store];

@@ -36,16 +36,17 @@ export function taskStoreContract(
   options: StoreContractOptions = {},
 ): void {
   const define = caseDefiner(makeStore, options);
-  describe(`TaskStore contract: ${name}`, () => {
-    describe('create and get', () => registerBasicCases(define));
-    describe('idempotency keys', () => registerIdempotencyCases(define));
-    describe('compareAndSet', () => registerCompareAndSetCases(define));
-    describe('expiry and sweeping', () => registerExpiryCases(define));
-    describe('leases', () => registerLeaseCases(define));
-    describe('leases taken at creation', () => registerCreateLeaseCases(define));
-    describe('leases of gone holders', () => registerTakeoverCases(define));
-    describe('steps', () => registerStepCases(define));
-    describe('list', () => registerListCases(define));
-    describe('events', () => registerEventCases(define));
+  // node:test's describe returns a promise the runner itself awaits.
+  void describe(`TaskStore contract: ${name}`, () => {
+    void describe('create and get', () => registerBasicCases(define));
+    void describe('idempotency keys', () => registerIdempotencyCases(define));
+    void describe('compareAndSet', () => registerCompareAndSetCases(define));
+    void describe('expiry and sweeping', () => registerExpiryCases(define));
+    void describe('leases', () => registerLeaseCases(define));
+    void describe('leases taken at creation', () => registerCreateLeaseCases(define));
+    void describe('leases of gone holders', () => registerTakeoverCases(define));
+    void describe('steps', () => registerStepCases(define));
+    void describe('list', () => registerListCases(define));
+    void describe('events', () => registerEventCases(define));
   });
 }
