@@ -31,6 +31,15 @@ export interface LeaseGrant {
   interrupted: boolean;
 }
 
+export interface ReleaseOptions {
+  /**
+   * The run stopped before its handler finished (a graceful shutdown gave up on it): the lease
+   * is kept, expired, so the next claim reports `interrupted`, counts the attempt, and refuses a
+   * `retry: false` tool, exactly as after a crash. Default false: a hand-back leaves no trace.
+   */
+  abandoned?: boolean;
+}
+
 export interface ClaimOptions {
   /**
    * Take the lease even before it expires when this owner holds it: its holder is known to be
@@ -95,7 +104,7 @@ export interface TaskStore {
     options?: ClaimOptions,
   ): Promise<LeaseGrant | undefined>;
   renewLease(id: string, token: string, leaseMs: number): Promise<LeaseRenewal>;
-  releaseLease(id: string, token: string): Promise<void>;
+  releaseLease(id: string, token: string, options?: ReleaseOptions): Promise<void>;
   /** Working tasks nobody holds: new, resumed after input, or whose holder's lease expired. */
   findRunnable(limit: number): Promise<string[]>;
   /** Up to `limit` working tasks whose lease is live, with their holders (in no set order). */

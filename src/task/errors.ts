@@ -81,3 +81,34 @@ export function rpcErrorObject(error: RpcError): JsonRpcErrorObject {
     ? { code: error.code, message: error.message }
     : { code: error.code, message: error.message, data: error.data };
 }
+
+/**
+ * True for a store that could not do its work for now (locked, full, unreachable, read-only):
+ * the operation may succeed later, and the caller should neither report it as the tool's
+ * failure nor show its detail (kept in `cause`) to a client. The server maps it to HTTP 503.
+ */
+export function isStoreUnavailable(error: unknown): error is TaskrailError {
+  return error instanceof TaskrailError
+    ? error.code === 'STORE_UNAVAILABLE'
+    : typeof error === 'object' &&
+        error !== null &&
+        (error as { name?: unknown }).name === 'TaskrailError' &&
+        (error as { code?: unknown }).code === 'STORE_UNAVAILABLE';
+}
+
+/**
+ * An error a tool threw that belongs on the wire as is: taskrail's RpcError (any copy) or the
+ * MCP SDK's ProtocolError (and subclasses) or v1 McpError, recognised by duck typing: another
+ * copy of the SDK has other classes. An integer `code` in the JSON-RPC range, or any integer
+ * code on an error named like the SDK's, qualifies; Node's system errors have string codes.
+ */
+export function protocolErrorObject(error: unknown): JsonRpcErrorObject | undefined {
+  if (isRpcError(error)) return rpcErrorObject(error);
+  if (!(error instanceof Error)) return undefined;
+  const { code, data } = error as Error & { code?: unknown; data?: unknown };
+  if (typeof code !== 'number' || !Number.isInteger(code)) return undefined;
+  const jsonRpcRange = code >= -32768 && code <= -32000;
+  if (!jsonRpcRange && !/ProtocolError|McpError/.test(error.name)) return undefined;
+  const message = error.message.replace(/^MCP error -?\d+: /, '');
+  return data === undefined ? { code, message } : { code, message, data };
+}

@@ -7,8 +7,8 @@ if (!skipWithoutRedis('redis TaskStore contract')) {
     const prefix = uniquePrefix();
     const url = urlWithPrefix(prefix);
     return {
-      store: await openRedisStore(url, { clock }),
-      reopen: () => openRedisStore(url, { clock }),
+      store: await openRedisStore(url, { clock, leaseClock: 'caller' }),
+      reopen: () => openRedisStore(url, { clock, leaseClock: 'caller' }),
       cleanup: async () => {
         await deletePrefix(prefix);
       },

@@ -8,6 +8,7 @@ import type {
   LeaseRenewal,
   ListPage,
   ListQuery,
+  ReleaseOptions,
   TaskStore,
 } from '../../store/port.js';
 import { TaskEvents } from '../../store/events.js';
@@ -154,9 +155,13 @@ export class MemoryTaskStore implements TaskStore {
     return { held: true, status };
   }
 
-  async releaseLease(id: string, token: string): Promise<void> {
+  async releaseLease(id: string, token: string, options: ReleaseOptions = {}): Promise<void> {
     this.#assertOpen();
-    if (this.#leases.get(id)?.token === token) this.#leases.delete(id);
+    const lease = this.#leases.get(id);
+    if (lease?.token !== token) return;
+    // Abandoned: kept, expired, so the next claim reports an interrupted run.
+    if (options.abandoned === true) this.#leases.set(id, { ...lease, expiresAt: 0 });
+    else this.#leases.delete(id);
   }
 
   async findRunnable(limit: number): Promise<string[]> {

@@ -18,6 +18,11 @@ export interface RedisStoreOptions {
   connectTimeoutMs?: number;
   /** Redis deletes an expired task's keys this long after its expiresAt. Default 10 min. */
   expiryGraceMs?: number;
+  /**
+   * Whose clock judges leases. Default `redis`: the server's TIME, so workers with skewed
+   * clocks cannot take each other's live leases. `caller` uses `clock` (tests with a fake one).
+   */
+  leaseClock?: 'redis' | 'caller';
 }
 
 const defaultWarn: WarningSink = (message) => process.emitWarning(`taskrail: ${message}`);
@@ -51,6 +56,7 @@ export async function openRedisStore(
     clock: options.clock ?? systemClock,
     origin,
     expiryGraceMs: options.expiryGraceMs ?? 10 * 60_000,
+    ...(options.leaseClock === undefined ? {} : { leaseClock: options.leaseClock }),
   });
   try {
     await checkEvictionPolicy(redis, location, warn);

@@ -8,6 +8,13 @@ local terminal = { completed = true, failed = true, cancelled = true }
 local function isLive(expiresAt, now)
   return expiresAt ~= false and (expiresAt == '' or tonumber(expiresAt) > now)
 end
+-- Leases are judged on Redis's own clock (TIME), so workers whose clocks disagree cannot take
+-- each other's live leases. A caller's time is used only when given (tests with a fake clock).
+local function leaseNow(given)
+  if given ~= nil and given ~= '' then return tonumber(given) end
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
 `;
 
 /**

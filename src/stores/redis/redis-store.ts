@@ -10,6 +10,7 @@ import type {
   LeaseRenewal,
   ListPage,
   ListQuery,
+  ReleaseOptions,
   TaskStore,
 } from '../../store/port.js';
 import { TaskrailError } from '../../task/errors.js';
@@ -20,6 +21,7 @@ import type { Clock } from '../../task/time.js';
 import { assertLeaseMs, assertNextRevision, storeClosedError } from '../shared/checks.js';
 import { decodeRecord, encodeData, encodeRecord, withFixed } from './codec.js';
 import { indexMember, memberId, RedisKeys } from './keys.js';
+import { classifyFailures } from './errors.js';
 import { listTasks } from './list.js';
 import { claimScript, releaseScript, renewScript } from './scripts-lease.js';
 import { compareAndSetScript, createScript, saveStepScript, sweepScript } from './scripts-task.js';
@@ -34,6 +36,11 @@ export interface RedisStoreParts {
   origin: string;
   /** Redis deletes a task key this long after its expiresAt; the sweeper normally comes first. */
   expiryGraceMs: number;
+  /**
+   * Whose clock judges leases: Redis's (`TIME` inside the scripts, the default), so processes
+   * with skewed clocks agree; or the caller's `clock` (tests with a fake clock).
+   */
+  leaseClock?: 'redis' | 'caller';
 }
 
 type Reply = Array<string | number | null>;
@@ -48,6 +55,7 @@ export class RedisTaskStore implements TaskStore {
   readonly #clock: Clock;
   readonly #origin: string;
   readonly #graceMs: number;
+  readonly #leaseClock: 'redis' | 'caller';
   #closed = false;
 
   constructor(parts: RedisStoreParts) {
@@ -57,6 +65,7 @@ export class RedisTaskStore implements TaskStore {
     this.#clock = parts.clock;
     this.#origin = parts.origin;
     this.#graceMs = parts.expiryGraceMs;
+    this.#leaseClock = parts.leaseClock ?? 'redis';
     this.description = parts.description;
   }
 
@@ -95,6 +104,7 @@ export class RedisTaskStore implements TaskStore {
         lease?.owner ?? '',
         token,
         lease === undefined ? 0 : Math.ceil(lease.leaseMs),
+        this.#callerLeaseNow(),
       ],
     )) as Reply;
     if (reply[0] === -1) throw new TaskrailError('CONFLICT', `task ${task.id} already exists`);
@@ -158,7 +168,14 @@ export class RedisTaskStore implements TaskStore {
     const reply = (await claimScript.run(
       this.#redis,
       [this.#keys.task(id), this.#keys.working],
-      [owner, token, Math.ceil(leaseMs), this.#clock(), options.takeOverFrom ?? ''],
+      [
+        owner,
+        token,
+        Math.ceil(leaseMs),
+        this.#clock(),
+        options.takeOverFrom ?? '',
+        this.#callerLeaseNow(),
+      ],
     )) as Reply | null;
     if (reply === null) return undefined;
     return { token, expiresAt: Number(reply[0]), interrupted: reply[1] === 1 };
@@ -170,21 +187,26 @@ export class RedisTaskStore implements TaskStore {
     const reply = (await renewScript.run(
       this.#redis,
       [this.#keys.task(id), this.#keys.working],
-      [token, Math.ceil(leaseMs), this.#clock()],
+      [token, Math.ceil(leaseMs), this.#clock(), this.#callerLeaseNow()],
     )) as Reply;
     const status = isTaskStatus(reply[1]) ? reply[1] : undefined;
     return { held: reply[0] === 1, status };
   }
 
-  async releaseLease(id: string, token: string): Promise<void> {
+  async releaseLease(id: string, token: string, options: ReleaseOptions = {}): Promise<void> {
     this.#assertOpen();
-    await releaseScript.run(this.#redis, [this.#keys.task(id), this.#keys.working], [token]);
+    await releaseScript.run(
+      this.#redis,
+      [this.#keys.task(id), this.#keys.working],
+      [token, options.abandoned === true ? '1' : '0'],
+    );
   }
 
   async findRunnable(limit: number): Promise<string[]> {
     this.#assertOpen();
     if (limit <= 0) return [];
     const now = this.#clock();
+    const leaseTime = await this.#leaseNow();
     const runnable: string[] = [];
     let offset = 0;
     const batch = Math.max(limit, 50);
@@ -192,7 +214,7 @@ export class RedisTaskStore implements TaskStore {
       const members = await this.#redis.zrangebyscore(
         this.#keys.working,
         '-inf',
-        now,
+        leaseTime,
         'LIMIT',
         offset,
         batch,
@@ -208,11 +230,12 @@ export class RedisTaskStore implements TaskStore {
     this.#assertOpen();
     if (limit <= 0) return [];
     const now = this.#clock();
+    const leaseTime = await this.#leaseNow();
     // A working task's score in P:working is its lease expiry (0 while nobody holds it), so
     // leases nobody renews (a dead holder's) come first.
     const members = await this.#redis.zrangebyscore(
       this.#keys.working,
-      `(${now}`,
+      `(${leaseTime}`,
       '+inf',
       'LIMIT',
       0,
@@ -229,7 +252,8 @@ export class RedisTaskStore implements TaskStore {
     ids.forEach((id, i) => {
       const [status, expiresAt, owner, until] = (replies[i]?.[1] ?? []) as (string | null)[];
       const live = expiresAt === '' || Number(expiresAt) > now;
-      if (status === 'working' && live && owner && Number(until) > now) held.push({ id, owner });
+      if (status === 'working' && live && owner && Number(until) > leaseTime)
+        held.push({ id, owner });
     });
     return held;
   }
@@ -299,7 +323,34 @@ export class RedisTaskStore implements TaskStore {
     });
   }
 
+  /** The caller's time for lease scripts, or '' for Redis's own clock (the default). */
+  #callerLeaseNow(): number | '' {
+    return this.#leaseClock === 'caller' ? this.#clock() : '';
+  }
+
+  /** Now on the clock leases are judged by. */
+  async #leaseNow(): Promise<number> {
+    if (this.#leaseClock === 'caller') return this.#clock();
+    const [seconds, micros] = await this.#redis.time();
+    return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  }
+
   #assertOpen(): void {
     if (this.#closed) throw storeClosedError(this.description);
   }
 }
+
+classifyFailures(RedisTaskStore.prototype, [
+  'create',
+  'get',
+  'compareAndSet',
+  'claim',
+  'renewLease',
+  'releaseLease',
+  'findRunnable',
+  'findLeased',
+  'saveStep',
+  'loadSteps',
+  'list',
+  'sweepExpired',
+]);

@@ -20,7 +20,8 @@ export const createScript = new LuaScript(
   ARGV: 1 id, 2 fixed JSON, 3 data JSON, 4 status, 5 revision, 6 index member,
         7 expiresAt ('' = never), 8 redis expiry in ms ('' = none), 9 use idempotency,
         10 now, 11 key prefix, 12 channel, 13 origin,
-        14 lease owner ('' = no lease), 15 lease token, 16 lease ms
+        14 lease owner ('' = no lease), 15 lease token, 16 lease ms,
+        17 lease clock now ('' = Redis TIME)
   Also reads P:task:<earlier id> named by the idempotency key.
   Returns {1, lease expiry or 0} created | {0, fixed, data} the earlier task | {-1} the id is taken
 ]]
@@ -39,7 +40,7 @@ redis.call('ZADD', KEYS[3], 0, ARGV[6])
 redis.call('ZADD', KEYS[4], 0, ARGV[6])
 local leaseUntil = 0
 if ARGV[4] == 'working' and ARGV[14] ~= '' then
-  leaseUntil = now + tonumber(ARGV[16])
+  leaseUntil = leaseNow(ARGV[17]) + tonumber(ARGV[16])
   redis.call('HSET', KEYS[1], 'leaseToken', ARGV[15], 'leaseOwner', ARGV[14],
     'leaseExpiresAt', leaseUntil)
 end

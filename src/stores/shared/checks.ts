@@ -17,6 +17,7 @@ export function assertLeaseMs(leaseMs: number): void {
   }
 }
 
-export function storeClosedError(description: string): TaskrailError {
-  return new TaskrailError('STORE_UNAVAILABLE', `${description} is closed`);
+/** Names no path or URL: the message may reach a client. */
+export function storeClosedError(_description?: string): TaskrailError {
+  return new TaskrailError('STORE_UNAVAILABLE', 'the task store is closed');
 }

@@ -17,34 +17,54 @@ function sqliteCode(error: unknown): string | undefined {
   return typeof code === 'string' && code.startsWith('SQLITE_') ? code : undefined;
 }
 
-/** Maps a driver error to a TaskrailError that says what to do; unknown errors pass through. */
-export function storeError(error: unknown, path: string): unknown {
+const TRANSIENT_CODES = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|READONLY|CANTOPEN|NOMEM|PROTOCOL)/;
+const TRANSIENT_ERRNOS = new Set(['ENOSPC', 'EROFS', 'EIO', 'EACCES', 'EPERM', 'EMFILE', 'ENFILE']);
+
+/** True for a lock held by another connection: worth waiting for, asynchronously. */
+export function isLockError(error: unknown): boolean {
+  return /^SQLITE_(BUSY|LOCKED)/.test(sqliteCode(error) ?? '');
+}
+
+function safeReason(code: string): string {
+  if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
+    return 'the task store stayed locked by another process';
+  }
+  if (code === 'SQLITE_FULL' || code === 'ENOSPC') return 'the task store disk is full';
+  if (code.startsWith('SQLITE_READONLY') || code === 'EROFS') return 'the task store is read-only';
+  return 'the task store cannot be read or written';
+}
+
+/**
+ * Maps a driver error to a TaskrailError that says what to do; unknown errors pass through.
+ * Transient trouble (lock, full disk, I/O, read-only) becomes STORE_UNAVAILABLE with a message
+ * safe for any log or client: no path, no driver text (that stays in `cause`). `path` is named
+ * only for errors at open, which an operator reads.
+ */
+export function storeError(error: unknown, path?: string): unknown {
   if (error instanceof TaskrailError) return error;
-  const code = sqliteCode(error);
+  const code = sqliteCode(error) ?? errnoCode(error);
   if (code === undefined) return error;
   const reason = error instanceof Error ? error.message : String(error);
   if (CORRUPT_CODES.has(code) || code.startsWith('SQLITE_CORRUPT')) {
+    const where = path === undefined ? 'the task store' : `task store ${path}`;
+    const detail = path === undefined ? '' : ` (${reason})`;
     return new TaskrailError(
       'STORE_CORRUPT',
-      `task store ${path} is not a SQLite database or is damaged (${reason}): move the file ` +
+      `${where} is not a SQLite database or is damaged${detail}: move the file ` +
         'aside (taskrail then creates a new one) or point --store at another path',
       { cause: error },
     );
   }
-  if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
-    return new TaskrailError(
-      'STORE_UNAVAILABLE',
-      `task store ${path} stayed locked by another process (${reason}): retry, or check for ` +
-        'a stuck process holding the database',
-      { cause: error },
-    );
-  }
-  return new TaskrailError(
-    'STORE_UNAVAILABLE',
-    `cannot use task store ${path} (${reason}): check that the file and its folder are ` +
-      'writable, or point --store at another path',
-    { cause: error },
-  );
+  if (!TRANSIENT_CODES.test(code) && !TRANSIENT_ERRNOS.has(code)) return error;
+  const hint = path === undefined ? '' : ` (${path}: ${reason})`;
+  return new TaskrailError('STORE_UNAVAILABLE', `${safeReason(code)}${hint}; retry later`, {
+    cause: error,
+  });
+}
+
+function errnoCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && TRANSIENT_ERRNOS.has(code) ? code : undefined;
 }
 
 /**

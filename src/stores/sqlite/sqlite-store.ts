@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
 import type {
   ClaimOptions,
@@ -10,6 +11,7 @@ import type {
   LeaseRenewal,
   ListPage,
   ListQuery,
+  ReleaseOptions,
   TaskStore,
 } from '../../store/port.js';
 import { TaskEvents } from '../../store/events.js';
@@ -21,7 +23,7 @@ import { isTerminal } from '../../task/status.js';
 import { systemClock, type Clock } from '../../task/time.js';
 import { assertLeaseMs, assertNextRevision, storeClosedError } from '../shared/checks.js';
 import { clampListLimit, decodeListCursor, encodeListCursor } from '../shared/list-cursor.js';
-import { openDatabase, storeError } from './open-database.js';
+import { isLockError, openDatabase, storeError } from './open-database.js';
 import {
   mutableParams,
   recordToParams,
@@ -34,13 +36,23 @@ import { listSql, prepareStatements, type Statements } from './statements.js';
 export interface SqliteTaskStoreOptions {
   /** Time source for expiry and leases; tests pass a fake one. */
   clock?: Clock;
-  /** How long a write waits for another process's lock. Default 5000 ms. */
+  /**
+   * How long an operation waits for another process's lock, in total. Default 5000 ms. The
+   * wait does not block the event loop beyond a few ms at a time.
+   */
   busyTimeoutMs?: number;
   /**
    * `normal` (default): a commit survives a crash of the process; a power cut may lose the
    * last commits. `full`: fsync on every commit, survives power loss, slower.
    */
   synchronous?: 'normal' | 'full';
+}
+
+/** SQLite's own (thread-blocking) busy wait per try; longer locks are waited for async. */
+const SYNC_BUSY_WAIT_MS = 5;
+
+function lockBackoffMs(attempt: number): number {
+  return Math.min(2 * 2 ** attempt, 50) * (0.5 + Math.random() / 2);
 }
 
 type CasResult = { outcome: CompareAndSetOutcome; previous?: TaskStatus };
@@ -87,14 +99,16 @@ export class SqliteTaskStore implements TaskStore {
   readonly #renewTx: (id: string, token: string, leaseMs: number) => LeaseRenewal;
   readonly #sweepTx: (limit: number) => string[];
   readonly #saveStepTx: (id: string, name: string, json: string) => void;
+  readonly #lockBudgetMs: number;
   #closed = false;
 
   constructor(path: string, options: SqliteTaskStoreOptions = {}) {
     this.path = resolve(path);
     this.description = `sqlite task store at ${this.path}`;
     this.#clock = options.clock ?? systemClock;
+    this.#lockBudgetMs = Math.max(0, options.busyTimeoutMs ?? 5000);
     this.#db = openDatabase(this.path, {
-      busyTimeoutMs: options.busyTimeoutMs ?? 5000,
+      busyTimeoutMs: Math.min(SYNC_BUSY_WAIT_MS, this.#lockBudgetMs),
       synchronous: options.synchronous ?? 'normal',
       now: this.#clock(),
     });
@@ -109,7 +123,7 @@ export class SqliteTaskStore implements TaskStore {
 
   async create(task: TaskRecord, options: CreateOptions = {}): Promise<CreateOutcome> {
     if (options.lease !== undefined) assertLeaseMs(options.lease.leaseMs);
-    const result = this.#run(() => {
+    const result = await this.#run(() => {
       if (task.idempotencyKey !== undefined || options.lease !== undefined) {
         return this.#createTx(task, this.#clock(), options.lease);
       }
@@ -132,7 +146,7 @@ export class SqliteTaskStore implements TaskStore {
 
   async compareAndSet(next: TaskRecord, expectedRevision: number): Promise<CompareAndSetOutcome> {
     assertNextRevision(next, expectedRevision);
-    const { outcome, previous } = this.#run(() =>
+    const { outcome, previous } = await this.#run(() =>
       this.#casTx(next, expectedRevision, this.#clock()),
     );
     if (outcome.ok && previous !== undefined && this.#listened(previous, outcome.task.status)) {
@@ -156,8 +170,9 @@ export class SqliteTaskStore implements TaskStore {
     return this.#run(() => this.#renewTx(id, token, leaseMs));
   }
 
-  async releaseLease(id: string, token: string): Promise<void> {
-    this.#run(() => this.#sql.releaseLease.run(id, token));
+  async releaseLease(id: string, token: string, options: ReleaseOptions = {}): Promise<void> {
+    const statement = options.abandoned === true ? this.#sql.abandonLease : this.#sql.releaseLease;
+    await this.#run(() => statement.run(id, token));
   }
 
   async findRunnable(limit: number): Promise<string[]> {
@@ -175,7 +190,7 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   async saveStep(id: string, name: string, value: unknown): Promise<void> {
-    this.#run(() => this.#saveStepTx(id, name, JSON.stringify(value ?? null)));
+    await this.#run(() => this.#saveStepTx(id, name, JSON.stringify(value ?? null)));
   }
 
   async loadSteps(id: string): Promise<Record<string, unknown>> {
@@ -211,7 +226,7 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   async sweepExpired(limit: number): Promise<string[]> {
-    const ids = this.#run(() => this.#sweepTx(limit));
+    const ids = await this.#run(() => this.#sweepTx(limit));
     for (const id of ids) this.events.emit('task:deleted', { id });
     return ids;
   }
@@ -230,12 +245,23 @@ export class SqliteTaskStore implements TaskStore {
     );
   }
 
-  #run<T>(operation: () => T): T {
-    if (this.#closed) throw storeClosedError(this.description);
-    try {
-      return operation();
-    } catch (error) {
-      throw storeError(error, this.path);
+  /**
+   * Runs one synchronous database operation. SQLite's own busy wait blocks the thread (and so
+   * every other request) while another process holds the write lock; it is kept to a few ms,
+   * and a lock that outlasts it is waited for here, asynchronously, with backoff, up to the
+   * configured budget. Failures leave as classified TaskrailErrors with safe messages.
+   */
+  async #run<T>(operation: () => T): Promise<T> {
+    const deadline = Date.now() + this.#lockBudgetMs;
+    for (let attempt = 0; ; attempt += 1) {
+      if (this.#closed) throw storeClosedError(this.description);
+      try {
+        return operation();
+      } catch (error) {
+        const left = deadline - Date.now();
+        if (!isLockError(error) || left <= 0) throw storeError(error);
+        await sleep(Math.min(lockBackoffMs(attempt), left));
+      }
     }
   }
 

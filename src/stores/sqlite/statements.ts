@@ -42,6 +42,8 @@ const STATEMENT_SQL = {
   releaseLease:
     'UPDATE tasks SET lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL ' +
     'WHERE id = ? AND lease_token = ?',
+  // The lease stays, expired: the next claim sees an interrupted run.
+  abandonLease: 'UPDATE tasks SET lease_expires_at = 0 WHERE id = ? AND lease_token = ?',
   selectLeased: `SELECT id, lease_owner AS owner FROM tasks
        WHERE status = 'working' AND ${VISIBLE} AND lease_expires_at > @now
        ORDER BY created_at LIMIT @limit`,

@@ -156,4 +156,22 @@ export function registerLeaseCases(define: DefineCase): void {
     assert.equal((await h.store.findRunnable(1)).length, 1);
     assert.ok(expiring);
   });
+
+  define('an abandoned lease is runnable at once and its next claim is interrupted', async (h) => {
+    const task = await h.create();
+    const first = await h.store.claim(task.id, 'worker-1', 60_000);
+    assert.ok(first);
+    await h.store.releaseLease(task.id, 'not-the-token', { abandoned: true });
+    assert.deepEqual(await h.store.findRunnable(10), [], 'a wrong token abandons nothing');
+    await h.store.releaseLease(task.id, first.token, { abandoned: true });
+    assert.deepEqual(await h.store.findRunnable(10), [task.id]);
+    const second = await h.store.claim(task.id, 'worker-2', 60_000);
+    assert.ok(second, 'no need to wait out the lease');
+    assert.equal(second.interrupted, true);
+    const third = await h.store.claim(task.id, 'worker-3', 60_000);
+    assert.equal(third, undefined, 'the new lease is live');
+    await h.store.releaseLease(task.id, second.token);
+    const fourth = await h.store.claim(task.id, 'worker-3', 60_000);
+    assert.equal(fourth?.interrupted, false, 'a plain release leaves no trace');
+  });
 }
