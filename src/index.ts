@@ -10,7 +10,7 @@ export {
   isTerminal,
 } from './task/status.js';
 export type { TaskStatus, TerminalStatus } from './task/status.js';
-export { RPC, RpcError, TaskrailError, isRpcError } from './task/errors.js';
+export { RPC, RpcError, TaskrailError, isRpcError, isStoreUnavailable } from './task/errors.js';
 export type { JsonRpcErrorObject, TaskrailErrorCode } from './task/errors.js';
 export { newTaskId, isPlausibleTaskId } from './task/ids.js';
 export { isoTime, systemClock } from './task/time.js';
@@ -39,6 +39,7 @@ export { TaskRuntime } from './runtime/runtime.js';
 export { LocalExecutor } from './runtime/local-executor.js';
 export { ParkSignal, isParkSignal } from './runtime/park.js';
 export { stderrLogger } from './runtime/logger.js';
+export { installRejectionGuard } from './runtime/rejection-guard.js';
 export type { LogLevel } from './runtime/logger.js';
 export type {
   CreateTaskInput,

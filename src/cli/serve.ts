@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { serveExecutor } from '../executors/bullmq/serve-executor.js';
 import { stderrLogger, type LogLevel } from '../runtime/logger.js';
+import { installRejectionGuard } from '../runtime/rejection-guard.js';
 import { createTaskServer, type TaskServer } from '../server/app.js';
 import { loadAdminTokenFile } from '../server/admin/index.js';
 import { loadTokenFile } from '../server/auth.js';
@@ -62,6 +63,7 @@ export function registerServe(program: Command): void {
 
 async function serve(options: ServeOptions): Promise<void> {
   const logger = stderrLogger(options.logLevel);
+  installRejectionGuard(logger);
   const storeUrl = options.store ?? process.env['TASKRAIL_STORE'] ?? DEFAULT_STORE_URL;
   if (!options.worker && !storeUrl.startsWith('redis')) {
     throw new Error(

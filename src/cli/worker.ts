@@ -1,6 +1,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { createBullmqExecutor, type BullmqExecutor } from '../executors/bullmq/index.js';
 import { stderrLogger, type LogLevel } from '../runtime/logger.js';
+import { installRejectionGuard } from '../runtime/rejection-guard.js';
 import { createTaskServer, type TaskServer } from '../server/app.js';
 import type { TaskStore } from '../store/port.js';
 import { openStore } from '../stores/open.js';
@@ -41,6 +42,7 @@ export function registerWorker(program: Command): void {
 
 async function work(options: WorkerOptions): Promise<void> {
   const logger = stderrLogger(options.logLevel);
+  installRejectionGuard(logger);
   const storeUrl = options.store ?? process.env['TASKRAIL_STORE'];
   if (storeUrl === undefined || !/^rediss?:\/\//.test(storeUrl)) {
     throw new Error('worker needs --store redis://HOST:PORT/DB (or TASKRAIL_STORE set to one)');

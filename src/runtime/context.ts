@@ -30,6 +30,7 @@ export class RunContext implements TaskContext {
   #lastWriteAt = 0;
   #pendingMessage: string | undefined;
   #flushTimer: NodeJS.Timeout | undefined;
+  #parkedOn: Record<string, InputRequest> | undefined;
 
   constructor(backend: ContextBackend) {
     this.#backend = backend;
@@ -48,7 +49,17 @@ export class RunContext implements TaskContext {
     return this.#backend.signal;
   }
 
+  /**
+   * The questions this run parked on, once it asked. From then on the run's outcome is
+   * decided: whatever the handler returns or throws is ignored and the task waits for the
+   * answers, as if the handler had let the park signal through.
+   */
+  get parkedOn(): Record<string, InputRequest> | undefined {
+    return this.#parkedOn;
+  }
+
   async progress(update: ProgressUpdate | string): Promise<void> {
+    if (this.#parkedOn !== undefined) return;
     const normalized = typeof update === 'string' ? { message: update } : update;
     if (normalized.increment !== undefined) this.#progressTotal += normalized.increment;
     if (normalized.progress !== undefined) this.#progressTotal = normalized.progress;
@@ -61,10 +72,14 @@ export class RunContext implements TaskContext {
     this.#pendingMessage = message;
     const wait = this.#lastWriteAt + PROGRESS_WRITE_INTERVAL_MS - Date.now();
     if (wait <= 0) return this.#flushProgress();
-    this.#flushTimer ??= setTimeout(() => void this.#flushProgress(), wait);
+    // The backend never rejects (a failed progress write is logged, never a task's failure);
+    // the catch is the last line of defence against an unhandled rejection from a timer.
+    this.#flushTimer ??= setTimeout(() => {
+      this.#flushProgress().catch(() => undefined);
+    }, wait);
   }
 
-  /** Writes the last throttled progress message, if any. Called when the handler ends. */
+  /** Writes the last throttled progress message, if any. */
   async #flushProgress(): Promise<void> {
     clearTimeout(this.#flushTimer);
     this.#flushTimer = undefined;
@@ -85,6 +100,7 @@ export class RunContext implements TaskContext {
     requests: Record<string, InputRequest>,
     statusMessage?: string,
   ): Promise<Record<string, JsonObject>> {
+    if (this.#parkedOn !== undefined) throw new ParkSignal(this.#parkedOn);
     const answers = this.#backend.answers();
     const keys = Object.keys(requests);
     if (keys.length === 0) throw new TypeError('ctx.input() needs at least one request');
@@ -93,6 +109,7 @@ export class RunContext implements TaskContext {
     }
     this.dispose();
     await this.#backend.park(requests, statusMessage);
+    this.#parkedOn = requests;
     throw new ParkSignal(requests);
   }
 
@@ -106,6 +123,8 @@ export class RunContext implements TaskContext {
   }
 
   async step<T>(name: string, fn: () => T | Promise<T>): Promise<T> {
+    // A handler that swallowed the park signal must not run past its question.
+    if (this.#parkedOn !== undefined) throw new ParkSignal(this.#parkedOn);
     const recorded = this.#backend.loadStep(name);
     if (recorded.found) return recorded.value as T;
     const value = await fn();

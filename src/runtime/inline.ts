@@ -30,15 +30,19 @@ export async function runInline(tool: RunnableTool, input: InlineRunInput): Prom
     },
   };
   const context = new RunContext(backend);
+  const inputRequired = (): InlineOutcome => ({
+    kind: 'input_required',
+    inputRequests: Object.fromEntries(
+      Object.entries(asked ?? {}).filter(([key]) => !(key in answers)),
+    ),
+  });
   try {
     const result = await tool.handler(input.arguments, context);
-    return { kind: 'result', result };
+    // A handler that caught its question's signal and returned still gets no answer-less end.
+    return context.parkedOn === undefined ? { kind: 'result', result } : inputRequired();
   } catch (error) {
-    if (isParkSignal(error) && asked !== undefined) {
-      const pending = Object.fromEntries(
-        Object.entries(asked).filter(([key]) => !(key in answers)),
-      );
-      return { kind: 'input_required', inputRequests: pending };
+    if ((isParkSignal(error) || context.parkedOn !== undefined) && asked !== undefined) {
+      return inputRequired();
     }
     throw error;
   } finally {

@@ -1,6 +1,7 @@
 import type { TaskEvents } from '../store/events.js';
 import type { CreateOutcome, TaskStore } from '../store/port.js';
-import { RPC, RpcError } from '../task/errors.js';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { RPC, RpcError, isStoreUnavailable } from '../task/errors.js';
 import { newTaskId } from '../task/ids.js';
 import { newTaskRecord, type JsonObject, type TaskRecord } from '../task/record.js';
 import { isTerminal } from '../task/status.js';
@@ -15,6 +16,8 @@ import type {
   RuntimeOptions,
   ToolCatalog,
 } from './api.js';
+import { stopReasons } from './abort-reasons.js';
+import { assertAnswersFit } from './answers.js';
 import { assertIdempotencyKey, assertSameCall } from './idempotency.js';
 import { runInline } from './inline.js';
 import { newOwnerId } from './owner.js';
@@ -22,7 +25,8 @@ import { takeOverFromGone } from './takeover.js';
 import { assertArgumentsSize, resolveTtl, type TtlPolicy } from './limits.js';
 import { LocalExecutor } from './local-executor.js';
 import { stderrLogger } from './logger.js';
-import { runTask, startLeasedTask, type RunnerSettings } from './task-runner.js';
+import { StoreHealth } from './store-health.js';
+import { handBack, runTask, startLeasedTask, type RunnerSettings } from './task-runner.js';
 import { traced } from './tracing.js';
 import { waitForTerminal } from './wait.js';
 import { updateTask } from './writes.js';
@@ -57,6 +61,8 @@ export class TaskRuntime {
   readonly #settings: RunnerSettings;
   readonly #options: Required<Pick<RuntimeOptions, 'defaultPollIntervalMs' | 'maxArgumentsBytes'>>;
   readonly #running = new Map<string, AbortController>();
+  readonly #leases = new Map<string, string>();
+  readonly #health: StoreHealth;
   #timers: NodeJS.Timeout[] = [];
   #unsubscribe: (() => void) | undefined;
   #started = false;
@@ -68,6 +74,7 @@ export class TaskRuntime {
     this.#clock = options.clock ?? systemClock;
     this.#logger = options.logger ?? stderrLogger('warn');
     this.#executor = pickExecutor(options);
+    this.#health = new StoreHealth(this.#logger);
     this.#ttl = {
       defaultTtlMs: options.defaultTtlMs ?? DEFAULTS.defaultTtlMs,
       maxTtlMs: options.maxTtlMs ?? DEFAULTS.maxTtlMs,
@@ -88,7 +95,10 @@ export class TaskRuntime {
       maxResultBytes: options.maxResultBytes ?? DEFAULTS.maxResultBytes,
       clock: this.#clock,
       logger: this.#logger,
+      health: this.#health,
+      writeBudgetMs: Math.max(60_000, 4 * leaseMs),
       running: this.#running,
+      leases: this.#leases,
     };
   }
 
@@ -101,7 +111,7 @@ export class TaskRuntime {
     if (this.#started) return;
     this.#started = true;
     this.#unsubscribe = this.events.on('task:transition', ({ task, to }) => {
-      if (isTerminal(to)) this.#running.get(task.id)?.abort(new Error(`task ${to}`));
+      if (isTerminal(to)) this.#running.get(task.id)?.abort(stopReasons.terminal(to));
     });
     if (this.#executor !== undefined) {
       this.#executor.start((taskId) =>
@@ -109,19 +119,32 @@ export class TaskRuntime {
           runTask(this.#settings, taskId),
         ),
       );
-      this.#every(this.#settings.leaseMs, () => this.recoverNow());
-      void this.recoverNow();
+      this.#every('recovery scan', this.#settings.leaseMs, () => this.recoverNow());
+      this.#background('recovery scan', this.recoverNow());
     }
-    this.#every(DEFAULTS.sweepIntervalMs, () => this.sweepNow());
+    this.#every('expiry sweep', DEFAULTS.sweepIntervalMs, () => this.sweepNow());
   }
 
+  /**
+   * Stops taking work and gives running handlers `graceMs` to finish. A handler still running
+   * then is aborted and its task handed back as interrupted: the next claim counts the attempt,
+   * and a `retry: false` tool fails rather than running twice. Each such task is logged.
+   */
   async stop(graceMs = 10_000): Promise<void> {
     if (!this.#started) return;
     this.#started = false;
     for (const timer of this.#timers.splice(0)) clearInterval(timer);
     this.#unsubscribe?.();
     await this.#executor?.stop(graceMs);
-    for (const controller of this.#running.values()) controller.abort(new Error('shutting down'));
+    const abandoned = [...this.#leases.entries()];
+    for (const controller of this.#running.values()) controller.abort(stopReasons.shutdown());
+    for (const [taskId, token] of abandoned) {
+      this.#logger.warn('graceful stop: task still running after the grace period, handed back', {
+        taskId,
+        graceMs,
+      });
+      await handBack(this.#settings, taskId, token, true);
+    }
   }
 
   async createTask(input: CreateTaskInput): Promise<TaskRecord> {
@@ -185,7 +208,11 @@ export class TaskRuntime {
     return task !== undefined && task.principal === principal ? task : undefined;
   }
 
-  /** Records answers to pending input keys (others are ignored) and resumes the task when done. */
+  /**
+   * Records answers to pending input keys (others are ignored) and resumes the task when done.
+   * Every `tasks/update` path reaches this: an answer that does not fit its request is refused
+   * with -32602 naming the key, before anything is stored, and the task keeps waiting.
+   */
   async answerInput(
     id: string,
     principal: string,
@@ -194,6 +221,7 @@ export class TaskRuntime {
     if ((await this.getTask(id, principal)) === undefined) return undefined;
     let resumed = false;
     const task = await updateTask(this.store, id, (current) => {
+      assertAnswersFit(current, responses);
       const outcome = t.answerInput(current, responses, this.#clock());
       resumed = outcome.resumed;
       return outcome.task;
@@ -212,7 +240,7 @@ export class TaskRuntime {
     const task = await updateTask(this.store, id, (current) =>
       t.cancel(current, this.#clock(), message),
     );
-    this.#running.get(id)?.abort(new Error('task cancelled'));
+    this.#running.get(id)?.abort(stopReasons.cancelled());
     return task;
   }
 
@@ -245,13 +273,17 @@ export class TaskRuntime {
     return ids.length + taken;
   }
 
-  /** Deletes expired tasks in bounded batches. */
+  /**
+   * Deletes expired tasks in bounded batches, yielding to the event loop between batches: a
+   * synchronous store (SQLite) would otherwise hold the thread for the whole sweep.
+   */
   async sweepNow(): Promise<number> {
     let total = 0;
     for (;;) {
       const deleted = await this.store.sweepExpired(DEFAULTS.sweepBatch);
       total += deleted.length;
       if (deleted.length < DEFAULTS.sweepBatch) return total;
+      await yieldToLoop();
     }
   }
 
@@ -261,14 +293,21 @@ export class TaskRuntime {
     await this.#executor.dispatch(taskId);
   }
 
-  #every(intervalMs: number, work: () => Promise<unknown>): void {
-    const timer = setInterval(() => {
-      work().catch((error: unknown) =>
-        this.#logger.warn('background work failed', { error: String(error) }),
-      );
-    }, intervalMs);
+  #every(name: string, intervalMs: number, work: () => Promise<unknown>): void {
+    const timer = setInterval(() => this.#background(name, work()), intervalMs);
     timer.unref();
     this.#timers.push(timer);
+  }
+
+  /** Timer-driven work never rejects unhandled: store trouble goes to `health`, once. */
+  #background(name: string, work: Promise<unknown>): void {
+    work.then(
+      () => this.#health.ok(),
+      (error: unknown) => {
+        if (isStoreUnavailable(error)) this.#health.failed(name, error);
+        else this.#logger.warn(`${name} failed`, { error: String(error) });
+      },
+    );
   }
 }
 

@@ -1,42 +1,35 @@
-import type { LeaseGrant, TaskStore } from '../store/port.js';
-import {
-  RPC,
-  RpcError,
-  isRpcError,
-  rpcErrorObject,
-  type JsonRpcErrorObject,
-} from '../task/errors.js';
-import type { InputRequest, JsonObject, TaskRecord } from '../task/record.js';
+import type { LeaseGrant } from '../store/port.js';
+import { RPC, isStoreUnavailable } from '../task/errors.js';
+import type { TaskRecord } from '../task/record.js';
 import { isTerminal } from '../task/status.js';
 import * as t from '../task/transitions.js';
-import type { Clock } from '../task/time.js';
-import type { Logger, ToolCatalog } from './api.js';
-import { RunContext, type ContextBackend } from './context.js';
-import { jsonSize, resultTooLarge } from './limits.js';
+import { stopReasonOf, stopReasons } from './abort-reasons.js';
+import { RunContext } from './context.js';
+import { durableBackend, type RunState } from './durable-backend.js';
+import { errorObject, finish, interruptionRefusal, outcomeOfResult } from './outcome.js';
 import { isParkSignal } from './park.js';
+import type { RunnerSettings } from './runner-settings.js';
+import { describeError, withStoreRetry } from './store-health.js';
 import type { RunnableTool, ToolResult } from './tool.js';
 import { updateTask } from './writes.js';
 
-export interface RunnerSettings {
-  store: TaskStore;
-  tools: ToolCatalog;
-  owner: string;
-  leaseMs: number;
-  heartbeatMs: number;
-  maxAttempts: number;
-  maxResultBytes: number;
-  clock: Clock;
-  logger: Logger;
-  /** Where running tasks register their abort controller, so a cancellation can reach them. */
-  running: Map<string, AbortController>;
-}
+export type { RunnerSettings } from './runner-settings.js';
 
 /**
  * Runs one task to its next resting point (terminal, or parked for input) under a lease. Safe to
  * call for any id at any time: if the task is not runnable or someone else holds it, it returns.
+ * A store that cannot be reached leaves the task runnable for the next scan.
  */
 export async function runTask(settings: RunnerSettings, taskId: string): Promise<void> {
-  const lease = await settings.store.claim(taskId, settings.owner, settings.leaseMs);
+  let lease: LeaseGrant | undefined;
+  try {
+    lease = await settings.store.claim(taskId, settings.owner, settings.leaseMs);
+    settings.health.ok();
+  } catch (error) {
+    if (!isStoreUnavailable(error)) throw error;
+    settings.health.failed('claim', error);
+    return;
+  }
   if (lease !== undefined) await runClaimedTask(settings, taskId, lease);
 }
 
@@ -64,6 +57,7 @@ export function startLeasedTask(
 ): () => Promise<void> {
   const controller = new AbortController();
   settings.running.set(task.id, controller);
+  settings.leases.set(task.id, lease.token);
   return () =>
     runUnderLease(settings, task.id, lease, controller, async () => ({ task, steps: {} }));
 }
@@ -73,6 +67,9 @@ interface Loaded {
   steps: Record<string, unknown>;
 }
 
+/** How a run ended: at rest (no lease left), handed back, or abandoned (the next claim counts it). */
+type RunEnd = 'rested' | 'release' | 'abandon';
+
 async function runUnderLease(
   settings: RunnerSettings,
   taskId: string,
@@ -81,18 +78,38 @@ async function runUnderLease(
   load: () => Promise<Loaded | undefined>,
 ): Promise<void> {
   settings.running.set(taskId, controller);
-  const stopHeartbeat = startHeartbeat(settings, taskId, lease, controller);
-  let rested = false;
+  settings.leases.set(taskId, lease.token);
+  const run: RunState = { signal: controller.signal, leaseLost: false };
+  const stopHeartbeat = startHeartbeat(settings, taskId, lease, controller, run);
+  let end: RunEnd = 'release';
   try {
     const loaded = controller.signal.aborted ? undefined : await load();
-    if (loaded !== undefined) rested = await execute(settings, loaded, controller.signal);
+    if (loaded !== undefined) end = await execute(settings, loaded, run);
+  } catch (error) {
+    if (!isStoreUnavailable(error)) throw error;
+    settings.health.failed('load task', error);
   } finally {
     stopHeartbeat();
-    settings.running.delete(taskId);
+    if (settings.running.get(taskId) === controller) settings.running.delete(taskId);
+    if (settings.leases.get(taskId) === lease.token) settings.leases.delete(taskId);
+    if (stopReasonOf(controller.signal) === 'shutdown' && end === 'release') end = 'abandon';
     // A write that took the task out of `working` already dropped the lease in the same
     // transaction; releasing it again would cost a write for nothing.
-    if (!rested) await settings.store.releaseLease(taskId, lease.token).catch(() => undefined);
+    if (end !== 'rested') await handBack(settings, taskId, lease.token, end === 'abandon');
   }
+}
+
+/** An abandoned lease stays, expired: the next claim reports the run as interrupted. */
+export async function handBack(
+  settings: RunnerSettings,
+  taskId: string,
+  token: string,
+  abandoned: boolean,
+): Promise<void> {
+  await withStoreRetry(
+    () => settings.store.releaseLease(taskId, token, abandoned ? { abandoned: true } : {}),
+    { health: settings.health, operation: 'release lease', budgetMs: 2000 },
+  ).catch(() => undefined); // the lease then runs out, which says the same thing, later
 }
 
 /** Loads the task and decides whether it may run: a re-run after a crash is counted or refused. */
@@ -122,172 +139,111 @@ async function prepare(
   );
 }
 
-function interruptionRefusal(
-  tool: RunnableTool,
-  task: TaskRecord,
-  defaultMaxAttempts: number,
-): string | undefined {
-  const retry = tool.task.retry ?? true;
-  if (retry === false) {
-    return `Task interrupted: the process running it stopped, and tool '${task.tool}' is not safe to re-run.`;
-  }
-  const maxAttempts = retry === true ? defaultMaxAttempts : retry.maxAttempts;
-  if (task.attempt >= maxAttempts) {
-    return `Task interrupted ${task.attempt} time(s); giving up after ${maxAttempts} attempts.`;
-  }
-  return undefined;
-}
+type Settled = { returned: ToolResult } | { threw: unknown };
 
-/** Runs the handler; resolves true when the task came to rest (terminal or parked). */
-async function execute(
-  settings: RunnerSettings,
-  loaded: Loaded,
-  signal: AbortSignal,
-): Promise<boolean> {
+/** Runs the handler and records where it came to rest. */
+async function execute(settings: RunnerSettings, loaded: Loaded, run: RunState): Promise<RunEnd> {
   const tool = settings.tools.get(loaded.task.tool) as RunnableTool;
   const latest = { task: loaded.task };
-  const context = new RunContext(durableBackend(settings, latest, loaded.steps, signal));
-  const { id } = loaded.task;
+  const context = new RunContext(durableBackend(settings, latest, loaded.steps, run));
+  let settled: Settled;
+  try {
+    settled = { returned: await tool.handler(loaded.task.arguments, context) };
+  } catch (error) {
+    settled = { threw: error };
+  }
   // Once the handler is done there is nothing left to abort: the task's own terminal write
   // must not fire its signal.
-  const handlerDone = () => {
-    context.dispose();
-    if (settings.running.get(id)?.signal === signal) settings.running.delete(id);
+  context.dispose();
+  const { id } = loaded.task;
+  if (settings.running.get(id)?.signal === run.signal) settings.running.delete(id);
+  if (context.parkedOn !== undefined) return parked(settings, id, settled);
+  const finishing = {
+    latest: latest.task,
+    attempt: loaded.task.attempt,
+    giveUp: () => run.leaseLost,
   };
-  try {
-    const result = await tool.handler(loaded.task.arguments, context);
-    handlerDone();
-    return await finish(
-      settings,
-      id,
-      outcomeOfResult(result, settings.maxResultBytes),
-      latest.task,
+  if ('returned' in settled) {
+    const outcome = outcomeOfResult(settled.returned, settings.maxResultBytes);
+    return endOfFinish(await finish(settings, id, outcome, finishing));
+  }
+  const error = settled.threw;
+  if (isStoreUnavailable(error)) {
+    settings.logger.warn('run stopped by task store trouble; the task is handed back', {
+      taskId: id,
+      error: describeError(error),
+    });
+    return 'abandon';
+  }
+  if (run.signal.aborted) return stopped(settings, id, run.signal);
+  const outcome = { error: errorObject(settings, loaded.task, error) };
+  return endOfFinish(await finish(settings, id, outcome, finishing));
+}
+
+function endOfFinish(written: 'rested' | 'working' | 'unwritten'): RunEnd {
+  if (written === 'rested') return 'rested';
+  return written === 'unwritten' ? 'abandon' : 'release';
+}
+
+/** Once a handler asked, the task waits for the answers whatever the handler did next. */
+function parked(settings: RunnerSettings, taskId: string, settled: Settled): RunEnd {
+  if (!('threw' in settled && isParkSignal(settled.threw))) {
+    settings.logger.warn(
+      'the handler went on after asking for input; its outcome is ignored and the task waits ' +
+        'for the answer (let the error from ctx.input/ctx.elicit propagate)',
+      { taskId },
     );
-  } catch (error) {
-    handlerDone();
-    if (isParkSignal(error)) return true;
-    if (signal.aborted) {
-      settings.logger.info('handler stopped after cancellation', { taskId: id });
-      return false;
-    }
-    return finish(settings, id, { error: errorObject(settings, loaded.task, error) }, latest.task);
   }
+  return 'rested';
 }
 
-function outcomeOfResult(result: ToolResult, limit: number): Outcome {
-  if (result === null || typeof result !== 'object') {
-    return { error: { code: RPC.INTERNAL_ERROR, message: 'the tool returned no result object' } };
+/** Says what really stopped a handler that ended with its signal aborted. */
+function stopped(settings: RunnerSettings, taskId: string, signal: AbortSignal): RunEnd {
+  const why = stopReasonOf(signal);
+  if (why === 'shutdown') {
+    settings.logger.warn(
+      'graceful stop: the handler was aborted after the grace period; the task is handed back ' +
+        'as interrupted (a retry: false tool then fails instead of running twice)',
+      { taskId },
+    );
+    return 'abandon';
   }
-  const size = jsonSize(result);
-  if (size > limit) return { error: resultTooLarge(size, limit).toJSON() };
-  return { result: { ...result } };
-}
-
-/** A protocol error keeps its code; anything else becomes -32603 with a safe message. */
-function errorObject(
-  settings: RunnerSettings,
-  task: TaskRecord,
-  error: unknown,
-): JsonRpcErrorObject {
-  if (isRpcError(error)) return rpcErrorObject(error);
-  settings.logger.error('tool handler threw', {
-    taskId: task.id,
-    tool: task.tool,
-    error: error instanceof Error ? (error.stack ?? error.message) : String(error),
-  });
-  return { code: RPC.INTERNAL_ERROR, message: `Internal error in tool '${task.tool}'` };
-}
-
-type Outcome = { result: JsonObject } | { error: JsonRpcErrorObject };
-
-/**
- * The terminal write. Loses quietly to a task that is already terminal (e.g. cancelled).
- * Resolves true when the task is no longer `working` (so it holds no lease).
- */
-async function finish(
-  settings: RunnerSettings,
-  taskId: string,
-  outcome: Outcome,
-  latest?: TaskRecord,
-): Promise<boolean> {
-  const change = (current: TaskRecord): TaskRecord => {
-    const now = settings.clock();
-    return 'result' in outcome
-      ? t.complete(current, outcome.result, now)
-      : t.fail(current, outcome.error, now);
-  };
-  const written = await updateTask(
-    settings.store,
-    taskId,
-    change,
-    latest === undefined ? {} : { from: latest },
-  );
-  return written === undefined || written.status !== 'working';
-}
-
-/** `latest` follows the runner's own writes, so the next write need not read the task first. */
-function durableBackend(
-  settings: RunnerSettings,
-  latest: { task: TaskRecord },
-  steps: Record<string, unknown>,
-  signal: AbortSignal,
-): ContextBackend {
-  const { store, clock } = settings;
-  const task = latest.task;
-  let answers = task.inputResponses;
-  const write = async (change: (current: TaskRecord) => TaskRecord | undefined) => {
-    const written = await updateTask(store, task.id, change, { from: latest.task });
-    if (written !== undefined) latest.task = written;
-    return written;
-  };
-  return {
-    taskId: task.id,
-    principal: task.principal,
-    attempt: task.attempt,
-    signal,
-    answers: () => answers,
-    async park(requests: Record<string, InputRequest>, statusMessage?: string) {
-      const parked = await write((current) =>
-        t.requestInput(current, requests, clock(), statusMessage),
-      );
-      if (parked === undefined || isTerminal(parked.status))
-        throw new RpcError(RPC.INTERNAL_ERROR, 'task ended');
-      answers = parked.inputResponses;
-    },
-    async writeProgress(statusMessage: string) {
-      await write((current) =>
-        current.status === 'working' ? t.report(current, statusMessage, clock()) : undefined,
-      );
-    },
-    loadStep: (name) => (name in steps ? { found: true, value: steps[name] } : { found: false }),
-    async saveStep(name: string, value: unknown) {
-      await store.saveStep(task.id, name, value);
-      steps[name] = value;
-    },
-  };
+  if (why === 'lease-lost') {
+    settings.logger.warn('handler stopped: its lease was lost to another runner', { taskId });
+  } else {
+    settings.logger.info('handler stopped after its task ended', {
+      taskId,
+      reason: signal.reason instanceof Error ? signal.reason.message : String(signal.reason),
+    });
+  }
+  return 'release';
 }
 
 /**
  * Renews the lease while the handler runs. A lost lease or a status that is no longer
- * `working` (cancelled from another process, parked) aborts the handler's signal.
+ * `working` (cancelled from another process, parked) aborts the handler's signal. A renewal
+ * that fails is reported to the store's health (one line per outage), never thrown.
  */
 function startHeartbeat(
   settings: RunnerSettings,
   taskId: string,
   lease: LeaseGrant,
   controller: AbortController,
+  run: RunState,
 ): () => void {
   const timer = setInterval(() => {
     settings.store
       .renewLease(taskId, lease.token, settings.leaseMs)
       .then(({ held, status }) => {
-        if (status !== undefined && isTerminal(status))
-          controller.abort(new Error(`task ${status}`));
-        else if (!held && status === 'working') controller.abort(new Error('lease lost'));
+        settings.health.ok();
+        if (status !== undefined && isTerminal(status)) {
+          controller.abort(stopReasons.terminal(status));
+        } else if (!held && status === 'working') {
+          run.leaseLost = true;
+          controller.abort(stopReasons.leaseLost());
+        }
       })
-      .catch((error: unknown) =>
-        settings.logger.warn('lease renewal failed', { taskId, error: String(error) }),
-      );
+      .catch((error: unknown) => settings.health.failed('renew lease', error));
   }, settings.heartbeatMs);
   timer.unref();
   return () => clearInterval(timer);

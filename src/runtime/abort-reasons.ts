@@ -1,0 +1,25 @@
+/**
+ * Why a running handler's signal was aborted. The reason decides what the runner writes and
+ * logs afterwards: a cancelled task is already terminal; a lost lease belongs to someone else
+ * now; a run stopped by a graceful shutdown is handed back as interrupted.
+ */
+export class RunStopped extends Error {
+  readonly why: 'cancelled' | 'lease-lost' | 'shutdown' | 'terminal' | 'parked';
+  constructor(why: RunStopped['why'], message: string) {
+    super(message);
+    this.name = 'RunStopped';
+    this.why = why;
+  }
+}
+
+export const stopReasons = {
+  cancelled: () => new RunStopped('cancelled', 'task cancelled'),
+  leaseLost: () => new RunStopped('lease-lost', 'lease lost: another runner took the task over'),
+  shutdown: () => new RunStopped('shutdown', 'shutting down: the grace period ran out'),
+  terminal: (status: string) => new RunStopped('terminal', `task ${status}`),
+  parked: () => new RunStopped('parked', 'task parked waiting for input'),
+};
+
+export function stopReasonOf(signal: AbortSignal): RunStopped['why'] | undefined {
+  return signal.reason instanceof RunStopped ? signal.reason.why : undefined;
+}

@@ -1,0 +1,118 @@
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import { RPC, RpcError } from '../task/errors.js';
+import type { InputRequest, JsonObject, TaskRecord } from '../task/record.js';
+
+const ELICIT_ACTIONS = new Set(['accept', 'decline', 'cancel']);
+const SAMPLING_ROLES = new Set(['user', 'assistant']);
+const MAX_CACHED_SCHEMAS = 256;
+
+/**
+ * Checks every answer in a `tasks/update` that is for a pending key of `task` against the
+ * request it answers, before anything is stored: an elicitation `action` must be accept,
+ * decline or cancel and accepted form `content` must satisfy `requestedSchema` (JSON Schema
+ * 2020-12, ajv); a sampling answer must look like a CreateMessageResult and a roots answer
+ * like a ListRootsResult. The first bad answer throws -32602 naming its key; nothing is stored.
+ * Keys that are not pending are left to the transition, which ignores them.
+ */
+export function assertAnswersFit(task: TaskRecord, responses: Record<string, unknown>): void {
+  for (const [key, answer] of Object.entries(responses)) {
+    const request = task.inputRequests[key];
+    if (request === undefined || key in task.inputResponses) continue;
+    const problem = answerProblem(request, answer);
+    if (problem !== undefined) {
+      throw new RpcError(
+        RPC.INVALID_PARAMS,
+        `inputResponses.${key}: ${problem}; the task still waits for a valid answer`,
+        { key },
+      );
+    }
+  }
+}
+
+function answerProblem(request: InputRequest, answer: unknown): string | undefined {
+  if (!isObject(answer)) return 'must be an object';
+  switch (request.method) {
+    case 'elicitation/create':
+      return elicitationProblem(request.params ?? {}, answer);
+    case 'sampling/createMessage':
+      return samplingProblem(answer);
+    case 'roots/list':
+      return rootsProblem(answer);
+    default:
+      return undefined;
+  }
+}
+
+function elicitationProblem(params: JsonObject, answer: JsonObject): string | undefined {
+  const { action, content } = answer;
+  if (typeof action !== 'string' || !ELICIT_ACTIONS.has(action)) {
+    return `action must be 'accept', 'decline' or 'cancel', got ${describe(action)}`;
+  }
+  if (action !== 'accept' || params['mode'] === 'url') return undefined;
+  if (!isObject(content)) return "an accepted form answer needs 'content' (an object)";
+  const schema = params['requestedSchema'];
+  return isObject(schema) ? schemaProblem(schema, content) : undefined;
+}
+
+function samplingProblem(answer: JsonObject): string | undefined {
+  const { role, content, model } = answer;
+  if (typeof role !== 'string' || !SAMPLING_ROLES.has(role)) {
+    return `role must be 'user' or 'assistant', got ${describe(role)}`;
+  }
+  if (typeof model !== 'string') return "'model' must be a string";
+  const blocks = Array.isArray(content) ? content : [content];
+  if (blocks.length === 0 || !blocks.every((b) => isObject(b) && typeof b['type'] === 'string')) {
+    return "'content' must be a content block (or a list of them) with a 'type'";
+  }
+  return undefined;
+}
+
+function rootsProblem(answer: JsonObject): string | undefined {
+  const { roots } = answer;
+  if (!Array.isArray(roots)) return "'roots' must be a list";
+  if (!roots.every((root) => isObject(root) && typeof root['uri'] === 'string')) {
+    return "every root needs a 'uri' string";
+  }
+  return undefined;
+}
+
+const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: false });
+const compiled = new Map<string, ValidateFunction | null>();
+
+/**
+ * A schema ajv cannot compile is the tool's bug, not the answerer's: the answer is let through
+ * rather than leaving the task waiting for an answer nobody could give.
+ */
+function schemaProblem(schema: JsonObject, content: JsonObject): string | undefined {
+  const validate = compile(schema);
+  if (validate === null || validate(content)) return undefined;
+  const first = validate.errors?.[0];
+  if (first === undefined) return 'content does not satisfy requestedSchema';
+  const at = first.instancePath === '' ? 'content' : `content${first.instancePath}`;
+  return `${at} ${first.message ?? 'is invalid'} (requestedSchema)`;
+}
+
+function compile(schema: JsonObject): ValidateFunction | null {
+  const key = JSON.stringify(schema);
+  const cached = compiled.get(key);
+  if (cached !== undefined) return cached;
+  let validate: ValidateFunction | null;
+  try {
+    const { $schema: _dialect, ...rest } = schema;
+    validate = ajv.compile(rest);
+    ajv.removeSchema(rest); // the cache below is the bounded one
+  } catch {
+    validate = null;
+  }
+  if (compiled.size >= MAX_CACHED_SCHEMAS) compiled.delete(compiled.keys().next().value as string);
+  compiled.set(key, validate);
+  return validate;
+}
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function describe(value: unknown): string {
+  return value === undefined ? 'nothing' : JSON.stringify(value).slice(0, 40);
+}

@@ -1,0 +1,92 @@
+import { RPC, RpcError } from '../task/errors.js';
+import type { InputRequest, TaskRecord } from '../task/record.js';
+import { isTerminal } from '../task/status.js';
+import * as t from '../task/transitions.js';
+import type { ContextBackend } from './context.js';
+import type { RunnerSettings } from './runner-settings.js';
+import { withStoreRetry } from './store-health.js';
+import { updateTask } from './writes.js';
+
+/** Progress is superseded by the next report: it gets a short retry, never a long wait. */
+const PROGRESS_BUDGET_MS = 1000;
+
+export interface RunState {
+  signal: AbortSignal;
+  /** True once a heartbeat learnt that another runner holds the task. */
+  leaseLost: boolean;
+}
+
+/**
+ * The context backend of a task run. `latest` follows the runner's own writes, so the next write
+ * need not read the task first. Park and step writes are retried through store trouble while
+ * the lease is held; progress writes never fail the handler.
+ */
+export function durableBackend(
+  settings: RunnerSettings,
+  latest: { task: TaskRecord },
+  steps: Record<string, unknown>,
+  run: RunState,
+): ContextBackend {
+  const { store, clock } = settings;
+  const task = latest.task;
+  let answers = task.inputResponses;
+  const retried = <T>(operation: string, work: () => Promise<T>, budgetMs: number) =>
+    withStoreRetry(work, {
+      health: settings.health,
+      operation,
+      budgetMs,
+      giveUp: () => run.leaseLost,
+    });
+  const write = async (change: (current: TaskRecord) => TaskRecord | undefined) => {
+    // Only this attempt may write: after a re-claim (attempt + 1) the new runner owns the task.
+    const guarded = (current: TaskRecord) =>
+      current.attempt === task.attempt ? change(current) : undefined;
+    const written = await updateTask(store, task.id, guarded, { from: latest.task });
+    if (written !== undefined) latest.task = written;
+    return written;
+  };
+  return {
+    taskId: task.id,
+    principal: task.principal,
+    attempt: task.attempt,
+    signal: run.signal,
+    answers: () => answers,
+    async park(requests: Record<string, InputRequest>, statusMessage?: string) {
+      const parked = await retried(
+        'park for input',
+        () => write((current) => t.requestInput(current, requests, clock(), statusMessage)),
+        settings.writeBudgetMs,
+      );
+      if (parked === undefined || isTerminal(parked.status) || parked.status === 'working') {
+        throw new RpcError(RPC.INTERNAL_ERROR, 'task ended');
+      }
+      answers = parked.inputResponses;
+    },
+    async writeProgress(statusMessage: string) {
+      const budget = settings.health.down ? 0 : PROGRESS_BUDGET_MS;
+      await retried(
+        'write progress',
+        () =>
+          write((current) =>
+            current.status === 'working' ? t.report(current, statusMessage, clock()) : undefined,
+          ),
+        budget,
+      ).catch((error: unknown) => {
+        // Never the task's failure: the store's trouble is logged once by `health`, and any
+        // other error here is a bug worth one line.
+        if (!settings.health.down) {
+          settings.logger.warn('progress not recorded', { taskId: task.id, error: String(error) });
+        }
+      });
+    },
+    loadStep: (name) => (name in steps ? { found: true, value: steps[name] } : { found: false }),
+    async saveStep(name: string, value: unknown) {
+      await retried(
+        'save step',
+        () => store.saveStep(task.id, name, value),
+        settings.writeBudgetMs,
+      );
+      steps[name] = value;
+    },
+  };
+}

@@ -1,0 +1,24 @@
+import type { TaskStore } from '../store/port.js';
+import type { Clock } from '../task/time.js';
+import type { Logger, ToolCatalog } from './api.js';
+import type { StoreHealth } from './store-health.js';
+
+export interface RunnerSettings {
+  store: TaskStore;
+  tools: ToolCatalog;
+  owner: string;
+  leaseMs: number;
+  heartbeatMs: number;
+  maxAttempts: number;
+  maxResultBytes: number;
+  clock: Clock;
+  logger: Logger;
+  /** One place that logs a store outage once and its end once. */
+  health: StoreHealth;
+  /** How long an outcome, step or park write is retried through store trouble. */
+  writeBudgetMs: number;
+  /** Where running tasks register their abort controller, so a cancellation can reach them. */
+  running: Map<string, AbortController>;
+  /** The lease each running task holds, by task id. */
+  leases: Map<string, string>;
+}
