@@ -299,10 +299,13 @@ export class TaskRuntime {
     this.#timers.push(timer);
   }
 
-  /** Timer-driven work never rejects unhandled: store trouble goes to `health`, once. */
+  /**
+   * Timer-driven work never rejects unhandled: store trouble goes to `health`, once. Its
+   * success says nothing of recovery (a scan only reads, and SQLite reads pass a write lock).
+   */
   #background(name: string, work: Promise<unknown>): void {
     work.then(
-      () => this.#health.ok(),
+      () => undefined,
       (error: unknown) => {
         if (isStoreUnavailable(error)) this.#health.failed(name, error);
         else this.#logger.warn(`${name} failed`, { error: String(error) });

@@ -19,6 +19,7 @@ import {
   type RequestId,
   type WireError,
 } from '../protocol/index.js';
+import { isRpcError, rpcErrorObject } from '../task/errors.js';
 import { isPlausibleTaskId } from '../task/ids.js';
 import type { JsonObject } from '../task/record.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
@@ -94,7 +95,15 @@ export async function serveTaskMethod(
     return errorReply(id, invalidParams('inputResponses must be an object'));
   }
   if (!isPlausibleTaskId(taskId)) return errorReply(id, taskNotFound());
-  const result = await handler(runtime, taskId, principal, params);
+  let result: JsonObject | undefined;
+  try {
+    result = await handler(runtime, taskId, principal, params);
+  } catch (error) {
+    // The runtime refused the request itself (an answer that does not fit its question): an
+    // in-band JSON-RPC error, like an unknown task, not a server failure.
+    if (!isRpcError(error)) throw error;
+    return { status: 200, body: errorMessage(id, rpcErrorObject(error)) };
+  }
   if (result === undefined) return errorReply(id, taskNotFound());
   result['_meta'] = { [META.serverInfo]: serverInfo };
   return { status: 200, body: resultMessage(req.id, result) };

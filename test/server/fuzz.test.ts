@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { post, rpc, startDemo, type Running } from './support.js';
+import {
+  createTask,
+  getTask,
+  post,
+  rpc,
+  startDemo,
+  waitForStatus,
+  type Running,
+} from './support.js';
 
 /** A small seeded PRNG so a failing case can be replayed. */
 function prng(seed: number): () => number {
@@ -149,5 +157,50 @@ describe('fuzz barrage', () => {
       'content-type': 'application/json',
     });
     assert.equal(raw.body.error?.code, -32700);
+  });
+
+  it('malformed answers to a waiting question are refused with -32602 naming the key: 0 accepted', async () => {
+    const taskId = await createTask(server.url, 'confirm_delete', { filename: 'a.txt' });
+    await waitForStatus(server.url, taskId, ['input_required']);
+    const bad: unknown[] = [
+      {},
+      { action: 'bogus' },
+      { action: 42 },
+      { action: 'ACCEPT' },
+      { action: 'accept' },
+      { action: 'accept', content: 'yes' },
+      { action: 'accept', content: {} },
+      { action: 'accept', content: { confirm: 'yes' } },
+      { action: 'accept', content: { confirm: null } },
+      { action: 'accept', content: [true] },
+      { content: { confirm: true } },
+    ];
+    let accepted = 0;
+    for (const answer of bad) {
+      const reply = await rpc(server.url, 'tasks/update', {
+        taskId,
+        inputResponses: { confirm: answer },
+      });
+      assert.ok(reply.status < 500, `HTTP ${reply.status} for ${JSON.stringify(answer)}`);
+      if (reply.body.error === undefined) accepted += 1;
+      else {
+        assert.equal(reply.body.error.code, -32602, JSON.stringify(answer));
+        assert.match(reply.body.error.message, /confirm/, 'names the key');
+      }
+      const task = await getTask(server.url, taskId);
+      assert.equal(
+        task['status'],
+        'input_required',
+        `still waiting after ${JSON.stringify(answer)}`,
+      );
+    }
+    assert.equal(accepted, 0, 'no malformed answer accepted');
+    const good = await rpc(server.url, 'tasks/update', {
+      taskId,
+      inputResponses: { confirm: { action: 'accept', content: { confirm: true } } },
+    });
+    assert.equal(good.body.error, undefined);
+    const done = await waitForStatus(server.url, taskId, ['completed']);
+    assert.equal(done['status'], 'completed');
   });
 });
