@@ -8,6 +8,7 @@ export interface ConnectOptions {
   /** How long the first connection may take. Default 5 s. */
   connectTimeoutMs?: number;
   warn: WarningSink;
+  outages: OutageReporter;
 }
 
 /** Once connected, reconnect with backoff; before that, fail fast. */
@@ -47,21 +48,40 @@ export async function connectRedis(
   }
   redis.off('error', onError);
   redis.options.retryStrategy = reconnectDelay;
-  reportErrors(redis, location, options.warn);
+  options.outages.watch(redis);
   return redis;
 }
 
-/** An unhandled 'error' event would crash the process; report each outage once instead. */
-export function reportErrors(redis: Redis, location: RedisLocation, warn: WarningSink): void {
-  let reported = false;
-  redis.on('error', (error: Error) => {
-    if (reported) return;
-    reported = true;
-    warn(`redis task store ${location.safeUrl}: ${error.message} (reconnecting)`);
-  });
-  redis.on('ready', () => {
-    reported = false;
-  });
+/**
+ * One warning when a store's connections lose Redis, one when all are back: an unhandled
+ * 'error' event would crash the process, and one line per failed reconnect attempt would bury
+ * the log. Watch every connection of one store with the same reporter.
+ */
+export class OutageReporter {
+  readonly #location: RedisLocation;
+  readonly #warn: WarningSink;
+  readonly #down = new Set<Redis>();
+  #reported = false;
+
+  constructor(location: RedisLocation, warn: WarningSink) {
+    this.#location = location;
+    this.#warn = warn;
+  }
+
+  watch(redis: Redis): void {
+    redis.on('error', (error: Error) => {
+      this.#down.add(redis);
+      if (this.#reported) return;
+      this.#reported = true;
+      this.#warn(`redis task store ${this.#location.safeUrl}: ${error.message} (reconnecting)`);
+    });
+    redis.on('ready', () => {
+      this.#down.delete(redis);
+      if (!this.#reported || this.#down.size > 0) return;
+      this.#reported = false;
+      this.#warn(`redis task store ${this.#location.safeUrl}: reconnected`);
+    });
+  }
 }
 
 /**

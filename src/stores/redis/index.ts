@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { TaskStore } from '../../store/port.js';
 import { systemClock, type Clock } from '../../task/time.js';
-import { checkEvictionPolicy, connectRedis, reportErrors, type WarningSink } from './connect.js';
+import { checkEvictionPolicy, connectRedis, OutageReporter, type WarningSink } from './connect.js';
 import { subscribeEvents } from './pubsub.js';
 import { RedisTaskStore } from './redis-store.js';
 import { parseRedisUrl } from './url.js';
@@ -38,15 +38,17 @@ export async function openRedisStore(
 ): Promise<TaskStore> {
   const location = parseRedisUrl(url);
   const warn = options.onWarning ?? defaultWarn;
+  const outages = new OutageReporter(location, warn);
   const connectOptions = {
     warn,
+    outages,
     ...(options.connectTimeoutMs === undefined
       ? {}
       : { connectTimeoutMs: options.connectTimeoutMs }),
   };
   const redis = await connectRedis(location, connectOptions);
   const subscriber = redis.duplicate();
-  reportErrors(subscriber, location, warn);
+  outages.watch(subscriber);
   const origin = randomBytes(9).toString('base64url');
   const store = new RedisTaskStore({
     redis,
