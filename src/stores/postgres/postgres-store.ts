@@ -209,11 +209,7 @@ export class PostgresTaskStore implements TaskStore {
 
   async sweepExpired(limit: number): Promise<string[]> {
     if (limit <= 0) return [];
-    const rows = await this.#query(this.#sql.sweep, [
-      this.#now(),
-      this.#origin,
-      Math.floor(limit),
-    ]);
+    const rows = await this.#query(this.#sql.sweep, [this.#now(), this.#origin, Math.floor(limit)]);
     const ids = rows.map((row) => row['id'] as string);
     for (const id of ids) this.events.emit('task:deleted', { id });
     return ids;
@@ -232,10 +228,7 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   /** Undefined when an idempotency key or id already names a task (the caller looks it up). */
-  async #insert(
-    id: string,
-    params: unknown[],
-  ): Promise<{ leaseUntil: number | null } | undefined> {
+  async #insert(id: string, params: unknown[]): Promise<{ leaseUntil: number | null } | undefined> {
     try {
       const rows = await this.#query(this.#sql.insert, [this.#now(), this.#origin, ...params]);
       const until = rows[0]?.['lease_expires_at'];
