@@ -47,7 +47,7 @@ export async function sql<T extends pg.QueryResultRow = pg.QueryResultRow>(
   }
 }
 
-/** Drops one test schema with everything in it; never touches other schemas. */
+/** Drops one test schema and its job queue's, with everything in them; nothing else. */
 export async function dropSchema(schema: string, base = POSTGRES_URL as string): Promise<void> {
-  await sql(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`, [], base);
+  await sql(`DROP SCHEMA IF EXISTS "${schema}", "${schema}_jobs" CASCADE`, [], base);
 }
