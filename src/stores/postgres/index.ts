@@ -46,16 +46,6 @@ export async function openPostgresStore(
   const pool = createPool(pg, location, options.connectTimeoutMs ?? 5000, warn, description);
   const channel = `${location.schema}_events`;
   const origin = randomBytes(9).toString('base64url');
-  let relay: EventRelay | undefined;
-  const listener = new ChannelListener({
-    pg,
-    connectUrl: location.connectUrl,
-    channel,
-    description,
-    onMessage: (payload) => relay?.receive(payload),
-    onReconnect: () => undefined,
-    warn,
-  });
   const store = new PostgresTaskStore({
     pool,
     schema: quoteIdent(location.schema),
@@ -65,7 +55,15 @@ export async function openPostgresStore(
     origin,
     onClose: () => listener.close(),
   });
-  relay = new EventRelay(store, origin, warn);
+  const relay = new EventRelay(store, origin, warn);
+  const listener = new ChannelListener({
+    pg,
+    connectUrl: location.connectUrl,
+    channel,
+    description,
+    onMessage: (payload) => relay.receive(payload),
+    warn,
+  });
   try {
     await prepare(pool, location, description);
     await listener.start();

@@ -8,8 +8,6 @@ export interface ListenerOptions {
   channel: string;
   description: string;
   onMessage(payload: string): void;
-  /** Called after a reconnection: messages sent while the connection was down are lost. */
-  onReconnect(): void;
   warn(message: string): void;
 }
 
@@ -91,8 +89,8 @@ export class ChannelListener {
         () => {
           if (this.#closed) return;
           this.#attempt = 0;
+          // Notices sent while disconnected are lost; lease heartbeats read the status anyway.
           this.#reported = false;
-          this.#options.onReconnect();
         },
         () => {
           this.#attempt += 1;
