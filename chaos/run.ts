@@ -4,7 +4,8 @@
  * proxy, and client processes are killed and resumed from their ledgers. Ends with one line:
  * `chaos: tasks N, lost 0, duplicated terminal writes 0, stuck 0, wrong results 0,
  * duplicate creations 0` (a retried create that made a second task).
- * CHAOS_SEED replays a run; TASKRAIL_REDIS_URL adds the Redis phase.
+ * CHAOS_SEED replays a run; TASKRAIL_REDIS_URL adds the Redis phase, TASKRAIL_POSTGRES_URL the
+ * Postgres ones (chaos/postgres-phase.ts).
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -17,6 +18,7 @@ import { allTasks, judge, readClientLines, type Counts } from './check.js';
 import { plan, prng, type Spec } from './expect.js';
 import { CLIENT, serve, start, worker, type Proc } from './procs.js';
 import { startProxy } from './proxy.js';
+import { postgresPhases } from './postgres-phase.js';
 
 const seed = Number(process.env['CHAOS_SEED'] ?? randomInt(2 ** 31));
 const random = prng(seed);
@@ -53,7 +55,7 @@ async function phase(p: Phase): Promise<Counts> {
   const url = `http://127.0.0.1:${proxy.port}/mcp`;
   const observer = await openStore(p.store);
   const terminalWrites = new Map<string, number>();
-  if (p.store.startsWith('redis')) {
+  if (!p.store.startsWith('sqlite')) {
     observer.events.on('task:transition', ({ task, to }) => {
       if (isTerminal(to)) terminalWrites.set(task.id, (terminalWrites.get(task.id) ?? 0) + 1);
     });
@@ -180,6 +182,7 @@ async function main(): Promise<number> {
     );
     await deleteRedisKeys(url.toString(), url.searchParams.get('prefix') as string);
   } else log('redis phase skipped: TASKRAIL_REDIS_URL is not set');
+  results.push(...(await postgresPhases({ phase, servers, workers, log })));
   rmSync(dir, { recursive: true, force: true });
   const sum = (key: keyof Omit<Counts, 'notes'>) => results.reduce((a, c) => a + c[key], 0);
   const bad = sum('lost') + sum('duplicated') + sum('stuck') + sum('wrong') + sum('extraCreations');

@@ -22,7 +22,13 @@ const ALLOWED: Record<string, readonly string[]> = {
   root: ['task', 'store', 'runtime'],
 };
 
-const DRIVERS = ['better-sqlite3', 'ioredis', 'bullmq'];
+const DRIVERS = ['better-sqlite3', 'ioredis', 'bullmq', 'pg', 'graphile-worker'];
+
+/** The Postgres packages are optional peers: only their own adapter folders may name them. */
+const CONFINED: Record<string, readonly string[]> = {
+  pg: ['stores/postgres/', 'executors/graphile-worker/'],
+  'graphile-worker': ['executors/graphile-worker/'],
+};
 const SRC = resolve(new URL('../../src', import.meta.url).pathname);
 
 function sourceFiles(dir: string): string[] {
@@ -84,6 +90,21 @@ describe('architecture', () => {
       }
     };
     visit(join(SRC, 'index.ts'));
+    assert.deepEqual(offenders, []);
+  });
+
+  it('names pg and graphile-worker only in the postgres adapter folders', () => {
+    const offenders: string[] = [];
+    for (const file of files) {
+      const where = relative(SRC, file);
+      const text = readFileSync(file, 'utf8');
+      for (const [name, folders] of Object.entries(CONFINED)) {
+        const named = importsOf(file).includes(name) || text.includes(`specifier = '${name}'`);
+        if (named && !folders.some((folder) => where.startsWith(folder))) {
+          offenders.push(`${where} loads ${name}`);
+        }
+      }
+    }
     assert.deepEqual(offenders, []);
   });
 });

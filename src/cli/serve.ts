@@ -40,7 +40,10 @@ export function registerServe(program: Command): void {
     .option('--port <port>', 'port (0 picks a free one)', parsePort, 3000)
     .option('--store <url>', `task store URL (default: $TASKRAIL_STORE or ${DEFAULT_STORE_URL})`)
     .option('--tools <module>', 'tool set: demo, conformance, or a module path', 'demo')
-    .option('--no-worker', 'do not run tasks here; leave them to `taskrail worker` (redis only)')
+    .option(
+      '--no-worker',
+      'do not run tasks here; leave them to `taskrail worker` (redis or postgres only)',
+    )
     .option(
       '--auth <tokens:FILE>',
       'require bearer tokens from FILE ({"token": "principal"})',
@@ -65,9 +68,9 @@ async function serve(options: ServeOptions): Promise<void> {
   const logger = stderrLogger(options.logLevel);
   installRejectionGuard(logger);
   const storeUrl = options.store ?? process.env['TASKRAIL_STORE'] ?? DEFAULT_STORE_URL;
-  if (!options.worker && !storeUrl.startsWith('redis')) {
+  if (!options.worker && !/^(rediss?|postgres(ql)?):\/\//.test(storeUrl.trim())) {
     throw new Error(
-      '--no-worker needs a redis:// store (a local store has no other process to run tasks)',
+      '--no-worker needs a redis:// or postgres:// store (a local store has no other process to run tasks)',
     );
   }
   const tokens = options.auth === undefined ? undefined : await loadTokenFile(options.auth);

@@ -1,5 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { createBullmqExecutor, type BullmqExecutor } from '../executors/bullmq/index.js';
+import { serveExecutor } from '../executors/bullmq/serve-executor.js';
+import type { Executor } from '../runtime/api.js';
 import { stderrLogger, type LogLevel } from '../runtime/logger.js';
 import { installRejectionGuard } from '../runtime/rejection-guard.js';
 import { createTaskServer, type TaskServer } from '../server/app.js';
@@ -17,6 +18,9 @@ interface WorkerOptions {
   logLevel: LogLevel;
 }
 
+/** What both job engines' executors offer a worker process. */
+type WorkerExecutor = Executor & { ready(): Promise<void>; closed(): Promise<void> };
+
 const STOP_GRACE_MS = 10_000;
 /** After the grace period handlers are aborted; give their runs this long to hand back leases. */
 const HAND_BACK_MS = 5_000;
@@ -32,8 +36,13 @@ function parseConcurrency(value: string): number {
 export function registerWorker(program: Command): void {
   program
     .command('worker')
-    .description('Run tasks for the servers sharing a redis:// store (through BullMQ).')
-    .option('--store <url>', 'redis://HOST:PORT/DB[?prefix=NAME] (default: $TASKRAIL_STORE)')
+    .description(
+      'Run tasks for the servers sharing a redis:// store (through BullMQ) or a postgres:// store (through graphile-worker).',
+    )
+    .option(
+      '--store <url>',
+      'redis://HOST:PORT/DB[?prefix=NAME] or postgres://HOST:PORT/DB[?schema=NAME] (default: $TASKRAIL_STORE)',
+    )
     .option('--tools <module>', 'tool set: demo, conformance, or a module path', 'demo')
     .option('--concurrency <n>', 'tasks run at once by this process', parseConcurrency, 10)
     .option('--log-level <level>', 'debug, info, warn, error or silent', parseLogLevel, 'info')
@@ -44,17 +53,19 @@ async function work(options: WorkerOptions): Promise<void> {
   const logger = stderrLogger(options.logLevel);
   installRejectionGuard(logger);
   const storeUrl = options.store ?? process.env['TASKRAIL_STORE'];
-  if (storeUrl === undefined || !/^rediss?:\/\//.test(storeUrl)) {
-    throw new Error('worker needs --store redis://HOST:PORT/DB (or TASKRAIL_STORE set to one)');
+  if (storeUrl === undefined || !/^(rediss?|postgres(ql)?):\/\//.test(storeUrl.trim())) {
+    throw new Error(
+      'worker needs --store redis://HOST:PORT/DB or postgres://HOST:PORT/DB (or TASKRAIL_STORE set to one)',
+    );
   }
   const store = await openStore(storeUrl);
-  const executor = createBullmqExecutor({
-    connectionUrl: storeUrl,
-    mode: 'work',
-    concurrency: options.concurrency,
+  const executor = (await serveExecutor({
+    storeUrl,
     store,
+    worker: true,
+    concurrency: options.concurrency,
     logger,
-  });
+  })) as WorkerExecutor;
   const app = createTaskServer({
     store,
     name: 'taskrail',
@@ -84,7 +95,7 @@ async function work(options: WorkerOptions): Promise<void> {
 }
 
 /** Stop fetching, let running tasks finish (or abort them and hand their leases back), close. */
-async function stopAll(app: TaskServer, executor: BullmqExecutor, store: TaskStore): Promise<void> {
+async function stopAll(app: TaskServer, executor: WorkerExecutor, store: TaskStore): Promise<void> {
   await app.close(STOP_GRACE_MS);
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([

@@ -18,7 +18,17 @@ interface RedisStoreModule {
   openRedisStore(url: string, options?: OpenStoreOptions): Promise<TaskStore>;
 }
 
-const USAGE = 'use sqlite:PATH, memory: or redis://HOST:PORT/DB';
+/** What `src/stores/postgres/index.ts` exports; loaded only when a postgres URL is used. */
+interface PostgresStoreModule {
+  openPostgresStore(url: string, options?: OpenStoreOptions): Promise<TaskStore>;
+}
+
+const USAGE = 'use sqlite:PATH, memory:, redis://HOST:PORT/DB or postgres://HOST:PORT/DB';
+
+/** True for `postgres://` and `postgresql://` store URLs. */
+export function isPostgresUrl(url: string): boolean {
+  return /^postgres(ql)?:\/\//.test(url.trim());
+}
 
 function unknownUrl(url: string, why = ''): TaskrailError {
   return new TaskrailError('CONFIG', `unknown store URL '${url}'${why}: ${USAGE}`);
@@ -61,6 +71,11 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
     const specifier = './redis/index.js';
     const redis = (await import(specifier)) as RedisStoreModule;
     return redis.openRedisStore(trimmed, options);
+  }
+  if (isPostgresUrl(trimmed)) {
+    const specifier = './postgres/index.js';
+    const postgres = (await import(specifier)) as PostgresStoreModule;
+    return postgres.openPostgresStore(trimmed, options);
   }
   throw unknownUrl(url);
 }

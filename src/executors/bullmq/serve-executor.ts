@@ -16,10 +16,21 @@ export interface ServeExecutorOptions {
 /**
  * The executor `taskrail serve` hands its runtime. A redis store runs tasks through BullMQ: as a
  * worker itself by default, or dispatch-only under `--no-worker`, so that any `taskrail worker`
- * picks a task up at once. Any other store runs tasks in this process. BullMQ is loaded only
- * for a redis store.
+ * picks a task up at once; a postgres store does the same through graphile-worker. Any other
+ * store runs tasks in this process. Each job engine is loaded only for its store.
  */
 export async function serveExecutor(options: ServeExecutorOptions): Promise<'local' | Executor> {
+  if (/^postgres(ql)?:\/\//.test(options.storeUrl.trim())) {
+    // A postgres store runs tasks through graphile-worker, the same way.
+    const { createGraphileExecutor } = await import('../graphile-worker/graphile-executor.js');
+    return createGraphileExecutor({
+      connectionUrl: options.storeUrl.trim(),
+      mode: options.worker ? 'work' : 'dispatch',
+      store: options.store,
+      ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+      ...(options.logger === undefined ? {} : { logger: options.logger }),
+    });
+  }
   if (!/^rediss?:\/\//.test(options.storeUrl.trim())) return 'local';
   const { createBullmqExecutor } = await import('./bullmq-executor.js');
   return createBullmqExecutor({

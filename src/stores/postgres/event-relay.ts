@@ -1,0 +1,65 @@
+import type { TaskStore } from '../../store/port.js';
+import { isTaskStatus } from '../../task/status.js';
+
+/** A NOTIFY payload (see sql.ts): who wrote, what kind of change, which task. */
+interface ChangeNotice {
+  o: string;
+  k: 'c' | 'w' | 'd';
+  id: string;
+  /** For 'w': the status before the write. */
+  p?: string;
+  /** For 'w': the revision written. */
+  r?: number;
+}
+
+/**
+ * Turns other processes' NOTIFYs into this store's events. Payloads carry ids only, so the
+ * record is read back, and only when someone listens. Notices are handled one at a time, in
+ * the order the database committed them.
+ */
+export class EventRelay {
+  readonly #store: TaskStore;
+  readonly #ownPrefix: string;
+  readonly #warn: (message: string) => void;
+  #chain: Promise<void> = Promise.resolve();
+
+  constructor(store: TaskStore, origin: string, warn: (message: string) => void) {
+    this.#store = store;
+    this.#ownPrefix = `{"o" : ${JSON.stringify(origin)},`;
+    this.#warn = warn;
+  }
+
+  receive(payload: string): void {
+    // Our own writes come back too; they were emitted when made.
+    if (payload.startsWith(this.#ownPrefix)) return;
+    let notice: ChangeNotice;
+    try {
+      notice = JSON.parse(payload) as ChangeNotice;
+    } catch {
+      this.#warn(`ignoring a malformed notification: ${payload.slice(0, 80)}`);
+      return;
+    }
+    this.#chain = this.#chain.then(() => this.#deliver(notice)).catch(() => undefined);
+  }
+
+  async #deliver(notice: ChangeNotice): Promise<void> {
+    const events = this.#store.events;
+    if (notice.k === 'd') {
+      events.emit('task:deleted', { id: notice.id });
+      return;
+    }
+    if (notice.k === 'c') {
+      if (events.listenerCount('task:created') === 0) return;
+      const task = await this.#store.get(notice.id);
+      if (task !== undefined) events.emit('task:created', { task });
+      return;
+    }
+    const wanted =
+      events.listenerCount('task:updated') > 0 || events.listenerCount('task:transition') > 0;
+    if (!wanted || !isTaskStatus(notice.p)) return;
+    const task = await this.#store.get(notice.id);
+    if (task !== undefined && task.revision >= (notice.r ?? 0)) {
+      events.emitWrite(task, notice.p);
+    }
+  }
+}

@@ -1,0 +1,121 @@
+import { randomBytes } from 'node:crypto';
+import type { TaskStore } from '../../store/port.js';
+import { TaskrailError } from '../../task/errors.js';
+import type { Clock } from '../../task/time.js';
+import { loadPg, type PgModule } from './driver.js';
+import { storeError } from './errors.js';
+import { EventRelay } from './event-relay.js';
+import { ChannelListener } from './listen.js';
+import { migrate, quoteIdent } from './migrations.js';
+import { PostgresTaskStore } from './postgres-store.js';
+import { parsePostgresUrl, type PostgresLocation } from './url.js';
+
+export { PostgresTaskStore } from './postgres-store.js';
+export { parsePostgresUrl, DEFAULT_SCHEMA, type PostgresLocation } from './url.js';
+export { SCHEMA_VERSION } from './migrations.js';
+
+export type WarningSink = (message: string) => void;
+
+export interface PostgresStoreOptions {
+  /**
+   * Tests only: a fake clock for expiry and leases. By default the database's clock, `now()`,
+   * judges both, so processes with skewed clocks still agree.
+   */
+  clock?: Clock;
+  /** Where connection warnings go. Default: `process.emitWarning`. */
+  onWarning?: WarningSink;
+  /** First-connection timeout. Default 5 s. */
+  connectTimeoutMs?: number;
+}
+
+const defaultWarn: WarningSink = (message) => process.emitWarning(`taskrail: ${message}`);
+
+/**
+ * Opens the task store at `postgres://[user:pass@]host:port/db[?schema=NAME&pool=N]`: connects
+ * (failing fast with STORE_UNAVAILABLE), applies missing migrations under an advisory lock, and
+ * LISTENs on the schema's channel so this store re-emits every other process's writes.
+ */
+export async function openPostgresStore(
+  url: string,
+  options: PostgresStoreOptions = {},
+): Promise<TaskStore> {
+  const location = parsePostgresUrl(url);
+  const pg = await loadPg();
+  const warn = options.onWarning ?? defaultWarn;
+  const description = `postgres task store ${location.safeUrl}`;
+  const pool = createPool(pg, location, options.connectTimeoutMs ?? 5000, warn, description);
+  const channel = `${location.schema}_events`;
+  const origin = randomBytes(9).toString('base64url');
+  const store = new PostgresTaskStore({
+    pool,
+    schema: quoteIdent(location.schema),
+    channel,
+    description,
+    clock: options.clock,
+    origin,
+    onClose: () => listener.close(),
+  });
+  const relay = new EventRelay(store, origin, warn);
+  const listener = new ChannelListener({
+    pg,
+    connectUrl: location.connectUrl,
+    channel,
+    description,
+    onMessage: (payload) => relay.receive(payload),
+    warn,
+  });
+  try {
+    await prepare(pool, location, description);
+    await listener.start();
+  } catch (error) {
+    await store.close().catch(() => undefined);
+    throw unavailable(error, description);
+  }
+  return store;
+}
+
+function createPool(
+  pg: PgModule,
+  location: PostgresLocation,
+  connectTimeoutMs: number,
+  warn: WarningSink,
+  description: string,
+): InstanceType<PgModule['Pool']> {
+  const pool = new pg.Pool({
+    connectionString: location.connectUrl,
+    max: location.poolSize,
+    connectionTimeoutMillis: connectTimeoutMs,
+    idleTimeoutMillis: 30_000,
+  });
+  // An idle pooled connection that dies emits 'error'; unhandled, it would crash the process.
+  // The pool replaces it on the next query.
+  let reported = 0;
+  pool.on('error', (error) => {
+    if (Date.now() - reported < 10_000) return;
+    reported = Date.now();
+    warn(`${description}: an idle connection failed (${error.message})`);
+  });
+  return pool;
+}
+
+async function prepare(
+  pool: InstanceType<PgModule['Pool']>,
+  location: PostgresLocation,
+  description: string,
+): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await migrate(client, location.schema, description);
+  } finally {
+    client.release();
+  }
+}
+
+function unavailable(error: unknown, description: string): unknown {
+  const mapped = storeError(error, description);
+  if (mapped !== error || error instanceof TaskrailError) return mapped;
+  const message = error instanceof Error ? error.message : String(error);
+  return new TaskrailError('STORE_UNAVAILABLE', `cannot open the ${description}: ${message}`, {
+    cause: error,
+  });
+}

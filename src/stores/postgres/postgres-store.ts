@@ -1,0 +1,310 @@
+import type pg from 'pg';
+import { TaskEvents } from '../../store/events.js';
+import type {
+  ClaimOptions,
+  CompareAndSetOutcome,
+  CreateOptions,
+  CreateOutcome,
+  LeaseGrant,
+  LeaseHolder,
+  LeaseRenewal,
+  ListPage,
+  ListQuery,
+  TaskStore,
+} from '../../store/port.js';
+import { TaskrailError } from '../../task/errors.js';
+import { newToken } from '../../task/ids.js';
+import type { TaskRecord } from '../../task/record.js';
+import type { TaskStatus } from '../../task/status.js';
+import { assertLeaseMs, assertNextRevision, storeClosedError } from '../shared/checks.js';
+import { clampListLimit, decodeListCursor, encodeListCursor } from '../shared/list-cursor.js';
+import { decodeRecord, encodeData, encodeFixed } from './codec.js';
+import { storeError, uniqueViolation } from './errors.js';
+import { listSql, statementsFor, type Statements } from './sql.js';
+
+export interface PostgresStoreParts {
+  pool: pg.Pool;
+  /** The quoted schema name. */
+  schema: string;
+  /** The NOTIFY channel of this schema. */
+  channel: string;
+  description: string;
+  /** Tests only: a fake clock. Undefined: the database's clock decides expiry and leases. */
+  clock: (() => number) | undefined;
+  /** This instance's id in NOTIFY payloads, so it can skip its own. */
+  origin: string;
+  /** Closes what the store does not own through the pool (the LISTEN connection). */
+  onClose?: () => Promise<void>;
+}
+
+type Row = Record<string, unknown>;
+const KEY_RACE_RETRIES = 5;
+
+/** A `TaskStore` on PostgreSQL: one statement per state change; see migrations.ts for tables. */
+export class PostgresTaskStore implements TaskStore {
+  readonly description: string;
+  readonly events = new TaskEvents();
+  readonly #pool: pg.Pool;
+  readonly #sql: Statements;
+  readonly #schema: string;
+  readonly #clock: (() => number) | undefined;
+  readonly #origin: string;
+  readonly #onClose: (() => Promise<void>) | undefined;
+  #closed = false;
+
+  constructor(parts: PostgresStoreParts) {
+    this.#pool = parts.pool;
+    this.#schema = parts.schema;
+    this.#sql = statementsFor(parts.schema, parts.channel);
+    this.#clock = parts.clock;
+    this.#origin = parts.origin;
+    this.#onClose = parts.onClose;
+    this.description = parts.description;
+  }
+
+  async create(task: TaskRecord, options: CreateOptions = {}): Promise<CreateOutcome> {
+    this.#assertOpen();
+    const lease = options.lease;
+    if (lease !== undefined) assertLeaseMs(lease.leaseMs);
+    const token = lease === undefined || task.status !== 'working' ? undefined : newToken();
+    const fixed = encodeFixed(task);
+    const data = encodeData(task);
+    const params = [
+      ...[task.id, task.principal, task.tool, task.status, task.createdAt, task.expiresAt],
+      ...[task.revision, task.idempotencyKey ?? null, token === undefined ? null : lease?.owner],
+      ...[token ?? null, token === undefined ? null : Math.ceil(lease?.leaseMs ?? 0)],
+      ...[fixed, data],
+    ];
+    const outcome =
+      task.idempotencyKey === undefined
+        ? await this.#insert(task.id, params)
+        : await this.#createWithKey(task, params);
+    if (outcome === undefined) return this.#existing(task);
+    const stored = decodeRecord(fixed, data);
+    if (this.events.listenerCount('task:created') > 0) {
+      this.events.emit('task:created', { task: decodeRecord(fixed, data) });
+    }
+    return token === undefined || outcome.leaseUntil === null
+      ? { task: stored, created: true }
+      : {
+          task: stored,
+          created: true,
+          lease: { token, expiresAt: outcome.leaseUntil, interrupted: false },
+        };
+  }
+
+  async get(id: string): Promise<TaskRecord | undefined> {
+    const rows = await this.#query(this.#sql.get, [this.#now(), id]);
+    const row = rows[0];
+    return row === undefined ? undefined : decodeRecord(row['fixed'], row['data']);
+  }
+
+  async compareAndSet(next: TaskRecord, expectedRevision: number): Promise<CompareAndSetOutcome> {
+    this.#assertOpen();
+    assertNextRevision(next, expectedRevision);
+    const data = encodeData(next);
+    const rows = await this.#query(this.#sql.compareAndSet, [
+      ...[this.#now(), this.#origin, next.id, expectedRevision, next.status, next.expiresAt],
+      data,
+    ]);
+    const row = rows[0];
+    if (row === undefined) return { ok: false, current: await this.get(next.id) };
+    const written = decodeRecord(row['fixed'], data);
+    const previous = row['previous_status'] as TaskStatus;
+    if (this.#listened(previous, written.status)) {
+      this.events.emitWrite(decodeRecord(row['fixed'], data), previous);
+    }
+    return { ok: true, task: written };
+  }
+
+  async claim(
+    id: string,
+    owner: string,
+    leaseMs: number,
+    options: ClaimOptions = {},
+  ): Promise<LeaseGrant | undefined> {
+    this.#assertOpen();
+    assertLeaseMs(leaseMs);
+    const token = newToken();
+    const rows = await this.#query(this.#sql.claim, [
+      ...[this.#now(), id, owner, token, Math.ceil(leaseMs)],
+      options.takeOverFrom ?? null,
+    ]);
+    const row = rows[0];
+    if (row === undefined) return undefined;
+    return {
+      token,
+      expiresAt: Number(row['lease_expires_at']),
+      interrupted: row['lease_taken_over'] === true,
+    };
+  }
+
+  async renewLease(id: string, token: string, leaseMs: number): Promise<LeaseRenewal> {
+    this.#assertOpen();
+    assertLeaseMs(leaseMs);
+    const rows = await this.#query(this.#sql.renew, [this.#now(), id, token, Math.ceil(leaseMs)]);
+    const row = rows[0];
+    if (row === undefined) return { held: false, status: undefined };
+    return { held: row['held'] === true, status: row['status'] as TaskStatus };
+  }
+
+  async releaseLease(id: string, token: string): Promise<void> {
+    await this.#query(this.#sql.release, [id, token]);
+  }
+
+  async findRunnable(limit: number): Promise<string[]> {
+    if (limit <= 0) return [];
+    const rows = await this.#query(this.#sql.runnable, [this.#now(), Math.floor(limit)]);
+    return rows.map((row) => row['id'] as string);
+  }
+
+  async findLeased(limit: number): Promise<LeaseHolder[]> {
+    if (limit <= 0) return [];
+    const rows = await this.#query(this.#sql.leased, [this.#now(), Math.floor(limit)]);
+    return rows.map((row) => ({ id: row['id'] as string, owner: row['owner'] as string }));
+  }
+
+  async saveStep(id: string, name: string, value: unknown): Promise<void> {
+    const json = JSON.stringify(value ?? null);
+    let saved: Row[];
+    try {
+      saved = await this.#query(this.#sql.saveStep, [this.#now(), id, name, json]);
+    } catch (error) {
+      // The task was swept between the check and the insert.
+      if ((error as { code?: unknown }).code !== '23503') throw error;
+      saved = [];
+    }
+    if (saved.length === 0) throw new TaskrailError('TASK_NOT_FOUND', `task ${id} not found`);
+  }
+
+  async loadSteps(id: string): Promise<Record<string, unknown>> {
+    const steps: Record<string, unknown> = {};
+    for (const row of await this.#query(this.#sql.loadSteps, [this.#now(), id])) {
+      steps[row['name'] as string] = JSON.parse(row['value'] as string);
+    }
+    return steps;
+  }
+
+  async list(query: ListQuery): Promise<ListPage> {
+    const limit = clampListLimit(query.limit);
+    const after = query.cursor === undefined ? undefined : decodeListCursor(query.cursor);
+    const sql = listSql(this.#schema, {
+      principal: query.principal !== undefined,
+      tool: query.tool !== undefined,
+      statuses: query.statuses !== undefined,
+      cursor: after !== undefined,
+    });
+    const params: unknown[] = [this.#now(), limit + 1];
+    if (query.principal !== undefined) params.push(query.principal);
+    if (query.tool !== undefined) params.push(query.tool);
+    if (query.statuses !== undefined) params.push([...query.statuses]);
+    if (after !== undefined) params.push(after.createdAt, after.id);
+    const rows = await this.#query(sql, params);
+    const tasks = rows.slice(0, limit).map((row) => decodeRecord(row['fixed'], row['data']));
+    const last = tasks[tasks.length - 1];
+    return rows.length > limit && last !== undefined
+      ? { tasks, nextCursor: encodeListCursor(last) }
+      : { tasks };
+  }
+
+  async sweepExpired(limit: number): Promise<string[]> {
+    if (limit <= 0) return [];
+    const rows = await this.#query(this.#sql.sweep, [this.#now(), this.#origin, Math.floor(limit)]);
+    const ids = rows.map((row) => row['id'] as string);
+    for (const id of ids) this.events.emit('task:deleted', { id });
+    return ids;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#onClose?.();
+    await this.#pool.end();
+  }
+
+  /** The "now" parameter: undefined (null) lets the database's clock decide. */
+  #now(): number | null {
+    return this.#clock === undefined ? null : this.#clock();
+  }
+
+  /** Undefined when an idempotency key or id already names a task (the caller looks it up). */
+  async #insert(id: string, params: unknown[]): Promise<{ leaseUntil: number | null } | undefined> {
+    try {
+      const rows = await this.#query(this.#sql.insert, [this.#now(), this.#origin, ...params]);
+      const until = rows[0]?.['lease_expires_at'];
+      return { leaseUntil: until === null || until === undefined ? null : Number(until) };
+    } catch (error) {
+      const constraint = uniqueViolation(error);
+      if (constraint === 'tasks_by_idempotency_key') return undefined;
+      if (constraint !== undefined) {
+        throw new TaskrailError('CONFLICT', `task ${id} already exists`, { cause: error });
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * A live task with the same (principal, key) wins; an expired one is deleted first. Two
+   * creators racing on one key: the loser's insert hits the unique index and it looks again.
+   */
+  async #createWithKey(
+    task: TaskRecord,
+    params: unknown[],
+  ): Promise<{ leaseUntil: number | null } | undefined> {
+    for (let attempt = 0; attempt < KEY_RACE_RETRIES; attempt++) {
+      const found = await this.#query(this.#sql.selectByKey, [
+        this.#now(),
+        task.principal,
+        task.idempotencyKey,
+      ]);
+      const row = found[0];
+      if (row !== undefined && row['live'] === true) return undefined;
+      if (row !== undefined) await this.#deleteExpired(row['id'] as string);
+      const inserted = await this.#insert(task.id, params);
+      if (inserted !== undefined) return inserted;
+    }
+    throw new TaskrailError(
+      'STORE_UNAVAILABLE',
+      `${this.description}: could not settle idempotency key races for task ${task.id}`,
+    );
+  }
+
+  async #deleteExpired(id: string): Promise<void> {
+    const gone = await this.#query(this.#sql.deleteExpired, [this.#now(), this.#origin, id]);
+    if (gone.length > 0) this.events.emit('task:deleted', { id });
+  }
+
+  async #existing(task: TaskRecord): Promise<CreateOutcome> {
+    const found = await this.#query(this.#sql.selectByKey, [
+      this.#now(),
+      task.principal,
+      task.idempotencyKey,
+    ]);
+    const row = found[0];
+    if (row === undefined || row['live'] !== true) {
+      throw new TaskrailError('CONFLICT', `task ${task.id}: its idempotency key changed hands`);
+    }
+    return { task: decodeRecord(row['fixed'], row['data']), created: false };
+  }
+
+  /** Copying a record for listeners costs time, so it is skipped when nobody listens. */
+  #listened(from: TaskStatus, to: TaskStatus): boolean {
+    return (
+      this.events.listenerCount('task:updated') > 0 ||
+      (from !== to && this.events.listenerCount('task:transition') > 0)
+    );
+  }
+
+  async #query(sql: string, params: unknown[]): Promise<Row[]> {
+    this.#assertOpen();
+    try {
+      return (await this.#pool.query<Row>(sql, params)).rows;
+    } catch (error) {
+      throw storeError(error, this.description);
+    }
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw storeClosedError(this.description);
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * The store's statements for one schema. `$1` is always "now" in milliseconds: null (the
+ * default) means the database's clock, `now()`; only tests pass their own fake clock. Every
+ * expiry and lease is judged against it, never against the calling process's clock.
+ */
+const NOW = `COALESCE($1::float8, (extract(epoch FROM now()) * 1000)::float8)`;
+const LIVE = `(expires_at IS NULL OR expires_at > ${NOW})`;
+const TERMINAL = "('completed', 'failed', 'cancelled')";
+
+/** A NOTIFY payload: ids and statuses only, never arguments or results. */
+function notify(channel: string, kind: string, fields: string): string {
+  return `pg_notify('${channel}', json_build_object('o', $2::text, 'k', '${kind}', ${fields})::text)`;
+}
+
+export type Statements = ReturnType<typeof statementsFor>;
+
+export function statementsFor(s: string, channel: string) {
+  const t = `${s}.tasks`;
+  const changed = notify(channel, 'w', "'id', id, 'p', previous_status, 'r', revision");
+  return {
+    /** $1 now, $2 origin, $3.. columns; lease: $11 owner, $12 token, $13 ms (null = none). */
+    insert: `WITH row AS (
+        INSERT INTO ${t} (id, principal, tool, status, created_at, expires_at, revision,
+          idempotency_key, fixed, data, lease_owner, lease_token, lease_expires_at)
+        VALUES ($3, $4, $5, $6, $7, $8, $9, $10, $14, $15, $11, $12,
+          CASE WHEN $13::float8 IS NULL THEN NULL ELSE ${NOW} + $13::float8 END)
+        RETURNING id, lease_expires_at)
+      SELECT lease_expires_at, ${notify(channel, 'c', "'id', id")} FROM row`,
+    /** $1 now, $2 principal, $3 key. */
+    selectByKey: `SELECT id, fixed, data, ${LIVE} AS live FROM ${t}
+      WHERE principal = $2 AND idempotency_key = $3`,
+    /** $1 now, $2 origin, $3 id: deletes the task only if it expired. */
+    deleteExpired: `WITH gone AS (DELETE FROM ${t} WHERE id = $3 AND NOT ${LIVE} RETURNING id)
+      SELECT id, ${notify(channel, 'd', "'id', id")} FROM gone`,
+    /** $1 now, $2 id. */
+    get: `SELECT fixed, data FROM ${t} WHERE id = $2 AND ${LIVE}`,
+    /** $1 now, $2 origin, $3 id, $4 expected revision, $5 status, $6 expires, $7 data. */
+    compareAndSet: `WITH row AS (
+        UPDATE ${t} SET previous_status = status, status = $5, revision = $4 + 1,
+          expires_at = $6, data = $7,
+          lease_owner = CASE WHEN $5 = 'working' THEN lease_owner END,
+          lease_token = CASE WHEN $5 = 'working' THEN lease_token END,
+          lease_expires_at = CASE WHEN $5 = 'working' THEN lease_expires_at END
+        WHERE id = $3 AND revision = $4 AND status NOT IN ${TERMINAL} AND ${LIVE}
+        RETURNING id, fixed, previous_status, revision)
+      SELECT fixed, previous_status, ${changed} FROM row`,
+    /** $1 now, $2 id, $3 owner, $4 token, $5 lease ms, $6 owner to take over from (or null). */
+    claim: `UPDATE ${t} SET lease_taken_over = lease_token IS NOT NULL,
+        lease_owner = $3, lease_token = $4, lease_expires_at = ${NOW} + $5::float8
+      WHERE id = $2 AND status = 'working' AND ${LIVE}
+        AND (lease_expires_at IS NULL OR lease_expires_at <= ${NOW} OR lease_owner = $6)
+      RETURNING lease_expires_at, lease_taken_over`,
+    /** $1 now, $2 id, $3 token, $4 lease ms. */
+    renew: `WITH head AS (SELECT status FROM ${t} WHERE id = $2 AND ${LIVE}),
+        renewed AS (UPDATE ${t} SET lease_expires_at = ${NOW} + $4::float8
+          WHERE id = $2 AND lease_token = $3 AND ${LIVE} RETURNING 1)
+      SELECT status, EXISTS (SELECT 1 FROM renewed) AS held FROM head`,
+    /** $1 id, $2 token. */
+    release: `UPDATE ${t} SET lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+      WHERE id = $1 AND lease_token = $2`,
+    /** $1 now, $2 limit. */
+    runnable: `SELECT id FROM ${t} WHERE status = 'working' AND ${LIVE}
+        AND (lease_expires_at IS NULL OR lease_expires_at <= ${NOW})
+      ORDER BY created_at LIMIT $2`,
+    /** $1 now, $2 limit. */
+    leased: `SELECT id, lease_owner AS owner FROM ${t} WHERE status = 'working' AND ${LIVE}
+        AND lease_expires_at > ${NOW}
+      ORDER BY lease_expires_at LIMIT $2`,
+    /** $1 now, $2 id, $3 name, $4 value. */
+    saveStep: `INSERT INTO ${s}.steps (task_id, name, value)
+        SELECT id, $3, $4 FROM ${t} WHERE id = $2 AND ${LIVE}
+      ON CONFLICT (task_id, name) DO UPDATE SET value = excluded.value
+      RETURNING 1`,
+    /** $1 now, $2 id. */
+    loadSteps: `SELECT st.name, st.value FROM ${s}.steps st JOIN ${t} ON ${t}.id = st.task_id
+      WHERE st.task_id = $2 AND ${LIVE}`,
+    /** $1 now, $2 origin, $3 limit. SKIP LOCKED: two sweepers share the work, never wait. */
+    sweep: `WITH gone AS (DELETE FROM ${t} WHERE id IN (
+          SELECT id FROM ${t} WHERE expires_at <= ${NOW}
+          ORDER BY expires_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+        RETURNING id)
+      SELECT id, ${notify(channel, 'd', "'id', id")} FROM gone`,
+  };
+}
+
+export interface ListShape {
+  principal: boolean;
+  tool: boolean;
+  statuses: boolean;
+  cursor: boolean;
+}
+
+/** One `list` query; parameters in order: now, limit, then each filter present, in this order. */
+export function listSql(s: string, shape: ListShape): string {
+  const where = [LIVE];
+  let n = 2;
+  if (shape.principal) where.push(`principal = $${++n}`);
+  if (shape.tool) where.push(`tool = $${++n}`);
+  if (shape.statuses) where.push(`status = ANY($${++n}::text[])`);
+  if (shape.cursor) {
+    const at = ++n;
+    const id = ++n;
+    where.push(`(created_at < $${at} OR (created_at = $${at} AND id < $${id}))`);
+  }
+  return (
+    `SELECT fixed, data FROM ${s}.tasks WHERE ${where.join(' AND ')} ` +
+    'ORDER BY created_at DESC, id DESC LIMIT $2'
+  );
+}
