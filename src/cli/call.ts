@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { TaskrailClient } from '../client/index.js';
+import { bearerFrom } from './options.js';
 import { follow, parseArguments, printOutcome, reportError, SigintRouter } from './host-output.js';
 import { ProgressLine } from './host-progress.js';
 import { terminalInput } from './host-prompt.js';
@@ -25,7 +26,7 @@ export function registerCall(program: Command): void {
     .option('--no-tasks', 'do not declare the tasks extension (the server answers synchronously)')
     .option('--json', 'print the raw JSON result')
     .option('--detach', 'print the task id and return as soon as the task exists')
-    .option('--bearer <token>', 'send Authorization: Bearer <token>')
+    .option('--bearer <token>', 'send Authorization: Bearer <token> (default: $TASKRAIL_BEARER)')
     .action(async (url: string, tool: string, flags: CallFlags) => {
       process.exitCode = await runCall(url, tool, flags);
     });
@@ -34,6 +35,7 @@ export function registerCall(program: Command): void {
 async function runCall(url: string, tool: string, flags: CallFlags): Promise<number> {
   const args = readArguments(flags);
   if (!URL.canParse(url)) throw new Error(`not a URL: ${url}`);
+  const bearer = bearerFrom(flags.bearer);
   const progress = new ProgressLine();
   const interrupt = new AbortController();
   const client = new TaskrailClient({
@@ -42,7 +44,7 @@ async function runCall(url: string, tool: string, flags: CallFlags): Promise<num
     background: true,
     input: terminalInput(progress, interrupt.signal),
     onEvent: progress.onEvent,
-    ...(flags.bearer === undefined ? {} : { bearer: flags.bearer }),
+    ...(bearer === undefined ? {} : { bearer }),
   });
   // A SIGINT while tools/call is in flight is held until the task exists, then cancels it.
   const sigint = new SigintRouter((count) => {

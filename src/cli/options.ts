@@ -40,9 +40,52 @@ export function parseTokensSpec(value: string): string {
   return value.slice('tokens:'.length);
 }
 
+/** `--auth` / `--admin`: a token file, or the issuer URL of an OAuth authorization server. */
+export type AuthSpec = { kind: 'tokens'; file: string } | { kind: 'oauth'; issuer: string };
+
+export function parseAuthSpec(value: string): AuthSpec {
+  if (value.startsWith('oauth:')) {
+    const issuer = value.slice('oauth:'.length);
+    if (!URL.canParse(issuer) || !/^https?:$/.test(new URL(issuer).protocol)) {
+      throw new InvalidArgumentError(
+        'oauth: must be followed by the issuer URL, e.g. oauth:https://auth.example.com/realms/mcp',
+      );
+    }
+    return { kind: 'oauth', issuer };
+  }
+  if (value.startsWith('tokens:') && value.length > 'tokens:'.length) {
+    return { kind: 'tokens', file: value.slice('tokens:'.length) };
+  }
+  throw new InvalidArgumentError(
+    'must be tokens:FILE (a JSON object mapping bearer tokens to names) or oauth:ISSUER_URL',
+  );
+}
+
+/** `--resource`: an absolute URL without a fragment (RFC 8707). */
+export function parseResourceUrl(value: string): string {
+  if (!URL.canParse(value) || new URL(value).hash !== '') {
+    throw new InvalidArgumentError('must be an absolute URL, e.g. https://mcp.example.com/mcp');
+  }
+  return value;
+}
+
+/** `--scope`, `--admin-scope`: one OAuth scope name (no spaces or quotes). */
+export function parseScope(value: string): string {
+  if (!/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(value)) {
+    throw new InvalidArgumentError('must be one scope name, e.g. mcp:tools');
+  }
+  return value;
+}
+
 export function parseLogLevel(value: string): 'debug' | 'info' | 'warn' | 'error' | 'silent' {
   if (!['debug', 'info', 'warn', 'error', 'silent'].includes(value)) {
     throw new InvalidArgumentError('must be one of debug, info, warn, error, silent');
   }
   return value as 'debug' | 'info' | 'warn' | 'error' | 'silent';
+}
+
+/** A bearer token: the flag, else `TASKRAIL_BEARER`, else none (an empty value counts as none). */
+export function bearerFrom(flag: string | undefined, env = process.env): string | undefined {
+  const token = flag ?? env['TASKRAIL_BEARER'];
+  return token === undefined || token.trim() === '' ? undefined : token.trim();
 }

@@ -3,24 +3,21 @@ import { serveExecutor } from '../executors/bullmq/serve-executor.js';
 import { stderrLogger, type LogLevel } from '../runtime/logger.js';
 import { installRejectionGuard } from '../runtime/rejection-guard.js';
 import { createTaskServer, type TaskServer } from '../server/app.js';
-import { loadAdminTokenFile } from '../server/admin/index.js';
-import { loadTokenFile } from '../server/auth.js';
 import { serveTaskServerStdio } from '../server/stdio.js';
 import type { TaskStore } from '../store/port.js';
 import { DEFAULT_STORE_URL, openStore } from '../stores/open.js';
 import { packageVersion } from './package-info.js';
-import { parseLogLevel, parsePort, parseSize, parseTokensSpec } from './options.js';
+import { parseLogLevel, parsePort, parseSize } from './options.js';
+import { addAuthOptions, resolveAuth, type AuthFlags } from './serve-auth.js';
 import { announceToFleet } from './fleet.js';
 import { loadToolSet } from './tool-sets.js';
 
-interface ServeOptions {
+interface ServeOptions extends AuthFlags {
   host: string;
   port: number;
   store?: string;
   tools: string;
   worker: boolean;
-  auth?: string;
-  admin?: string;
   maxBody: number;
   logLevel: LogLevel;
   stdio?: boolean;
@@ -31,7 +28,7 @@ const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 const STOP_GRACE_MS = 10_000;
 
 export function registerServe(program: Command): void {
-  program
+  const command = program
     .command('serve')
     .description(
       'Serve MCP over Streamable HTTP at http://HOST:PORT/mcp, running tools as durable tasks.',
@@ -44,16 +41,6 @@ export function registerServe(program: Command): void {
       '--no-worker',
       'do not run tasks here; leave them to `taskrail worker` (redis or postgres only)',
     )
-    .option(
-      '--auth <tokens:FILE>',
-      'require bearer tokens from FILE ({"token": "principal"})',
-      parseTokensSpec,
-    )
-    .option(
-      '--admin <tokens:FILE>',
-      'serve /dashboard and /metrics to the admin tokens in FILE ({"token": "name"})',
-      parseTokensSpec,
-    )
     .option('--max-body <size>', 'largest request body', parseSize, 4 * 1024 * 1024)
     .option('--log-level <level>', 'debug, info, warn, error or silent', parseLogLevel, 'info')
     .option('--stdio', 'speak MCP over standard input/output instead of HTTP')
@@ -62,6 +49,7 @@ export function registerServe(program: Command): void {
       'for hosts without tasks: required tools answer with a task id; adds task_status, task_result, task_cancel',
     )
     .action((options: ServeOptions) => serve(options));
+  addAuthOptions(command);
 }
 
 async function serve(options: ServeOptions): Promise<void> {
@@ -73,9 +61,7 @@ async function serve(options: ServeOptions): Promise<void> {
       '--no-worker needs a redis:// or postgres:// store (a local store has no other process to run tasks)',
     );
   }
-  const tokens = options.auth === undefined ? undefined : await loadTokenFile(options.auth);
-  const adminTokens =
-    options.admin === undefined ? undefined : await loadAdminTokenFile(options.admin);
+  const auth = await resolveAuth(options);
   const store = await openStore(storeUrl);
   // A redis store runs tasks through BullMQ; under --no-worker this replica only enqueues them.
   const executor = await serveExecutor({ storeUrl, store, worker: options.worker, logger });
@@ -85,8 +71,7 @@ async function serve(options: ServeOptions): Promise<void> {
     version: packageVersion(),
     maxBodyBytes: options.maxBody,
     logger,
-    ...(tokens === undefined ? {} : { auth: { tokens } }),
-    ...(adminTokens === undefined ? {} : { admin: { tokens: adminTokens } }),
+    ...auth,
     runtime: { executor, logger },
     fallbackTools: options.fallbackTools === true,
   });
@@ -103,7 +88,7 @@ async function serve(options: ServeOptions): Promise<void> {
     await app.close(STOP_GRACE_MS);
   };
   if (options.stdio === true) return serveOverStdio(app, store, stopApp);
-  await serveOverHttp(app, store, options, tokens !== undefined, stopApp);
+  await serveOverHttp(app, store, options, auth.auth !== undefined, stopApp);
 }
 
 async function serveOverHttp(
@@ -125,6 +110,15 @@ async function serveOverHttp(
   if (!authed && !LOOPBACK.has(options.host)) {
     process.stderr.write(
       'taskrail: warning: no --auth; every caller is the anonymous principal and shares its tasks\n',
+    );
+  }
+  if (
+    options.auth?.kind === 'oauth' &&
+    options.resource === undefined &&
+    !LOOPBACK.has(options.host)
+  ) {
+    process.stderr.write(
+      `taskrail: warning: no --resource; tokens must name ${info.url} in "aud" (give the public URL)\n`,
     );
   }
   onShutdown(stopApp, store);

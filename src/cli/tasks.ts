@@ -3,6 +3,7 @@ import { Ledger, TaskrailClient, isFinal, type LedgerEntry } from '../client/ind
 import { follow, printOutcome, reportError, SigintRouter } from './host-output.js';
 import { ProgressLine } from './host-progress.js';
 import { terminalInput } from './host-prompt.js';
+import { bearerFrom } from './options.js';
 import { formatAge, showJson, showText } from './tasks-format.js';
 import { runResume } from './tasks-resume.js';
 
@@ -96,12 +97,14 @@ function clientFor(
   progress: ProgressLine,
   interrupt: AbortSignal,
 ): TaskrailClient {
+  // A fresh token from the environment beats the one saved with the call (OAuth tokens expire).
+  const bearer = bearerFrom(undefined) ?? entry.bearer;
   return new TaskrailClient({
     url: entry.server,
     ledger,
     input: terminalInput(progress, interrupt),
     onEvent: progress.onEvent,
-    ...(entry.bearer === undefined ? {} : { bearer: entry.bearer }),
+    ...(bearer === undefined ? {} : { bearer }),
   });
 }
 

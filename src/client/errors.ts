@@ -17,11 +17,48 @@ export type ClientErrorCode =
 
 export class TaskrailClientError extends Error {
   readonly code: ClientErrorCode;
-  constructor(code: ClientErrorCode, message: string, options?: { cause?: unknown }) {
+  /** On `UNAUTHORIZED` from an OAuth server: its RFC 9728 metadata URL (where to get a token). */
+  readonly resourceMetadata?: string;
+  constructor(
+    code: ClientErrorCode,
+    message: string,
+    options?: { cause?: unknown; resourceMetadata?: string | undefined },
+  ) {
     super(message, options);
     this.name = 'TaskrailClientError';
     this.code = code;
+    if (options?.resourceMetadata !== undefined) this.resourceMetadata = options.resourceMetadata;
   }
+}
+
+function challengeParam(header: string, name: string): string | undefined {
+  const match = new RegExp(`(?:^|[\\s,])${name}="((?:[^"\\\\]|\\\\.)*)"`, 'i').exec(header);
+  return match?.[1]?.replace(/\\(.)/g, '$1');
+}
+
+/** The error for an HTTP 401/403, naming what the `WWW-Authenticate` challenge says. */
+export function unauthorizedError(
+  url: string,
+  status: number,
+  challenge: string | null | undefined,
+): TaskrailClientError {
+  const header = challenge ?? '';
+  const error = challengeParam(header, 'error');
+  const description = challengeParam(header, 'error_description');
+  const resourceMetadata = challengeParam(header, 'resource_metadata');
+  const why =
+    error === undefined ? '' : ` (${error}${description === undefined ? '' : `: ${description}`})`;
+  const what =
+    status === 403 && error === 'insufficient_scope'
+      ? `the token lacks the scope ${challengeParam(header, 'scope') ?? 'it needs'}`
+      : 'check the bearer token (--bearer or TASKRAIL_BEARER)';
+  const where =
+    resourceMetadata === undefined ? '' : `; get a token as described at ${resourceMetadata}`;
+  return new TaskrailClientError(
+    'UNAUTHORIZED',
+    `${url} answered HTTP ${status}${why}: ${what}${where}`,
+    { resourceMetadata },
+  );
 }
 
 export function isClientError(

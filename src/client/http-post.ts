@@ -6,6 +6,8 @@ import { Readable } from 'node:stream';
 export interface HttpAnswer {
   status: number;
   contentType: string;
+  /** The `WWW-Authenticate` challenge of a 401/403, if any. */
+  wwwAuthenticate: string | undefined;
   text(): Promise<string>;
   /** The body as a stream (for SSE), or null when there is none. */
   stream(): ReadableStream<Uint8Array> | null;
@@ -63,6 +65,7 @@ function answerOf(incoming: http.IncomingMessage): HttpAnswer {
   return {
     status: incoming.statusCode ?? 502,
     contentType: incoming.headers['content-type'] ?? '',
+    wwwAuthenticate: incoming.headers['www-authenticate'],
     text: () =>
       new Promise((resolve, reject) => {
         const chunks: Buffer[] = [];
@@ -88,6 +91,7 @@ export function fetchPost(doFetch: typeof fetch): HttpPost {
     return {
       status: response.status,
       contentType: response.headers.get('content-type') ?? '',
+      wwwAuthenticate: response.headers.get('www-authenticate') ?? undefined,
       text: () => response.text(),
       stream: () => response.body,
       discard: async () => void (await response.body?.cancel()),

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { JsonRpcErrorObject } from '../task/errors.js';
-import { TaskrailClientError } from './errors.js';
+import { TaskrailClientError, unauthorizedError } from './errors.js';
 import type { RpcReply } from './rpc-http.js';
 import { readSseMessages } from './sse.js';
 
@@ -177,10 +177,7 @@ async function readReply(
 ): Promise<RpcReply> {
   if (response.status === 401 || response.status === 403) {
     await response.body?.cancel();
-    throw new TaskrailClientError(
-      'UNAUTHORIZED',
-      `${url} answered HTTP ${response.status}: check the bearer token`,
-    );
+    throw unauthorizedError(url, response.status, response.headers.get('www-authenticate'));
   }
   let reply: JsonObject | undefined;
   const take = (message: unknown): boolean => {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { JsonRpcErrorObject } from '../task/errors.js';
-import { TaskrailClientError } from './errors.js';
+import { TaskrailClientError, unauthorizedError } from './errors.js';
 import { fetchPost, nodePost, type HttpAnswer } from './http-post.js';
 import { readSseMessages } from './sse.js';
 
@@ -150,10 +150,7 @@ export function encodeHeaderValue(value: string): string {
 async function readReply(response: HttpAnswer, id: string | number, url: URL): Promise<RpcReply> {
   if (response.status === 401 || response.status === 403) {
     await response.discard();
-    throw new TaskrailClientError(
-      'UNAUTHORIZED',
-      `${url.href} answered HTTP ${response.status}: check the bearer token`,
-    );
+    throw unauthorizedError(url.href, response.status, response.wwwAuthenticate);
   }
   const stream = response.contentType.includes('text/event-stream') ? response.stream() : null;
   let message: unknown;

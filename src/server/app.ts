@@ -11,7 +11,8 @@ import type { ToolHandler } from '../runtime/tool.js';
 import type { TaskStore } from '../store/port.js';
 import { createAdmin, type AdminFace, type AdminOptions } from './admin/index.js';
 import { tracedFace } from './admin/tracing.js';
-import { checkTokenMap, type TokenMap } from './auth.js';
+import { anonymousAuth, tokenAuth, type CallerAuth, type TokenMap } from './auth.js';
+import { checkResourceUrl, oauthAuth, type OAuthOptions } from './oauth/caller-auth.js';
 import { createFetchHandler, createNodeHandler, type HttpDeps } from './http.js';
 import { buildMcpServer, type InstanceDeps } from './mcp-instance.js';
 import { createListenHub, type ListenOptions } from './listen/index.js';
@@ -29,15 +30,22 @@ export interface TaskServerOptions {
   name?: string;
   version?: string;
   instructions?: string;
-  /** Bearer token → principal name. Without it every caller is `anonymous`. */
-  auth?: { tokens: TokenMap };
-  /** Operator endpoints `/dashboard` and `/metrics`, opened by these admin tokens only. Off by default. */
+  /**
+   * `{ tokens }`: bearer token → principal name. `{ oauth }`: JWT access tokens of an OAuth
+   * authorization server; the principal is `sub`. Without it every caller is `anonymous`
+   * (or, for the Node handler mounted behind the host application's auth middleware, the
+   * principal of its `req.auth`).
+   */
+  auth?: { tokens: TokenMap } | { oauth: OAuthOptions };
+  /** Operator endpoints `/dashboard` and `/metrics`, for admin tokens or scopes only. Off by default. */
   admin?: AdminOptions;
   /** Request bodies over this many bytes get HTTP 413. Default 4 MiB. */
   maxBodyBytes?: number;
   /**
    * Host names accepted in the Host and Origin headers. Default: when `listen` binds a
-   * loopback address, only local names (DNS-rebinding protection); otherwise any.
+   * loopback address, only local names (DNS-rebinding protection); a non-loopback `listen`
+   * accepts any; the handlers mounted in another server check local names on requests that
+   * reached a loopback address.
    */
   allowedHosts?: string[];
   /** The endpoint path. Default `/mcp`. */
@@ -89,16 +97,47 @@ export interface TaskServer {
   readonly instanceDeps: InstanceDeps;
 }
 
+/** The resource URL OAuth tokens must name: the one configured, else the one `listen()` prints. */
+function resourceHolder(options: TaskServerOptions): {
+  get: () => string | undefined;
+  listened: (url: string) => void;
+} {
+  const configured =
+    options.auth !== undefined && 'oauth' in options.auth ? options.auth.oauth.resource : undefined;
+  if (configured !== undefined) checkResourceUrl(configured);
+  let listened: string | undefined;
+  return { get: () => configured ?? listened, listened: (url) => (listened = url) };
+}
+
+function callerAuth(
+  options: TaskServerOptions,
+  path: string,
+  resource: () => string | undefined,
+): CallerAuth {
+  const auth = options.auth;
+  if (auth === undefined) return anonymousAuth;
+  if ('oauth' in auth) return oauthAuth(auth.oauth, path, resource, options.logger);
+  return tokenAuth(auth.tokens);
+}
+
 export function createTaskServer(options: TaskServerOptions): TaskServer {
   const tools = new ToolRegistry();
   const configurers: McpConfigurer[] = [];
+  const path = options.path ?? '/mcp';
+  const resource = resourceHolder(options);
+  const auth = callerAuth(options, path, resource.get);
   const admin: AdminFace | undefined =
     options.admin === undefined
       ? undefined
       : createAdmin(options.admin, {
           store: options.store,
-          callerTokens: options.auth?.tokens,
+          callerTokens:
+            options.auth !== undefined && 'tokens' in options.auth
+              ? options.auth.tokens
+              : undefined,
           runtime: (): TaskRuntime => runtime,
+          resource: resource.get,
+          logger: options.logger,
         });
   const runtime = new TaskRuntime({
     ...options.runtime,
@@ -108,7 +147,6 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
   });
   const traced = tracedFace(runtime);
   const face = (): TaskRuntimeFace => traced;
-  const tokens = options.auth === undefined ? undefined : checkTokenMap(options.auth.tokens);
   const instanceDeps: InstanceDeps = {
     name: options.name ?? 'taskrail',
     version: options.version ?? '0.0.0',
@@ -146,11 +184,12 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     serverInfo: { name: instanceDeps.name, version: instanceDeps.version },
     listen: createListenHub(runtime, options.listen),
     sdk,
-    path: options.path ?? '/mcp',
+    path,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
-    tokens,
+    auth,
     onError,
     allowedHosts: options.allowedHosts === undefined ? undefined : new Set(options.allowedHosts),
+    hostsBySocket: true,
     admin,
   };
   const nodeHandler = createNodeHandler(httpDeps);
@@ -179,8 +218,9 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     instanceDeps,
     async listen(port = 3000, host = '127.0.0.1') {
       if (tools.hasTaskTools()) runtime.start();
-      if (options.allowedHosts === undefined && isLoopbackHost(host)) {
-        httpDeps.allowedHosts = localHostSet();
+      if (options.allowedHosts === undefined) {
+        if (isLoopbackHost(host)) httpDeps.allowedHosts = localHostSet();
+        else httpDeps.hostsBySocket = false;
       }
       http = createServer(nodeHandler);
       await new Promise<void>((resolve, reject) => {
@@ -189,7 +229,9 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
       });
       const address = http.address() as AddressInfo;
       const shown = host.includes(':') ? `[${host}]` : host;
-      return { url: `http://${shown}:${address.port}${httpDeps.path}`, host, port: address.port };
+      const url = `http://${shown}:${address.port}${httpDeps.path}`;
+      resource.listened(url);
+      return { url, host, port: address.port };
     },
     async close(graceMs = 10_000) {
       const closing = http;

@@ -1,24 +1,93 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { AuthInfo } from '@modelcontextprotocol/server';
 import { TaskrailError } from '../task/errors.js';
-import { ANONYMOUS, authInfoFor } from './principal.js';
+import { ANONYMOUS, authInfoFor, principalOfAuthInfo } from './principal.js';
 
 /** Bearer tokens → principal names (`{"s3cret-a": "alice"}`). */
 export type TokenMap = Readonly<Record<string, string>>;
 
-export type Authentication = { ok: true; principal: string; authInfo?: AuthInfo } | { ok: false };
+/** An HTTP answer made by the auth seam (401, 403, 503, or a metadata document). */
+export interface AuthReply {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
 
-/** Without tokens every caller is anonymous; with them, an unknown or missing bearer is refused. */
-export function authenticate(
-  tokens: TokenMap | undefined,
-  authorization: string | undefined,
-): Authentication {
-  if (tokens === undefined) return { ok: true, principal: ANONYMOUS };
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
-  const token = match?.[1];
-  if (token === undefined || !Object.hasOwn(tokens, token)) return { ok: false };
-  const principal = tokens[token] as string;
-  return { ok: true, principal, authInfo: authInfoFor(principal, token) };
+export type Authentication =
+  { ok: true; principal: string; authInfo?: AuthInfo } | { ok: false; reply: AuthReply };
+
+/** How callers of the MCP endpoint are identified: nobody, a token file, or OAuth. */
+export interface CallerAuth {
+  /**
+   * `preset` is AuthInfo a host application's middleware put on the request (`req.auth`);
+   * it counts only when taskrail itself authenticates nobody.
+   */
+  authenticate(
+    authorization: string | undefined,
+    preset?: AuthInfo,
+  ): Authentication | Promise<Authentication>;
+  /** An RFC 9728 document when `path` is one of its well-known paths. */
+  wellKnown(path: string): AuthReply | undefined;
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json' };
+
+export function bearerOf(authorization: string | null | undefined): string | undefined {
+  return /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
+}
+
+/** Without `--auth`: the host application's own AuthInfo if any, else anonymous. */
+export const anonymousAuth: CallerAuth = {
+  authenticate: (_authorization, preset) =>
+    preset === undefined
+      ? { ok: true, principal: ANONYMOUS }
+      : { ok: true, principal: principalOfAuthInfo(preset), authInfo: preset },
+  wellKnown: () => undefined,
+};
+
+const sha256 = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
+
+/**
+ * Finds a secret among known ones without leaking, through timing, how much of it matched:
+ * every candidate's digest is compared in constant time, and the loop never stops early.
+ */
+export class SecretTable<T> {
+  readonly #entries: { digest: Buffer; value: T }[];
+
+  constructor(entries: Iterable<[string, T]>) {
+    this.#entries = [...entries].map(([secret, value]) => ({ digest: sha256(secret), value }));
+  }
+
+  find(secret: string | undefined): T | undefined {
+    if (secret === undefined) return undefined;
+    const digest = sha256(secret);
+    let found: T | undefined;
+    for (const entry of this.#entries) {
+      if (timingSafeEqual(entry.digest, digest) && found === undefined) found = entry.value;
+    }
+    return found;
+  }
+}
+
+const UNAUTHORIZED: AuthReply = {
+  status: 401,
+  headers: { ...JSON_HEADERS, 'www-authenticate': 'Bearer' },
+  body: JSON.stringify({ error: 'unauthorized', message: 'a known bearer token is required' }),
+};
+
+/** `--auth tokens:FILE`: an unknown or missing bearer is refused. */
+export function tokenAuth(tokens: TokenMap): CallerAuth {
+  const table = new SecretTable(Object.entries(checkTokenMap(tokens)));
+  return {
+    authenticate(authorization) {
+      const token = bearerOf(authorization);
+      const principal = table.find(token);
+      if (token === undefined || principal === undefined) return { ok: false, reply: UNAUTHORIZED };
+      return { ok: true, principal, authInfo: authInfoFor(principal, token) };
+    },
+    wellKnown: () => undefined,
+  };
 }
 
 /** Reads a JSON file named on the command line, with errors that say which file and why. */

@@ -35,3 +35,24 @@ export function hostAllowed(
 export function localHostSet(): Set<string> {
   return new Set(LOCAL_NAMES);
 }
+
+/** A socket address on the local machine (IPv4 loopback, IPv6 loopback, or IPv4-mapped). */
+export function isLoopbackAddress(address: string | undefined): boolean {
+  if (address === undefined) return false;
+  const plain = address.startsWith('::ffff:') ? address.slice('::ffff:'.length) : address;
+  return plain === '::1' || plain.startsWith('127.');
+}
+
+const LOCAL_SET: ReadonlySet<string> = localHostSet();
+
+/**
+ * The host names one request may name: the configured set; else, for a handler mounted in
+ * another server, the local names when the request reached a loopback address; else any.
+ */
+export function hostsFor(
+  policy: { allowedHosts?: ReadonlySet<string> | undefined; hostsBySocket?: boolean },
+  localAddress: string | undefined,
+): ReadonlySet<string> | undefined {
+  if (policy.allowedHosts !== undefined) return policy.allowedHosts;
+  return policy.hostsBySocket === true && isLoopbackAddress(localAddress) ? LOCAL_SET : undefined;
+}

@@ -2,19 +2,20 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthInfo, McpHttpHandler } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import type { HeaderReader } from '../protocol/index.js';
-import { authenticate, type TokenMap } from './auth.js';
+import type { AuthReply, CallerAuth } from './auth.js';
 import { readNodeBody, readWebBody, type BodyOutcome } from './body.js';
 import type { AdminFace } from './admin/index.js';
 import { decide, type FrontDeps } from './front.js';
 import type { LegacySessions } from './legacy/sessions.js';
-import { hostAllowed } from './host-check.js';
+import { hostAllowed, hostsFor } from './host-check.js';
 import type { Reply } from './task-methods.js';
 
 export interface HttpDeps extends FrontDeps {
   sdk: McpHttpHandler;
   path: string;
   maxBodyBytes: number;
-  tokens: TokenMap | undefined;
+  /** Who the caller is: anonymous, a token file, or OAuth (also serves RFC 9728 metadata). */
+  auth: CallerAuth;
   onError: (error: unknown) => void;
   /** 2025-11-25 sessions: `initialize` and requests with `Mcp-Session-Id` go there. */
   legacy?: LegacySessions | undefined;
@@ -22,13 +23,11 @@ export interface HttpDeps extends FrontDeps {
   admin?: AdminFace | undefined;
   /** Host names accepted in Host/Origin (DNS-rebinding protection); undefined = any. */
   allowedHosts?: ReadonlySet<string> | undefined;
+  /** Without `allowedHosts`: a request reaching a loopback address must name the local machine. */
+  hostsBySocket?: boolean;
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
-const UNAUTHORIZED = JSON.stringify({
-  error: 'unauthorized',
-  message: 'a known bearer token is required',
-});
 const TOO_LARGE = JSON.stringify({
   jsonrpc: '2.0',
   id: null,
@@ -61,6 +60,12 @@ function send(
   res.end(body);
 }
 
+function sendReply(res: ServerResponse, reply: AuthReply): void {
+  if (res.headersSent) return void res.end();
+  res.writeHead(reply.status, reply.headers);
+  res.end(reply.body);
+}
+
 function failedBody(outcome: Exclude<BodyOutcome, { ok: true }>): { status: number; body: string } {
   return outcome.reason === 'too-large'
     ? { status: 413, body: TOO_LARGE }
@@ -73,14 +78,18 @@ export function createNodeHandler(
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const sdkNode = toNodeHandler(deps.sdk, { maxRequestBodySize: deps.maxBodyBytes });
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (deps.admin?.handles(pathOf(req.url))) return deps.admin.node(req, res);
-    if (pathOf(req.url) !== deps.path) return send(res, 404, NOT_FOUND);
-    if (!hostAllowed(deps.allowedHosts, req.headers.host, req.headers.origin)) {
+    const path = pathOf(req.url);
+    const allowed = hostsFor(deps, req.socket.localAddress);
+    if (!hostAllowed(allowed, req.headers.host, req.headers.origin)) {
       return send(res, 403, FORBIDDEN);
     }
-    const auth = authenticate(deps.tokens, req.headers.authorization);
-    if (!auth.ok) return send(res, 401, UNAUTHORIZED, { 'www-authenticate': 'Bearer' });
+    const metadata = deps.auth.wellKnown(path);
+    if (metadata !== undefined) return sendReply(res, metadata);
+    if (deps.admin?.handles(path)) return deps.admin.node(req, res);
+    if (path !== deps.path) return send(res, 404, NOT_FOUND);
     const withAuth = req as IncomingMessage & { auth?: AuthInfo };
+    const auth = await deps.auth.authenticate(req.headers.authorization, withAuth.auth);
+    if (!auth.ok) return sendReply(res, auth.reply);
     if (auth.authInfo !== undefined) withAuth.auth = auth.authInfo;
     if (deps.legacy?.claimsSession(req.headers['mcp-session-id']))
       return deps.legacy.node(withAuth, res);
@@ -120,23 +129,24 @@ function toResponse(reply: Reply): Response {
   });
 }
 
+function replyResponse(reply: AuthReply): Response {
+  return new Response(reply.body, { status: reply.status, headers: reply.headers });
+}
+
 /** The web-standard face (Workers, Bun, Deno, Hono): same routing as the Node face. */
 export function createFetchHandler(deps: HttpDeps): (request: Request) => Promise<Response> {
   return async (request) => {
-    if (deps.admin?.handles(new URL(request.url).pathname)) return deps.admin.fetch(request);
-    if (new URL(request.url).pathname !== deps.path)
-      return new Response(NOT_FOUND, { status: 404, headers: JSON_HEADERS });
+    const path = new URL(request.url).pathname;
     const host = request.headers.get('host') ?? new URL(request.url).host;
     if (!hostAllowed(deps.allowedHosts, host, request.headers.get('origin') ?? undefined)) {
       return new Response(FORBIDDEN, { status: 403, headers: JSON_HEADERS });
     }
-    const auth = authenticate(deps.tokens, request.headers.get('authorization') ?? undefined);
-    if (!auth.ok) {
-      return new Response(UNAUTHORIZED, {
-        status: 401,
-        headers: { ...JSON_HEADERS, 'www-authenticate': 'Bearer' },
-      });
-    }
+    const metadata = deps.auth.wellKnown(path);
+    if (metadata !== undefined) return replyResponse(metadata);
+    if (deps.admin?.handles(path)) return deps.admin.fetch(request);
+    if (path !== deps.path) return new Response(NOT_FOUND, { status: 404, headers: JSON_HEADERS });
+    const auth = await deps.auth.authenticate(request.headers.get('authorization') ?? undefined);
+    if (!auth.ok) return replyResponse(auth.reply);
     const options = auth.authInfo === undefined ? {} : { authInfo: auth.authInfo };
     if (deps.legacy?.claimsSession(request.headers.get('mcp-session-id') ?? undefined))
       return deps.legacy.fetch(request, options);

@@ -2,16 +2,49 @@ import type { AuthInfo } from '@modelcontextprotocol/server';
 
 export const ANONYMOUS = 'anonymous';
 
-/** The AuthInfo handed to the SDK: the principal travels as `clientId`. */
-export function authInfoFor(principal: string, token: string): AuthInfo {
-  return { token, clientId: principal, scopes: [], extra: { principal } };
+/** The AuthInfo handed to the SDK: the principal travels in `extra.principal`. */
+export function authInfoFor(
+  principal: string,
+  token: string,
+  details: {
+    clientId?: string | undefined;
+    scopes?: string[];
+    expiresAt?: number | undefined;
+  } = {},
+): AuthInfo {
+  return {
+    token,
+    clientId: details.clientId ?? principal,
+    scopes: details.scopes ?? [],
+    ...(details.expiresAt === undefined ? {} : { expiresAt: details.expiresAt }),
+    extra: { principal },
+  };
+}
+
+function nonEmpty(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/**
+ * The one principal rule, for every path (fast path, SDK, 2025-11-25 sessions): taskrail's
+ * own `extra.principal`; for AuthInfo set by a host application's middleware (`req.auth`),
+ * its `extra.sub`, else its `clientId`; without any, `anonymous`.
+ */
+export function principalOfAuthInfo(authInfo: AuthInfo | undefined): string {
+  if (authInfo === undefined) return ANONYMOUS;
+  const extra = authInfo.extra ?? {};
+  return (
+    nonEmpty(extra['principal']) ??
+    nonEmpty(extra['sub']) ??
+    nonEmpty(authInfo.clientId) ??
+    ANONYMOUS
+  );
 }
 
 export function principalOf(ctx: {
   http?: { authInfo?: AuthInfo | undefined } | undefined;
 }): string {
-  const principal = ctx.http?.authInfo?.extra?.['principal'];
-  return typeof principal === 'string' && principal !== '' ? principal : ANONYMOUS;
+  return principalOfAuthInfo(ctx.http?.authInfo);
 }
 
 /** The client capabilities THIS request declared (modern era only; undefined on the legacy wire). */

@@ -39,6 +39,7 @@ describe('admin HTTP face', () => {
     assert.deepEqual((await call(h.base, '/dashboard/api/me', VIEWER)).body, {
       name: 'viewer',
       canAnswer: false,
+      canCancel: true,
     });
   });
 

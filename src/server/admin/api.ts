@@ -84,6 +84,9 @@ async function showTask(deps: ApiDeps, id: string): Promise<Response> {
 }
 
 async function cancelTask(deps: ApiDeps, id: string, operator: AdminOperator): Promise<Response> {
+  if (!operator.canCancel) {
+    return json(403, { error: 'forbidden', message: 'this admin token may only read' });
+  }
   const task = await deps.store.get(id);
   if (task === undefined) return notFound();
   if (isTerminal(task.status)) return json(409, { error: 'terminal', task: summaryOf(task) });

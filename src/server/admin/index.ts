@@ -8,14 +8,24 @@ import { TaskJournal } from './journal.js';
 import { AdminMetrics } from './metrics.js';
 import { serveOnNode } from './node-adapter.js';
 import { PAGE_ASSETS } from './page.js';
-import { authenticateAdmin, checkAdminTokens, type AdminTokenEntry } from './tokens.js';
+import type { Logger } from '../../runtime/api.js';
+import { TaskrailError } from '../../task/errors.js';
+import {
+  oauthOperators,
+  tokenOperators,
+  type AdminAuthenticator,
+  type AdminOAuthOptions,
+} from './operators.js';
+import { checkAdminTokens, type AdminTokenEntry } from './tokens.js';
 
 export interface AdminOptions {
   /**
    * Admin bearer token → operator: a name (`"ops"`), or `{ name, canAnswer }` for operators
    * allowed to answer parked tasks' input on a caller's behalf.
    */
-  tokens: Readonly<Record<string, AdminTokenEntry>>;
+  tokens?: Readonly<Record<string, AdminTokenEntry>>;
+  /** Or OAuth access tokens with an admin scope (read only, or read and write). */
+  oauth?: AdminOAuthOptions;
   /** Re-list interval while a dashboard is connected (catches other processes on SQLite). Default 2000 ms. */
   pollMs?: number;
 }
@@ -25,6 +35,9 @@ export interface AdminContext {
   /** Caller tokens (`auth`): an admin token may not be one of them. */
   callerTokens?: Readonly<Record<string, string>> | undefined;
   runtime: () => TaskRuntime;
+  /** The server's resource URL (OAuth `aud`), once known. */
+  resource?: () => string | undefined;
+  logger?: Logger | undefined;
 }
 
 /** The operator face the HTTP front routes to: `/dashboard…` and `/metrics`. */
@@ -40,10 +53,18 @@ export interface AdminFace {
   readonly feed: AdminFeed;
 }
 
-const UNAUTHORIZED = { error: 'unauthorized', message: 'an admin bearer token is required' };
+function adminAuthenticator(options: AdminOptions, context: AdminContext): AdminAuthenticator {
+  if ((options.tokens === undefined) === (options.oauth === undefined)) {
+    throw new TaskrailError('CONFIG', 'admin needs either tokens or oauth (one of them)');
+  }
+  if (options.oauth !== undefined) {
+    return oauthOperators(options.oauth, context.resource ?? (() => undefined), context.logger);
+  }
+  return tokenOperators(checkAdminTokens(options.tokens, context.callerTokens));
+}
 
 export function createAdmin(options: AdminOptions, context: AdminContext): AdminFace {
-  const tokens = checkAdminTokens(options.tokens, context.callerTokens);
+  const authenticate = adminAuthenticator(options, context);
   const pollMs = options.pollMs ?? 2000;
   const metrics = new AdminMetrics(() => store);
   const store = instrumentStore(context.store, metrics);
@@ -63,12 +84,9 @@ export function createAdmin(options: AdminOptions, context: AdminContext): Admin
     const path = new URL(request.url).pathname;
     const asset = request.method === 'GET' ? PAGE_ASSETS[path] : undefined;
     if (asset !== undefined) return asset();
-    const operator = authenticateAdmin(tokens, request.headers.get('authorization'));
-    if (operator === undefined) {
-      const response = json(401, UNAUTHORIZED);
-      response.headers.set('www-authenticate', 'Bearer realm="taskrail-admin"');
-      return response;
-    }
+    const check = await authenticate(request.headers.get('authorization'));
+    if (!check.ok) return check.response;
+    const operator = check.operator;
     if (path === '/metrics' && request.method === 'GET') {
       const { contentType, body } = await metrics.render();
       return new Response(body, { headers: { 'content-type': contentType } });
@@ -94,3 +112,4 @@ export function createAdmin(options: AdminOptions, context: AdminContext): Admin
 }
 
 export { loadAdminTokenFile, type AdminTokenEntry, type AdminOperator } from './tokens.js';
+export { DEFAULT_ADMIN_SCOPE, type AdminOAuthOptions } from './operators.js';

@@ -5,6 +5,8 @@ import { readJsonFile } from '../auth.js';
 export interface AdminOperator {
   name: string;
   canAnswer: boolean;
+  /** Token operators always may; an OAuth operator needs the admin write scope. */
+  canCancel: boolean;
 }
 
 /**
@@ -16,7 +18,8 @@ export type AdminTokenEntry = string | { name: string; canAnswer?: boolean };
 export type AdminTokenMap = Readonly<Record<string, AdminOperator>>;
 
 function operatorOf(entry: unknown, source: string): AdminOperator {
-  if (typeof entry === 'string' && entry !== '') return { name: entry, canAnswer: false };
+  if (typeof entry === 'string' && entry !== '')
+    return { name: entry, canAnswer: false, canCancel: true };
   if (entry !== null && typeof entry === 'object' && !Array.isArray(entry)) {
     const { name, canAnswer } = entry as Record<string, unknown>;
     if (
@@ -24,7 +27,7 @@ function operatorOf(entry: unknown, source: string): AdminOperator {
       name !== '' &&
       (canAnswer === undefined || typeof canAnswer === 'boolean')
     ) {
-      return { name, canAnswer: canAnswer === true };
+      return { name, canAnswer: canAnswer === true, canCancel: true };
     }
   }
   throw new TaskrailError(
@@ -64,13 +67,4 @@ export async function loadAdminTokenFile(path: string): Promise<Record<string, A
   const value = await readJsonFile(path, 'admin token file');
   checkAdminTokens(value, undefined, path);
   return value as Record<string, AdminTokenEntry>;
-}
-
-/** The operator behind an `Authorization: Bearer` header, or undefined. */
-export function authenticateAdmin(
-  tokens: AdminTokenMap,
-  authorization: string | null | undefined,
-): AdminOperator | undefined {
-  const token = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
-  return token !== undefined && Object.hasOwn(tokens, token) ? tokens[token] : undefined;
 }

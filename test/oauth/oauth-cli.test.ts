@@ -1,0 +1,87 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { after, before, describe, it } from 'node:test';
+import { startNode, type Child } from '../helpers/child.js';
+import { makeKey, TestAuthServer, type TestKey } from './auth-server.js';
+
+const CLI = 'dist/cli/main.js';
+
+function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { env: { ...process.env, TASKRAIL_BEARER: '', ...env }, timeout: 30_000 },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+describe('taskrail serve --auth oauth: and taskrail call with TASKRAIL_BEARER', () => {
+  const as = new TestAuthServer();
+  let key: TestKey;
+  let serve: Child;
+  let url = '';
+
+  before(async () => {
+    key = await makeKey('rsa-1', 'RS256');
+    await as.start(key);
+    serve = startNode(CLI, [
+      'serve',
+      '--port',
+      '0',
+      '--store',
+      'memory:',
+      '--auth',
+      `oauth:${as.issuer}`,
+      '--scope',
+      'mcp:tools',
+      '--log-level',
+      'warn',
+    ]);
+    url = (await serve.line(/(http:\/\/\S+\/mcp)/))[1] ?? '';
+  });
+  after(async () => {
+    await serve.kill('SIGTERM');
+    await as.close();
+  });
+
+  it('refuses to start when the issuer has no metadata, saying where it looked', async () => {
+    const run = await runCli([
+      'serve',
+      '--port',
+      '0',
+      '--store',
+      'memory:',
+      '--auth',
+      'oauth:http://127.0.0.1:9/none',
+    ]);
+    assert.notEqual(run.code, 0);
+    assert.match(
+      run.stderr,
+      /cannot read the authorization server metadata of http:\/\/127\.0\.0\.1:9\/none/,
+    );
+    const flags = await runCli(['serve', '--port', '0', '--scope', 'x']);
+    assert.match(flags.stderr, /--resource and --scope need --auth oauth:ISSUER_URL/);
+  });
+
+  it('calls with the bearer from the environment; without one, names the resource metadata', async () => {
+    const args = ['call', url, 'greet', '--args', '{"name":"Ada"}', '--no-tasks'];
+    const refused = await runCli(args);
+    assert.notEqual(refused.code, 0);
+    assert.ok(
+      refused.stderr.includes(`${new URL(url).origin}/.well-known/oauth-protected-resource/mcp`),
+      refused.stderr,
+    );
+    const token = await as.token(key, { scope: 'mcp:tools' }, url);
+    const accepted = await runCli(args, { TASKRAIL_BEARER: token });
+    assert.equal(accepted.code, 0, accepted.stderr);
+    assert.match(accepted.stdout, /Hello, Ada/);
+  });
+});
