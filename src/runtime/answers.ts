@@ -1,4 +1,5 @@
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import { createRequire } from 'node:module';
+import type { Ajv2020 as Ajv2020Type, ValidateFunction } from 'ajv/dist/2020.js';
 import { RPC, RpcError } from '../task/errors.js';
 import type { InputRequest, JsonObject, TaskRecord } from '../task/record.js';
 
@@ -76,7 +77,22 @@ function rootsProblem(answer: JsonObject): string | undefined {
   return undefined;
 }
 
-const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: false });
+/**
+ * Loaded on the first schema check, not at start-up: `serve` keeps its resting memory low
+ * (test/cli/lazy-commands.test.ts), and most servers never see an elicitation answer. ajv is
+ * CommonJS, so a synchronous require keeps the check inside the compare-and-set's change.
+ */
+let ajvInstance: Ajv2020Type | undefined;
+function ajv(): Ajv2020Type {
+  if (ajvInstance === undefined) {
+    const { Ajv2020 } = createRequire(import.meta.url)('ajv/dist/2020.js') as {
+      Ajv2020: typeof Ajv2020Type;
+    };
+    ajvInstance = new Ajv2020({ strict: false, allErrors: false, validateFormats: false });
+  }
+  return ajvInstance;
+}
+
 const compiled = new Map<string, ValidateFunction | null>();
 
 /**
@@ -99,8 +115,8 @@ function compile(schema: JsonObject): ValidateFunction | null {
   let validate: ValidateFunction | null;
   try {
     const { $schema: _dialect, ...rest } = schema;
-    validate = ajv.compile(rest);
-    ajv.removeSchema(rest); // the cache below is the bounded one
+    validate = ajv().compile(rest);
+    ajv().removeSchema(rest); // the cache below is the bounded one
   } catch {
     validate = null;
   }

@@ -82,8 +82,9 @@ async function runUnderLease(
   const run: RunState = { signal: controller.signal, leaseLost: false };
   const stopHeartbeat = startHeartbeat(settings, taskId, lease, controller, run);
   let end: RunEnd = 'release';
+  let loaded: Loaded | undefined;
   try {
-    const loaded = controller.signal.aborted ? undefined : await load();
+    loaded = controller.signal.aborted ? undefined : await load();
     if (loaded !== undefined) end = await execute(settings, loaded, run);
   } catch (error) {
     if (!isStoreUnavailable(error)) throw error;
@@ -93,6 +94,9 @@ async function runUnderLease(
     if (settings.running.get(taskId) === controller) settings.running.delete(taskId);
     if (settings.leases.get(taskId) === lease.token) settings.leases.delete(taskId);
     if (stopReasonOf(controller.signal) === 'shutdown' && end === 'release') end = 'abandon';
+    // An interruption not yet counted (the re-run's first write did not happen) must stay on
+    // record, or the next claim would look like a first run.
+    if (lease.interrupted && loaded === undefined && end === 'release') end = 'abandon';
     // A write that took the task out of `working` already dropped the lease in the same
     // transaction; releasing it again would cost a write for nothing.
     if (end !== 'rested') await handBack(settings, taskId, lease.token, end === 'abandon');
