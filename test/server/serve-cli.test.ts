@@ -80,6 +80,6 @@ describe('taskrail serve', () => {
       child.process.once('exit', (c) => done(c)),
     );
     assert.equal(code, 4);
-    assert.match(child.stderr(), /--no-worker needs a redis:\/\/ store/);
+    assert.match(child.stderr(), /--no-worker needs a redis:\/\/ or postgres:\/\/ store/);
   });
 });
