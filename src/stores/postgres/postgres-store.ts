@@ -10,6 +10,7 @@ import type {
   LeaseRenewal,
   ListPage,
   ListQuery,
+  ReleaseOptions,
   TaskStore,
 } from '../../store/port.js';
 import { TaskrailError } from '../../task/errors.js';
@@ -148,8 +149,9 @@ export class PostgresTaskStore implements TaskStore {
     return { held: row['held'] === true, status: row['status'] as TaskStatus };
   }
 
-  async releaseLease(id: string, token: string): Promise<void> {
-    await this.#query(this.#sql.release, [id, token]);
+  async releaseLease(id: string, token: string, options: ReleaseOptions = {}): Promise<void> {
+    const statement = options.abandoned === true ? this.#sql.abandon : this.#sql.release;
+    await this.#query(statement, [id, token]);
   }
 
   async findRunnable(limit: number): Promise<string[]> {

@@ -58,6 +58,8 @@ export function statementsFor(s: string, channel: string) {
     /** $1 id, $2 token. */
     release: `UPDATE ${t} SET lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
       WHERE id = $1 AND lease_token = $2`,
+    /** $1 id, $2 token. Keeps the token, so the next claim counts as an interruption. */
+    abandon: `UPDATE ${t} SET lease_expires_at = 0 WHERE id = $1 AND lease_token = $2`,
     /** $1 now, $2 limit. */
     runnable: `SELECT id FROM ${t} WHERE status = 'working' AND ${LIVE}
         AND (lease_expires_at IS NULL OR lease_expires_at <= ${NOW})
