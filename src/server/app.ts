@@ -6,6 +6,7 @@ import {
   type ServerNotifier,
 } from '@modelcontextprotocol/server';
 import type { Logger, RuntimeOptions } from '../runtime/api.js';
+import { stderrLogger } from '../runtime/logger.js';
 import { TaskRuntime } from '../runtime/runtime.js';
 import type { ToolHandler } from '../runtime/tool.js';
 import type { TaskStore } from '../store/port.js';
@@ -20,6 +21,7 @@ import { ANONYMOUS, principalOf } from './principal.js';
 import { isLoopbackHost, localHostSet } from './host-check.js';
 import { ToolRegistry } from './registry.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
+import { guardFace, TroubleReporter, withTroubleStatus } from './server-trouble.js';
 import type { McpConfigurer, TaskToolConfig } from './types.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -106,8 +108,9 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     tools,
     ...(options.logger === undefined ? {} : { logger: options.logger }),
   });
-  const traced = tracedFace(runtime);
-  const face = (): TaskRuntimeFace => traced;
+  const trouble = new TroubleReporter(options.logger ?? stderrLogger('warn'));
+  const guarded = guardFace(tracedFace(runtime), trouble);
+  const face = (): TaskRuntimeFace => guarded;
   const tokens = options.auth === undefined ? undefined : checkTokenMap(options.auth.tokens);
   const instanceDeps: InstanceDeps = {
     name: options.name ?? 'taskrail',
@@ -117,6 +120,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     runtime: face,
     configurers,
     fallbackTools: options.fallbackTools === true,
+    trouble,
   };
   const onError = (error: unknown): void =>
     options.logger?.error('request failed', { error: String(error) });
@@ -145,7 +149,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     tools,
     serverInfo: { name: instanceDeps.name, version: instanceDeps.version },
     listen: createListenHub(runtime, options.listen),
-    sdk,
+    sdk: { ...sdk, fetch: withTroubleStatus(sdk.fetch) },
     path: options.path ?? '/mcp',
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     tokens,

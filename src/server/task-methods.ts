@@ -22,6 +22,7 @@ import {
 import { isPlausibleTaskId } from '../task/ids.js';
 import type { JsonObject } from '../task/record.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
+import { isServerTrouble, troubleWire } from './server-trouble.js';
 import { objectResponses } from './tool-call.js';
 
 /** A finished HTTP answer: status and JSON body (empty for 202). */
@@ -32,6 +33,19 @@ export interface Reply {
 
 export function errorReply(id: RequestId | null, wire: WireError): Reply {
   return { status: wire.httpStatus, body: errorMessage(id, wire.error) };
+}
+
+/** Runs `work`; store trouble (already logged by the guarded face) becomes the 503 answer. */
+export async function troubleAsReply<T>(
+  id: RequestId | null,
+  work: () => Promise<T>,
+): Promise<{ ok: true; value: T } | { ok: false; reply: Reply }> {
+  try {
+    return { ok: true, value: await work() };
+  } catch (error) {
+    if (!isServerTrouble(error)) throw error;
+    return { ok: false, reply: errorReply(id, troubleWire()) };
+  }
 }
 
 /** Routing headers first, then the `_meta` envelope: the checks every modern request passes. */
@@ -94,7 +108,9 @@ export async function serveTaskMethod(
     return errorReply(id, invalidParams('inputResponses must be an object'));
   }
   if (!isPlausibleTaskId(taskId)) return errorReply(id, taskNotFound());
-  const result = await handler(runtime, taskId, principal, params);
+  const outcome = await troubleAsReply(id, () => handler(runtime, taskId, principal, params));
+  if (!outcome.ok) return outcome.reply;
+  const result = outcome.value;
   if (result === undefined) return errorReply(id, taskNotFound());
   result['_meta'] = { [META.serverInfo]: serverInfo };
   return { status: 200, body: resultMessage(req.id, result) };

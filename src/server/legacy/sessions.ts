@@ -8,6 +8,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { isObject } from '../../protocol/envelope.js';
 import { principalOf } from '../principal.js';
+import { withTroubleStatus } from '../server-trouble.js';
 import type { LegacyDeps } from './deps.js';
 import { buildSessionServer, forwardStatusNotifications } from './session-server.js';
 
@@ -74,7 +75,11 @@ export class LegacySessions {
     return this.#node(req, res, parsedBody);
   }
 
-  async fetch(request: Request, options: FetchOptions): Promise<Response> {
+  readonly fetch = withTroubleStatus((request: Request, options: FetchOptions) =>
+    this.#serve(request, options),
+  );
+
+  async #serve(request: Request, options: FetchOptions): Promise<Response> {
     const sessionId = request.headers.get(SESSION_HEADER);
     if (sessionId === null) return this.#open(request, options);
     const session = this.#sessions.get(sessionId);
