@@ -53,6 +53,43 @@ export interface TaskServerOptions {
   legacySessions?: LegacySessionsOption;
   /** For hosts without tasks: required tools answer with a task id; adds task_status/result/cancel. */
   fallbackTools?: boolean;
+  /** Socket limits of the server `listen` starts (not used by `fetch` / `nodeHandler`). */
+  http?: HttpLimits;
+}
+
+/** Limits that keep slow or idle clients from holding the server's sockets. */
+export interface HttpLimits {
+  /** Time a client has to send its request headers. Default 10 s (Node: 60 s). */
+  headersTimeoutMs?: number;
+  /** Time to receive a whole request. Default 60 s. Responses (SSE streams) are not limited. */
+  requestTimeoutMs?: number;
+  /** An idle keep-alive socket is closed after this long. Default 5 s. */
+  keepAliveTimeoutMs?: number;
+  /** Sockets open at once; more are refused at accept. Default 1024. */
+  maxConnections?: number;
+}
+
+export const HTTP_DEFAULTS = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 60_000,
+  keepAliveTimeoutMs: 5_000,
+  maxConnections: 1024,
+} as const;
+
+function applyLimits(server: Server, limits: HttpLimits = {}): void {
+  const headersTimeout = limits.headersTimeoutMs ?? HTTP_DEFAULTS.headersTimeoutMs;
+  const requestTimeout = limits.requestTimeoutMs ?? HTTP_DEFAULTS.requestTimeoutMs;
+  server.headersTimeout = headersTimeout;
+  // Node wants requestTimeout ≥ headersTimeout (0 = off).
+  server.requestTimeout = requestTimeout === 0 ? 0 : Math.max(requestTimeout, headersTimeout);
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs ?? HTTP_DEFAULTS.keepAliveTimeoutMs;
+  server.maxConnections = limits.maxConnections ?? HTTP_DEFAULTS.maxConnections;
+}
+
+/** How often Node checks header/request timers: often enough to honour short limits. */
+function checkingInterval(limits: HttpLimits = {}): number {
+  const headersTimeout = limits.headersTimeoutMs ?? HTTP_DEFAULTS.headersTimeoutMs;
+  return Math.min(30_000, Math.max(250, Math.floor(headersTimeout / 4)));
 }
 
 type RequestStateVerify = NonNullable<InstanceDeps['requestState']>['verify'];
@@ -186,7 +223,12 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
       if (options.allowedHosts === undefined && isLoopbackHost(host)) {
         httpDeps.allowedHosts = localHostSet();
       }
-      http = createServer(nodeHandler);
+      http = createServer(
+        // The sweep interval is fixed at creation: pick it from the limits.
+        { connectionsCheckingInterval: checkingInterval(options.http) },
+        nodeHandler,
+      );
+      applyLimits(http, options.http);
       await new Promise<void>((resolve, reject) => {
         http?.once('error', reject);
         http?.listen(port, host, () => resolve());

@@ -5,10 +5,12 @@ import { serveApi, json, type ApiDeps } from './api.js';
 import { AdminFeed } from './feed.js';
 import { instrumentStore } from './instrument-store.js';
 import { TaskJournal } from './journal.js';
-import { AdminMetrics } from './metrics.js';
+import { AdminMetrics, type ExtraGauge } from './metrics.js';
 import { serveOnNode } from './node-adapter.js';
 import { PAGE_ASSETS } from './page.js';
 import { authenticateAdmin, checkAdminTokens, type AdminTokenEntry } from './tokens.js';
+
+export type { ExtraGauge } from './metrics.js';
 
 export interface AdminOptions {
   /**
@@ -18,6 +20,8 @@ export interface AdminOptions {
   tokens: Readonly<Record<string, AdminTokenEntry>>;
   /** Re-list interval while a dashboard is connected (catches other processes on SQLite). Default 2000 ms. */
   pollMs?: number;
+  /** More gauges on /metrics, read at each scrape (e.g. `taskrail_workers_alive` under --no-worker). */
+  gauges?: readonly ExtraGauge[];
 }
 
 export interface AdminContext {
@@ -45,7 +49,7 @@ const UNAUTHORIZED = { error: 'unauthorized', message: 'an admin bearer token is
 export function createAdmin(options: AdminOptions, context: AdminContext): AdminFace {
   const tokens = checkAdminTokens(options.tokens, context.callerTokens);
   const pollMs = options.pollMs ?? 2000;
-  const metrics = new AdminMetrics(() => store);
+  const metrics = new AdminMetrics(() => store, options.gauges);
   const store = instrumentStore(context.store, metrics);
   const journal = new TaskJournal();
   const feed = new AdminFeed({ store, journal, metrics, pollMs, pollLimit: 200 });
