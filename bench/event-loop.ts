@@ -19,15 +19,35 @@ import { report } from './_stats.js';
 const ROWS = 50_000;
 const LOCK_MS = 5_000;
 const GOAL_MS = 50;
+/** Longest a tasks/get of another caller may wait for its answer while the lock is held. */
+const GAP_GOAL_MS = 250;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** p99 and max loop delay in ms while `work` runs. */
+const TICK_MS = 5;
+
+/**
+ * p99 and max loop delay in ms while `work` runs: how late each 5 ms tick fires. A loop blocked
+ * from start to end still yields one sample (the final check), where monitorEventLoopDelay
+ * would record none and report 0. Cross-checked against monitorEventLoopDelay's max.
+ */
 async function loopDelay(work: () => Promise<unknown>): Promise<{ p99: number; max: number }> {
-  const histogram = monitorEventLoopDelay({ resolution: 5 });
+  const histogram = monitorEventLoopDelay({ resolution: TICK_MS });
   histogram.enable();
+  const lateness: number[] = [];
+  let expected = performance.now() + TICK_MS;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    lateness.push(Math.max(0, now - expected));
+    expected = now + TICK_MS;
+  }, TICK_MS);
   await work();
+  clearInterval(timer);
+  lateness.push(Math.max(0, performance.now() - expected));
   histogram.disable();
-  return { p99: histogram.percentile(99) / 1e6, max: histogram.max / 1e6 };
+  lateness.sort((a, b) => a - b);
+  const p99 = lateness[Math.min(lateness.length - 1, Math.floor(lateness.length * 0.99))] ?? 0;
+  const max = Math.max(lateness.at(-1) ?? 0, histogram.max / 1e6);
+  return { p99, max };
 }
 
 async function fillExpired(file: string): Promise<void> {
@@ -105,21 +125,29 @@ async function lockPhase(file: string) {
   const taskId = made.body.result?.taskId as string;
   let answered = 0;
   let sent = 0;
+  let lastAnswer = 0;
+  let longestGap = 0;
   const delay = await loopDelay(async () => {
     const lock = await lockFromAnotherProcess(file, LOCK_MS);
     const create = rpc(url, 'tools/call', { name: 'noop', arguments: {} }).catch(() => undefined);
     const ends = Date.now() + LOCK_MS - 200;
+    lastAnswer = performance.now();
     while (Date.now() < ends) {
       sent += 1;
       const reply = await rpc(url, 'tasks/get', { taskId }).catch(() => undefined);
-      if (reply?.status === 200) answered += 1;
+      if (reply?.status === 200) {
+        answered += 1;
+        longestGap = Math.max(longestGap, performance.now() - lastAnswer);
+        lastAnswer = performance.now();
+      }
       await pause(20);
     }
+    longestGap = Math.max(longestGap, performance.now() - lastAnswer);
     await Promise.all([create, lock.released]);
   });
   await app.close(1000);
   await store.close();
-  return { delay, answered, sent };
+  return { delay, answered, sent, longestGap };
 }
 
 async function main(): Promise<void> {
@@ -138,7 +166,8 @@ async function main(): Promise<void> {
     report({
       title: 'Event-loop delay while the store is busy (SQLite)',
       description:
-        `perf_hooks.monitorEventLoopDelay (5 ms resolution) in the serving process. Sweep: ` +
+        `Lateness of a 5 ms timer in the serving process (max cross-checked with ` +
+        `perf_hooks.monitorEventLoopDelay). Sweep: ` +
         `runtime.sweepNow() over ${ROWS} expired rows (${swept} deleted). Lock: another process ` +
         `holds the write lock for ${LOCK_MS / 1000} s while one create waits on it and tasks/get ` +
         'requests of another caller arrive every 20 ms. Baseline: the same process, idle, 2 s.',
@@ -164,8 +193,10 @@ async function main(): Promise<void> {
           met: sweep.p99 <= GOAL_MS,
         },
         {
-          text: `requests from other clients answered during the write lock (${lock.answered} of ${lock.sent} tasks/get)`,
-          met: lock.sent > 0 && lock.answered >= lock.sent * 0.9,
+          text:
+            `requests from other clients answered throughout the ${LOCK_MS / 1000} s write lock ` +
+            `(${lock.answered} tasks/get answered, longest wait ${ms(lock.longestGap)} ms; goal ≤ ${GAP_GOAL_MS} ms)`,
+          met: lock.answered > 0 && lock.longestGap <= GAP_GOAL_MS,
         },
       ],
     });
