@@ -59,7 +59,7 @@ export interface TaskServerOptions {
 
 /** Limits that keep slow or idle clients from holding the server's sockets. */
 export interface HttpLimits {
-  /** Time a client has to send its request headers. Default 10 s (Node: 60 s). */
+  /** Time a client has to send its request headers. Default 30 s (Node: 60 s). */
   headersTimeoutMs?: number;
   /** Time to receive a whole request. Default 60 s. Responses (SSE streams) are not limited. */
   requestTimeoutMs?: number;
@@ -70,7 +70,7 @@ export interface HttpLimits {
 }
 
 export const HTTP_DEFAULTS = {
-  headersTimeoutMs: 10_000,
+  headersTimeoutMs: 30_000,
   requestTimeoutMs: 60_000,
   keepAliveTimeoutMs: 5_000,
   maxConnections: 1024,
