@@ -24,7 +24,7 @@ import { LocalExecutor } from './local-executor.js';
 import { stderrLogger } from './logger.js';
 import { runTask, startLeasedTask, type RunnerSettings } from './task-runner.js';
 import { traced } from './tracing.js';
-import { waitForTerminal } from './wait.js';
+import { waitForSettled, waitForTerminal, type SettleOptions } from './wait.js';
 import { updateTask } from './writes.js';
 
 const DEFAULTS = {
@@ -231,6 +231,15 @@ export class TaskRuntime {
     signal?: AbortSignal,
   ): Promise<TaskRecord | undefined> {
     return waitForTerminal(this, id, principal, signal);
+  }
+
+  /** Resolves when the task ends, asks for input, or `timeoutMs` passed: the latest version. */
+  async waitForSettled(
+    id: string,
+    principal: string,
+    options: SettleOptions,
+  ): Promise<TaskRecord | undefined> {
+    return waitForSettled(this, id, principal, options);
   }
 
   /**

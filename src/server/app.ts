@@ -51,6 +51,11 @@ export interface TaskServerOptions {
   legacySessions?: LegacySessionsOption;
   /** For hosts without tasks: required tools answer with a task id; adds task_status/result/cancel. */
   fallbackTools?: boolean;
+  /**
+   * How long a `tools/call` from a host that did not declare tasks waits for the task it runs
+   * behind the scenes before answering with a handle (with `fallbackTools`). Default 45 s.
+   */
+  inlineWaitMs?: number;
 }
 
 type RequestStateVerify = NonNullable<InstanceDeps['requestState']>['verify'];
@@ -117,6 +122,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     runtime: face,
     configurers,
     fallbackTools: options.fallbackTools === true,
+    ...(options.inlineWaitMs === undefined ? {} : { inlineWaitMs: options.inlineWaitMs }),
   };
   const onError = (error: unknown): void =>
     options.logger?.error('request failed', { error: String(error) });
