@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { TaskrailClient } from '../client/index.js';
 import { follow, parseArguments, printOutcome, reportError, SigintRouter } from './host-output.js';
 import { ProgressLine } from './host-progress.js';
+import { followHandle, handleOf } from './call-handle.js';
 import { terminalInput } from './host-prompt.js';
 
 interface CallFlags {
@@ -58,7 +59,12 @@ async function runCall(url: string, tool: string, flags: CallFlags): Promise<num
     }
     if (call.taskId !== undefined) progress.note(`task ${call.taskId} created`);
     const outcome = call.outcome ?? (await follow(call, progress, interrupt, sigint));
-    return printOutcome(outcome, flags.json === true);
+    // A server without tasks for this call may hand back a task id past its inline wait.
+    const final =
+      handleOf(outcome) === undefined
+        ? outcome
+        : await followHandle(client, outcome, progress, sigint);
+    return printOutcome(final, flags.json === true);
   } catch (error) {
     progress.stop();
     return reportError(error);

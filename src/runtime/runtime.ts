@@ -24,6 +24,7 @@ import { LocalExecutor } from './local-executor.js';
 import { stderrLogger } from './logger.js';
 import { runTask, startLeasedTask, type RunnerSettings } from './task-runner.js';
 import { traced } from './tracing.js';
+import { logTransitions } from './transition-log.js';
 import { waitForSettled, waitForTerminal, type SettleOptions } from './wait.js';
 import { updateTask } from './writes.js';
 
@@ -100,9 +101,14 @@ export class TaskRuntime {
   start(): void {
     if (this.#started) return;
     this.#started = true;
-    this.#unsubscribe = this.events.on('task:transition', ({ task, to }) => {
+    const offAbort = this.events.on('task:transition', ({ task, to }) => {
       if (isTerminal(to)) this.#running.get(task.id)?.abort(new Error(`task ${to}`));
     });
+    const offLog = logTransitions(this.events, this.#logger);
+    this.#unsubscribe = () => {
+      offAbort();
+      offLog();
+    };
     if (this.#executor !== undefined) {
       this.#executor.start((taskId) =>
         traced('taskrail.task.execute', { 'taskrail.task_id': taskId }, () =>

@@ -19,6 +19,7 @@ import { createLegacySessions, type LegacySessionsOption } from './legacy/sessio
 import { ANONYMOUS, principalOf } from './principal.js';
 import { isLoopbackHost, localHostSet } from './host-check.js';
 import { ToolRegistry } from './registry.js';
+import { RequestLog } from './request-log.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
 import type { McpConfigurer, TaskToolConfig } from './types.js';
 
@@ -144,6 +145,8 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     },
     options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
   );
+  const debug = options.logger?.debug?.bind(options.logger);
+  const requestLog = debug === undefined ? undefined : new RequestLog(debug);
   const httpDeps: HttpDeps = {
     runtime: face,
     legacy,
@@ -158,8 +161,9 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     onError,
     allowedHosts: options.allowedHosts === undefined ? undefined : new Set(options.allowedHosts),
     admin,
+    requestLog,
   };
-  const nodeHandler = createNodeHandler(httpDeps);
+  const nodeHandler = requestLog?.wrap(createNodeHandler(httpDeps)) ?? createNodeHandler(httpDeps);
   const fetchHandler = createFetchHandler(httpDeps);
   let http: Server | undefined;
 
