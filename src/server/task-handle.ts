@@ -66,6 +66,8 @@ function detail(task: TaskRecord): string {
   return task.statusMessage === undefined ? '' : ` (${task.statusMessage})`;
 }
 
-function handle(text: string, structuredContent: JsonObject): CallToolResult {
+/** The instruction is in `structuredContent` too: some hosts show the model nothing else. */
+function handle(text: string, structured: JsonObject): CallToolResult {
+  const structuredContent = { ...structured, message: text };
   return { content: [{ type: 'text', text }], structuredContent } as CallToolResult;
 }
