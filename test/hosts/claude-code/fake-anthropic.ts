@@ -22,6 +22,8 @@ export interface ToolResultSeen {
  */
 export class FakeAnthropic {
   readonly results: ToolResultSeen[] = [];
+  /** The text of the last user message of each main-conversation request (task notifications). */
+  readonly userTexts: string[] = [];
   readonly #script: Script;
   #server: Server | undefined;
 
@@ -70,6 +72,8 @@ export class FakeAnthropic {
     if (!tools.some((tool) => tool['name'] === 'ToolSearch')) return [{ text: 'ok' }, -1];
     const messages = Array.isArray(body['messages']) ? (body['messages'] as Json[]) : [];
     const last = this.#record(messages);
+    const lastUser = messages.filter((message) => message['role'] === 'user').at(-1);
+    if (lastUser !== undefined) this.userTexts.push(textOf(lastUser['content']));
     const turn = messages.filter((message) => message['role'] === 'assistant').length;
     return [this.#script(turn, last), turn];
   }

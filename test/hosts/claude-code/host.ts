@@ -66,8 +66,8 @@ export function hostHome(apiUrl: string, extra: NodeJS.ProcessEnv = {}): HostHom
     work,
     env,
     remove() {
-      rmSync(home, { recursive: true, force: true });
-      rmSync(work, { recursive: true, force: true });
+      rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+      rmSync(work, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
     },
   };
 }
@@ -108,4 +108,71 @@ export function runPrint(
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/** Claude Code in interactive mode inside a detached tmux session. */
+export class TmuxHost {
+  readonly #session: string;
+
+  constructor(serverUrl: string, host: HostHome, name: string) {
+    this.#session = `taskrail-${name}-${process.pid}`;
+    const env = Object.entries(host.env)
+      .filter(([key]) => /^(HOME|PATH|LANG|ANTHROPIC_|DISABLE_|CLAUDE_|MCP_)/.test(key))
+      .map(([key, value]) => `${key}=${value ?? ''}`);
+    const args = [...['env', ...env, CLAUDE], '--mcp-config', mcpConfig(serverUrl)];
+    args.push('--strict-mcp-config', '--allowedTools', 'mcp__taskrail');
+    const command = args.map((arg) => `'${arg.replace(/'/g, `'\\''`)}'`).join(' ');
+    execFileSync('tmux', ['new-session', '-d', '-s', this.#session, '-x', '200', '-y', '50']);
+    execFileSync('tmux', [
+      'send-keys',
+      '-t',
+      this.#session,
+      `cd '${host.work}' && exec ${command}`,
+      'Enter',
+    ]);
+  }
+
+  screen(): string {
+    return execFileSync('tmux', ['capture-pane', '-p', '-t', this.#session]).toString();
+  }
+
+  keys(...keys: string[]): void {
+    execFileSync('tmux', ['send-keys', '-t', this.#session, ...keys]);
+  }
+
+  /** Types a line (text, then Enter as a separate key so it is not taken as a paste). */
+  type(text: string): void {
+    this.keys('-l', text);
+    this.keys('Enter');
+  }
+
+  /** Stops the host process (the pane runs it by exec) and waits for it before the session goes. */
+  async close(): Promise<void> {
+    let pid: number | undefined;
+    try {
+      const out = execFileSync('tmux', ['display', '-p', '-t', this.#session, '#{pane_pid}']);
+      pid = Number(out.toString().trim());
+      process.kill(pid, 'SIGTERM');
+    } catch {
+      // Already gone.
+    }
+    const deadline = Date.now() + 10_000;
+    while (pid !== undefined && alive(pid) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    try {
+      execFileSync('tmux', ['kill-session', '-t', this.#session], { stdio: 'ignore' });
+    } catch {
+      // Already gone.
+    }
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
