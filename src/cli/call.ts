@@ -23,7 +23,10 @@ export function registerCall(program: Command): void {
     .argument('<tool>', 'the tool name')
     .option('--args <json>', 'the arguments as a JSON object')
     .option('--args-file <file>', 'read the arguments (a JSON object) from a file')
-    .option('--no-tasks', 'do not declare the tasks extension (the server answers synchronously)')
+    .option(
+      '--no-tasks',
+      'do not declare the tasks extension (the answer comes inline, or as a handle this follows)',
+    )
     .option('--json', 'print the raw JSON result')
     .option('--detach', 'print the task id and return as soon as the task exists')
     .option('--bearer <token>', 'send Authorization: Bearer <token>')
