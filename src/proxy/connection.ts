@@ -21,6 +21,8 @@ export interface UpstreamConnection {
   /** Where this connection's server→client requests go; set by whoever holds it. */
   onServerRequest: ServerRequestHandler | undefined;
   readonly closed: boolean;
+  /** The upstream's HTTP session id (2025-11-25 sessions), which scopes its tasks. */
+  readonly sessionId: string | undefined;
   close(): Promise<void>;
 }
 
@@ -32,6 +34,8 @@ export interface ConnectOptions {
   onToolsChanged?: (tools: Tool[]) => void;
   /** Called once when the session ends (a stdio child that exited, a closed HTTP session). */
   onClose?: () => void;
+  /** Rejoin this HTTP session instead of opening one (to follow a task it holds). */
+  sessionId?: string;
 }
 
 /**
@@ -47,10 +51,14 @@ export async function connectUpstream(options: ConnectOptions): Promise<Upstream
       ...(options.onToolsChanged === undefined ? {} : { listChanged: toolsChanged(options) }),
     },
   );
+  const transport = transportFor(options);
   const connection = {
     client,
     onServerRequest: undefined as ServerRequestHandler | undefined,
     closed: false,
+    get sessionId() {
+      return transport.sessionId;
+    },
     close: () => client.close(),
   };
   const forward = (method: string) => async (request: { params: unknown }) => {
@@ -63,7 +71,6 @@ export async function connectUpstream(options: ConnectOptions): Promise<Upstream
   };
   client.setRequestHandler(ElicitRequestSchema, forward('elicitation/create'));
   client.setRequestHandler(CreateMessageRequestSchema, forward('sampling/createMessage'));
-  const transport = transportFor(options.spec, options.logger);
   client.onclose = () => {
     connection.closed = true;
     options.onClose?.();
@@ -84,10 +91,12 @@ function toolsChanged(options: ConnectOptions) {
   };
 }
 
-function transportFor(spec: UpstreamSpec, logger: Logger): Transport {
+function transportFor({ spec, logger, sessionId }: ConnectOptions): Transport {
   if (spec.kind === 'http') {
+    // With a session id the SDK client skips `initialize` and rejoins that session.
     return new StreamableHTTPClientTransport(spec.url, {
       requestInit: { headers: spec.headers },
+      ...(sessionId === undefined ? {} : { sessionId }),
     });
   }
   const transport = new StdioClientTransport({

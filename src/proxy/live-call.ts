@@ -13,7 +13,13 @@ import { sleep, type UpstreamPool } from './pool.js';
 /** How to reach the result: call the tool (as an upstream task or not), or follow a task. */
 export type CallPlan =
   | { kind: 'call'; tool: string; args: JsonObject; asTask: boolean }
-  | { kind: 'follow'; taskId: string };
+  | { kind: 'follow'; task: UpstreamTaskRef };
+
+/** An upstream task, and the HTTP session that holds it (2025-11-25 tasks live in a session). */
+export interface UpstreamTaskRef {
+  taskId: string;
+  sessionId?: string;
+}
 
 export interface CallSettings {
   pool: UpstreamPool;
@@ -45,14 +51,14 @@ export class LiveCall {
   readonly questions: UpstreamQuestion[] = [];
   progress: ProgressUpdate = {};
   progressSeq = 0;
-  upstreamTaskId: string | undefined;
+  upstreamTask: UpstreamTaskRef | undefined;
   outcome: Outcome | undefined;
   readonly #abort = new AbortController();
   #connection: UpstreamConnection | undefined;
   #wakers: (() => void)[] = [];
 
   constructor(plan: CallPlan, settings: CallSettings) {
-    if (plan.kind === 'follow') this.upstreamTaskId = plan.taskId;
+    if (plan.kind === 'follow') this.upstreamTask = plan.task;
     void this.#run(plan, settings);
   }
 
@@ -72,8 +78,9 @@ export class LiveCall {
   /** Stops the upstream call: `tasks/cancel` for an upstream task, `notifications/cancelled` otherwise. */
   cancel(cancelUpstreamTask: boolean): void {
     const client = this.#connection?.client;
-    if (cancelUpstreamTask && client !== undefined && this.upstreamTaskId !== undefined) {
-      void client.experimental.tasks.cancelTask(this.upstreamTaskId).catch(() => undefined);
+    const taskId = this.upstreamTask?.taskId;
+    if (cancelUpstreamTask && client !== undefined && taskId !== undefined) {
+      void client.experimental.tasks.cancelTask(taskId).catch(() => undefined);
     }
     this.#abort.abort(new RpcError(RPC.INTERNAL_ERROR, 'the upstream call was cancelled'));
   }
@@ -107,7 +114,8 @@ export class LiveCall {
     const signal = this.#abort.signal;
     let connection: UpstreamConnection | undefined;
     try {
-      connection = await settings.pool.acquire(signal);
+      const session = plan.kind === 'follow' ? plan.task.sessionId : undefined;
+      connection = await settings.pool.acquire(signal, session);
       this.#connection = connection;
       connection.onServerRequest = (method, params) => this.#ask(method, params);
       this.outcome = { result: await this.#call(connection, plan, settings) };
@@ -124,7 +132,7 @@ export class LiveCall {
       signal: this.#abort.signal,
       ...(s.timeoutMs > 0 ? { timeout: s.timeoutMs } : {}),
     };
-    if (plan.kind === 'follow') return this.#follow(c, plan.taskId, options);
+    if (plan.kind === 'follow') return this.#refollow(c, plan.task.taskId, options);
     const params = { name: plan.tool, arguments: plan.args };
     if (!plan.asTask) {
       const result = await c.client.callTool(params, CallToolResultSchema, {
@@ -141,9 +149,29 @@ export class LiveCall {
         task: { ttl: s.upstreamTaskTtlMs },
       },
     );
-    this.upstreamTaskId = created.task.taskId;
+    this.upstreamTask = {
+      taskId: created.task.taskId,
+      ...(c.sessionId === undefined ? {} : { sessionId: c.sessionId }),
+    };
     this.#wake();
     return this.#follow(c, created.task.taskId, options);
+  }
+
+  /** After a restart: the upstream task may be gone with its session or process. */
+  async #refollow(
+    c: UpstreamConnection,
+    taskId: string,
+    options: { signal: AbortSignal; timeout?: number },
+  ): Promise<ToolResult> {
+    try {
+      await c.client.experimental.tasks.getTask(taskId, options);
+    } catch (error) {
+      throw new RpcError(
+        RPC.INTERNAL_ERROR,
+        `Task interrupted: the proxy restarted and the upstream task ${taskId} cannot be followed any more (${asRpcError(error).message})`,
+      );
+    }
+    return this.#follow(c, taskId, options);
   }
 
   /** Polls the upstream task; at input_required or the end, `tasks/result` delivers the rest. */

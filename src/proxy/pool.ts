@@ -33,12 +33,14 @@ export class UpstreamPool {
     this.#options = options;
   }
 
-  async acquire(signal: AbortSignal): Promise<UpstreamConnection> {
+  /** A connection of its own; with `sessionId`, one that rejoins that upstream session. */
+  async acquire(signal: AbortSignal, sessionId?: string): Promise<UpstreamConnection> {
     while (this.#lent >= this.#options.size) {
       await this.#waitForSlot(signal);
     }
     this.#lent += 1;
     try {
+      if (sessionId !== undefined) return await this.#connect(signal, sessionId);
       return this.#takeIdle() ?? (await this.#connect(signal));
     } catch (error) {
       this.release(undefined);
@@ -70,12 +72,15 @@ export class UpstreamPool {
     return undefined;
   }
 
-  async #connect(signal: AbortSignal): Promise<UpstreamConnection> {
+  async #connect(signal: AbortSignal, sessionId?: string): Promise<UpstreamConnection> {
     for (;;) {
       if (this.#closed) throw new RpcError(RPC.INTERNAL_ERROR, 'the proxy is stopping');
       signal.throwIfAborted();
       try {
-        const connection = await connectUpstream(this.#options);
+        const connection = await connectUpstream({
+          ...this.#options,
+          ...(sessionId === undefined ? {} : { sessionId }),
+        });
         this.#failures = 0;
         return connection;
       } catch (error) {

@@ -5,7 +5,12 @@ import type { TaskStore } from '../store/port.js';
 import { RpcError, RPC } from '../task/errors.js';
 import type { JsonObject } from '../task/record.js';
 import { isTerminal } from '../task/status.js';
-import { LiveCall, type CallSettings, type UpstreamQuestion } from './live-call.js';
+import {
+  LiveCall,
+  type CallSettings,
+  type UpstreamQuestion,
+  type UpstreamTaskRef,
+} from './live-call.js';
 
 export interface ProxyToolDeps extends CallSettings {
   store: TaskStore;
@@ -55,10 +60,10 @@ async function attach(
   });
   const existing = deps.calls.get(key);
   if (existing !== undefined) return { key, live: existing };
-  const upstreamTask = await peekStep(ctx, TASK_STEP);
+  const upstreamTask = (await peekStep(ctx, TASK_STEP)) as UpstreamTaskRef | undefined;
   let live: LiveCall;
-  if (typeof upstreamTask === 'string') {
-    live = new LiveCall({ kind: 'follow', taskId: upstreamTask }, deps);
+  if (upstreamTask !== undefined) {
+    live = new LiveCall({ kind: 'follow', task: upstreamTask }, deps);
   } else if (fresh || tool.retry) {
     live = new LiveCall({ kind: 'call', tool: tool.name, args, asTask: tool.asTask }, deps);
   } else {
@@ -81,9 +86,9 @@ async function runAttached(
   let progressSeen = 0;
   try {
     for (;;) {
-      if (!taskRecorded && live.upstreamTaskId !== undefined) {
-        const id = live.upstreamTaskId;
-        await ctx.step(TASK_STEP, () => id);
+      if (!taskRecorded && live.upstreamTask !== undefined) {
+        const ref = live.upstreamTask;
+        await ctx.step(TASK_STEP, () => ({ ...ref }));
         taskRecorded = true;
       }
       for (const question of live.questions) {

@@ -1,5 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Logger } from '../../src/runtime/api.js';
@@ -124,4 +130,76 @@ export function waitForTask(
 export function textOf(task: Record<string, unknown>): string {
   const result = task['result'] as { content?: { text?: string }[] } | undefined;
   return (result?.content ?? []).map((c) => c.text ?? '').join('\n');
+}
+
+export interface Relay {
+  url: string;
+  /** `tools/call` tool names seen, in order. */
+  toolCalls: string[];
+  /** Every request's headers, lower-cased names. */
+  headers: Record<string, string | string[] | undefined>[];
+  close(): Promise<void>;
+}
+
+/**
+ * A byte-for-byte HTTP relay in front of the upstream that counts the tool calls reaching it,
+ * so a test can tell "followed the same upstream task" from "called the tool again".
+ */
+export async function countingRelay(target: string): Promise<Relay> {
+  const toolCalls: string[] = [];
+  const headers: Relay['headers'] = [];
+  const server = createHttpServer((req, res) => {
+    headers.push(req.headers);
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const text = body.toString();
+      const call = /"method"\s*:\s*"tools\/call"[\s\S]*?"name"\s*:\s*"([^"]+)"/.exec(text);
+      if (call?.[1] !== undefined) toolCalls.push(call[1]);
+      void relay(target, req, body, res);
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const address = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${address.port}/mcp`,
+    toolCalls,
+    headers,
+    close: () =>
+      new Promise((done) => {
+        server.close(() => done());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+async function relay(
+  target: string,
+  req: IncomingMessage,
+  body: Buffer,
+  res: ServerResponse,
+): Promise<void> {
+  const forwarded = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (name !== 'host' && name !== 'content-length' && typeof value === 'string') {
+      forwarded.set(name, value);
+    }
+  }
+  try {
+    const answer = await fetch(target, {
+      method: req.method ?? 'POST',
+      headers: forwarded,
+      ...(body.length > 0 ? { body } : {}),
+    });
+    res.writeHead(answer.status, Object.fromEntries(answer.headers));
+    if (answer.body === null) return void res.end();
+    const stream = Readable.fromWeb(answer.body as never);
+    // A killed proxy drops its end mid-stream: end the upstream side too, quietly.
+    stream.on('error', () => res.destroy());
+    res.on('close', () => stream.destroy());
+    stream.pipe(res);
+  } catch {
+    res.destroy();
+  }
 }
