@@ -31,7 +31,7 @@ describe('taskrail proxy --upstream (server-everything over Streamable HTTP)', (
   let dir: string;
   let proxy: ProxyProcess;
 
-  const startProxy = async (): Promise<ProxyProcess> => {
+  const startProxy = async (retryTools = 'get-sum'): Promise<ProxyProcess> => {
     const child = startNode(CLI, [
       'proxy',
       '--port',
@@ -43,7 +43,7 @@ describe('taskrail proxy --upstream (server-everything over Streamable HTTP)', (
       '--upstream-header',
       'X-Proxy-Test: yes',
       '--retry-tools',
-      'get-sum',
+      retryTools,
       '--log-level',
       'warn',
     ]);
@@ -125,5 +125,29 @@ describe('taskrail proxy --upstream (server-everything over Streamable HTTP)', (
       researchCalls,
     );
     assert.equal(relay.toolCalls.filter((n) => n === 'trigger-long-running-operation').length, 1);
+  });
+
+  it('after kill -9: calls a --retry-tools tool again', async () => {
+    await proxy.child.kill('SIGTERM');
+    proxy = await startProxy('trigger-long-running-operation');
+    const before = relay.toolCalls.length;
+    const taskId = await callAsTask(proxy.url, 'trigger-long-running-operation', {
+      duration: 2,
+      steps: 20,
+    });
+    await waitFor(
+      'the call to report progress',
+      async () => ((await getTask(proxy.url, taskId))['statusMessage'] ? true : undefined),
+      { timeoutMs: 20_000, intervalMs: 20 },
+    );
+    await proxy.child.kill('SIGKILL');
+    proxy = await startProxy('trigger-long-running-operation');
+    const done = await waitForTask(proxy.url, taskId, ['completed', 'failed']);
+    assert.equal(done['status'], 'completed', JSON.stringify(done));
+    assert.match(textOf(done), /Long running operation completed/);
+    assert.deepEqual(relay.toolCalls.slice(before), [
+      'trigger-long-running-operation',
+      'trigger-long-running-operation',
+    ]);
   });
 });
