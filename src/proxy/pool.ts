@@ -65,6 +65,13 @@ export class UpstreamPool {
     await Promise.all(idle.map((c) => c.close().catch(() => undefined)));
   }
 
+  #closedUnexpectedly(): void {
+    if (this.#closed) return;
+    this.#options.logger.warn('an upstream connection closed', {
+      upstream: describeUpstream(this.#options.spec),
+    });
+  }
+
   #takeIdle(): UpstreamConnection | undefined {
     for (let c = this.#idle.pop(); c !== undefined; c = this.#idle.pop()) {
       if (!c.closed) return c;
@@ -80,6 +87,7 @@ export class UpstreamPool {
         const connection = await connectUpstream({
           ...this.#options,
           ...(sessionId === undefined ? {} : { sessionId }),
+          onClose: () => this.#closedUnexpectedly(),
         });
         this.#failures = 0;
         return connection;

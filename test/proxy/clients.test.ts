@@ -127,10 +127,14 @@ describe('clients and principals through the proxy (server-everything on stdio)'
     const before = children();
     assert.ok(before.length > 0, 'the proxy runs server-everything children');
     for (const pid of before) process.kill(pid, 'SIGKILL');
+    // One child is the control session's, the others the call pool's: wait until the proxy
+    // saw every one of them go.
+    const count = (pattern: RegExp) =>
+      proxy.logger.lines.filter((line) => pattern.test(String(line['message']))).length;
     await waitFor(
-      'the proxy to reconnect its upstream session',
+      'the proxy to notice its upstream children died',
       () =>
-        proxy.logger.lines.some((l) => /reconnecting/.test(String(l['message'])))
+        count(/reconnecting/) >= 1 && count(/an upstream connection closed/) >= before.length - 1
           ? true
           : undefined,
       { timeoutMs: 10_000 },
