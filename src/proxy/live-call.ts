@@ -53,6 +53,8 @@ export class LiveCall {
   progressSeq = 0;
   upstreamTask: UpstreamTaskRef | undefined;
   outcome: Outcome | undefined;
+  /** A parked task's record is being watched for cancellation (proxy-tool.ts). */
+  watched = false;
   readonly #abort = new AbortController();
   #connection: UpstreamConnection | undefined;
   #wakers: (() => void)[] = [];

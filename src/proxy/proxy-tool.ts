@@ -140,12 +140,15 @@ async function stopAfterAbort(
  * record now and then, and drop the upstream call when the task ended without an answer.
  */
 function watchWhileParked(key: string, live: LiveCall, taskId: string, deps: ProxyToolDeps): void {
+  if (live.watched) return;
+  live.watched = true;
   const timer = setInterval(() => {
     void deps.store
       .get(taskId)
       .then((record) => {
         if (record !== undefined && record.status === 'input_required') return;
         clearInterval(timer);
+        live.watched = false;
         if (record === undefined || isTerminal(record.status)) {
           deps.calls.delete(key);
           live.cancel(true);

@@ -130,6 +130,29 @@ describe('proxy in front of server-everything over stdio', () => {
     assert.match(textOf(done), /Agreed to terms: true/);
   });
 
+  it('parks on the upstream sampling request and returns the answer upstream', async () => {
+    await waitFor('the sampling tool to be listed', async () =>
+      (await listTools(proxy.url)).some((t) => t.name === 'trigger-sampling-request')
+        ? true
+        : undefined,
+    );
+    const taskId = await callAsTask(proxy.url, 'trigger-sampling-request', { prompt: 'Hi?' });
+    const parked = await waitForTask(proxy.url, taskId, ['input_required', 'failed']);
+    const [key, request] = Object.entries(parked['inputRequests'] as object)[0] ?? [];
+    assert.ok(key !== undefined);
+    assert.equal((request as { method: string }).method, 'sampling/createMessage');
+    assert.match(JSON.stringify(request), /Hi\?/);
+    const answer = {
+      role: 'assistant',
+      content: { type: 'text', text: 'Hello from the caller' },
+      model: 'test-model',
+      stopReason: 'endTurn',
+    };
+    await rpc(proxy.url, 'tasks/update', { taskId, inputResponses: { [key]: answer } });
+    const done = await waitForTask(proxy.url, taskId, ['completed', 'failed']);
+    assert.match(textOf(done), /Hello from the caller/);
+  });
+
   it('cancels the upstream call on tasks/cancel and frees its slot', async () => {
     // concurrency 2: two 60 s calls hold both slots until cancelled.
     const first = await callAsTask(proxy.url, 'trigger-long-running-operation', {
