@@ -1,9 +1,10 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { createBullmqExecutor, type BullmqExecutor } from '../executors/bullmq/index.js';
+import type { BullmqExecutor } from '../executors/bullmq/index.js';
 import { stderrLogger, type LogLevel } from '../runtime/logger.js';
 import { createTaskServer, type TaskServer } from '../server/app.js';
 import type { TaskStore } from '../store/port.js';
 import { openStore } from '../stores/open.js';
+import { importWithPeers } from '../task/peer-dependency.js';
 import { packageVersion } from './package-info.js';
 import { parseLogLevel } from './options.js';
 import { announceToFleet } from './fleet.js';
@@ -46,6 +47,12 @@ async function work(options: WorkerOptions): Promise<void> {
     throw new Error('worker needs --store redis://HOST:PORT/DB (or TASKRAIL_STORE set to one)');
   }
   const store = await openStore(storeUrl);
+  // Loaded here, not at the top, so that a missing bullmq gets the install hint.
+  const { createBullmqExecutor } = await importWithPeers(
+    async () => import('../executors/bullmq/index.js'),
+    ['ioredis', 'bullmq'],
+    'taskrail worker',
+  );
   const executor = createBullmqExecutor({
     connectionUrl: storeUrl,
     mode: 'work',

@@ -1,6 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { TaskStore } from '../store/port.js';
 import { TaskrailError } from '../task/errors.js';
+import { importWithPeers } from '../task/peer-dependency.js';
 import type { Clock } from '../task/time.js';
 
 export const DEFAULT_STORE_URL = 'sqlite:./.taskrail/tasks.db';
@@ -16,6 +17,13 @@ export interface OpenStoreOptions {
 /** What `src/stores/redis/index.ts` exports; loaded only when a redis URL is used. */
 interface RedisStoreModule {
   openRedisStore(url: string, options?: OpenStoreOptions): Promise<TaskStore>;
+}
+
+/** A redis store runs its tasks through BullMQ, so both drivers are named together. */
+const REDIS_PEERS = ['ioredis', 'bullmq'];
+
+function redisScheme(url: string): string {
+  return url.startsWith('rediss:') ? 'rediss:' : 'redis:';
 }
 
 const USAGE = 'use sqlite:PATH, memory: or redis://HOST:PORT/DB';
@@ -59,7 +67,11 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
     // A variable specifier keeps the redis adapter (and its drivers) out of the type graph
     // and out of the load path until a redis URL is actually used.
     const specifier = './redis/index.js';
-    const redis = (await import(specifier)) as RedisStoreModule;
+    const redis = await importWithPeers(
+      async () => (await import(specifier)) as RedisStoreModule,
+      REDIS_PEERS,
+      `a ${redisScheme(trimmed)}// store`,
+    );
     return redis.openRedisStore(trimmed, options);
   }
   throw unknownUrl(url);

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TaskRuntime } from '../../runtime/runtime.js';
 import type { TaskStore } from '../../store/port.js';
+import { TaskrailError } from '../../task/errors.js';
 import { serveApi, json, type ApiDeps } from './api.js';
 import { AdminFeed } from './feed.js';
 import { instrumentStore } from './instrument-store.js';
@@ -42,6 +43,19 @@ export interface AdminFace {
 
 const UNAUTHORIZED = { error: 'unauthorized', message: 'an admin bearer token is required' };
 
+/** `/metrics` needs the optional prom-client package; without it the answer says what to install. */
+async function renderMetrics(metrics: AdminMetrics): Promise<Response> {
+  try {
+    const { contentType, body } = await metrics.render();
+    return new Response(body, { headers: { 'content-type': contentType } });
+  } catch (error) {
+    if (error instanceof TaskrailError && error.code === 'CONFIG') {
+      return json(503, { error: 'unavailable', message: error.message });
+    }
+    throw error;
+  }
+}
+
 export function createAdmin(options: AdminOptions, context: AdminContext): AdminFace {
   const tokens = checkAdminTokens(options.tokens, context.callerTokens);
   const pollMs = options.pollMs ?? 2000;
@@ -69,10 +83,7 @@ export function createAdmin(options: AdminOptions, context: AdminContext): Admin
       response.headers.set('www-authenticate', 'Bearer realm="taskrail-admin"');
       return response;
     }
-    if (path === '/metrics' && request.method === 'GET') {
-      const { contentType, body } = await metrics.render();
-      return new Response(body, { headers: { 'content-type': contentType } });
-    }
+    if (path === '/metrics' && request.method === 'GET') return renderMetrics(metrics);
     if (path.startsWith('/dashboard/api/')) {
       return serveApi(api, request, operator, path.slice('/dashboard/api/'.length));
     }
