@@ -1,5 +1,11 @@
 import type { Command } from 'commander';
-import { Ledger, TaskrailClient, isFinal, type LedgerEntry } from '../client/index.js';
+import {
+  Ledger,
+  TaskrailClient,
+  clientOptionsFromEnv,
+  isFinal,
+  type LedgerEntry,
+} from '../client/index.js';
 import { follow, printOutcome, reportError, SigintRouter } from './host-output.js';
 import { ProgressLine } from './host-progress.js';
 import { terminalInput } from './host-prompt.js';
@@ -49,7 +55,7 @@ export function registerTasks(program: Command): void {
 }
 
 async function withLedger(run: (ledger: Ledger) => Promise<number> | number): Promise<void> {
-  const ledger = Ledger.open();
+  const ledger = Ledger.open(clientOptionsFromEnv(process.env).home);
   try {
     process.exitCode = await run(ledger);
   } finally {
