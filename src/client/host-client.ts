@@ -16,6 +16,7 @@ import { TaskRpc } from './task-rpc.js';
 import { judgeResult, TaskWatch, type TaskEvent, type WatchDeps } from './task-watch.js';
 import { settledCall, WatchedCall, type ToolCall } from './tool-call.js';
 import { parseToolCallReply, type Tool } from './wire.js';
+import type { DetailedTask } from './wire-types.js';
 import { detectLegacyPeer, type LegacyPeer, type LegacyPeerOptions } from './legacy-call.js';
 import { idempotencyMeta, sendToolCall } from './keyed-call.js';
 
@@ -300,6 +301,15 @@ export class TaskrailClient {
       background: this.#options.background ?? true,
       tasks: this.tasksEnabled,
     };
+  }
+
+  /**
+   * The server's view of a task now (one `tasks/get`), or undefined when the server does not
+   * know it or answers with an error. Reads only: the ledger is not touched.
+   */
+  async fetchTask(taskId: string, signal?: AbortSignal): Promise<DetailedTask | undefined> {
+    const answer = await this.#rpc.get(taskId, signal);
+    return answer.ok ? answer.value : undefined;
   }
 
   close(): void {
