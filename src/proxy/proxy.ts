@@ -6,7 +6,7 @@ import {
 } from '@modelcontextprotocol/server';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../runtime/api.js';
-import type { TaskMode } from '../runtime/tool.js';
+import type { TaskMode, ToolHandler } from '../runtime/tool.js';
 import type { TaskServer } from '../server/app.js';
 import type { TaskToolConfig } from '../server/types.js';
 import { TaskrailError } from '../task/errors.js';
@@ -57,38 +57,66 @@ export async function startProxy(app: TaskServer, options: ProxyOptions): Promis
     calls: new Map<string, LiveCall>(),
     parkedCheckMs: 1000,
   };
-  const served = new Set<string>();
+  // Each served tool's upstream definition, to see what a `list_changed` changed.
+  const served = new Map<string, string>();
   let started = false;
   const onTools = (tools: Tool[], upstreamHasTasks: boolean): void => {
-    const added = tools.filter((tool) => !served.has(tool.name));
-    for (const tool of added) {
-      app.tool(
-        tool.name,
-        toolConfig(tool, options),
-        proxyHandler(
-          {
-            name: tool.name,
-            asTask: callsAsTask(tool, upstreamHasTasks),
-            retry: options.retryTools?.includes(tool.name) === true,
-          },
-          deps,
-        ),
+    const handlerOf = (tool: Tool): ToolHandler =>
+      proxyHandler(
+        {
+          name: tool.name,
+          asTask: callsAsTask(tool, upstreamHasTasks),
+          retry: options.retryTools?.includes(tool.name) === true,
+        },
+        deps,
       );
-      served.add(tool.name);
-    }
-    if (added.length > 0 && started) app.notify.toolsChanged();
+    const changed = followUpstreamTools(app, served, tools, handlerOf, options);
+    if (changed && started) app.notify.toolsChanged();
   };
   const session = await ControlSession.open({ ...options, spec: options.upstream, onTools });
   started = true;
   app.configure((mcp) => passThrough(mcp, session));
-  warnUnknownNames(options, served);
+  warnUnknownNames(options, new Set(served.keys()));
   return {
-    tools: served,
+    get tools() {
+      return new Set(served.keys());
+    },
     async close() {
       await pool.close();
       await session.close();
     },
   };
+}
+
+/**
+ * Serves `tools` as the upstream lists them now: new ones added, removed ones taken away (a
+ * call to one then gets the server's unknown-tool error), changed ones replaced. True when
+ * anything changed.
+ */
+function followUpstreamTools(
+  app: TaskServer,
+  served: Map<string, string>,
+  tools: Tool[],
+  handlerOf: (tool: Tool) => ToolHandler,
+  options: ProxyOptions,
+): boolean {
+  const listed = new Map(tools.map((tool) => [tool.name, tool]));
+  let changed = false;
+  for (const [name, definition] of served) {
+    const now = listed.get(name);
+    if (now !== undefined && JSON.stringify(now) === definition) continue;
+    app.tools.remove(name);
+    served.delete(name);
+    changed = true;
+    if (now === undefined) options.logger.info('the upstream removed a tool', { tool: name });
+  }
+  for (const tool of listed.values()) {
+    if (served.has(tool.name)) continue;
+    app.tool(tool.name, toolConfig(tool, options), handlerOf(tool));
+    served.set(tool.name, JSON.stringify(tool));
+    changed = true;
+  }
+  return changed;
 }
 
 function modeOf(tool: Tool, options: ProxyOptions): TaskMode {
