@@ -5,19 +5,53 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
+  CallToolResultSchema,
   CreateMessageRequestSchema,
   ElicitRequestSchema,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../runtime/api.js';
+import type { ProgressUpdate, ToolResult } from '../runtime/tool.js';
 import type { JsonObject } from '../task/record.js';
+import { connectModern } from './modern-client.js';
 import type { UpstreamSpec } from './upstream-spec.js';
 
 /** A request the upstream sent us (elicitation or sampling), to be answered by the caller. */
 export type ServerRequestHandler = (method: string, params: JsonObject) => Promise<JsonObject>;
 
+export interface UpstreamCallOptions {
+  signal: AbortSignal;
+  timeout?: number;
+  onprogress?: (progress: ProgressUpdate) => void;
+}
+
+type Params = Record<string, unknown> | undefined;
+
+/** What the proxy asks of an upstream, whichever protocol generation it speaks. */
+export interface UpstreamClient {
+  callTool(
+    params: { name: string; arguments: JsonObject },
+    options: UpstreamCallOptions,
+  ): Promise<ToolResult>;
+  listTools(params: {
+    cursor?: string;
+  }): Promise<{ tools: Tool[]; nextCursor?: string | undefined }>;
+  /** Capabilities as the upstream stated them (2026-07-28: from `server/discover`). */
+  getServerCapabilities(): Record<string, unknown> | undefined;
+  listResources(params: Params): Promise<unknown>;
+  listResourceTemplates(params: Params): Promise<unknown>;
+  readResource(params: Params): Promise<unknown>;
+  listPrompts(params: Params): Promise<unknown>;
+  getPrompt(params: Params): Promise<unknown>;
+}
+
 export interface UpstreamConnection {
-  readonly client: Client;
+  readonly client: UpstreamClient;
+  /**
+   * The SDK v1 client of a 2025-11-25 (or older) connection, which alone carries that
+   * generation's task wire; undefined on a 2026-07-28 connection.
+   */
+  readonly tasks: Client | undefined;
   /** Where this connection's server→client requests go; set by whoever holds it. */
   onServerRequest: ServerRequestHandler | undefined;
   readonly closed: boolean;
@@ -38,12 +72,33 @@ export interface ConnectOptions {
   sessionId?: string;
 }
 
+/** Upstreams found to speak only 2026-07-28: later connections go straight to the v2 client. */
+const modernOnly = new WeakSet<UpstreamSpec>();
+
 /**
- * One client session with the upstream, made with the official SDK v1 client: the v2 client
- * no longer carries the 2025-11-25 task wire (tasks/get, tasks/result with queued
- * elicitations) that existing servers speak, and a proxy must follow their tasks.
+ * One client session with the upstream. Made with the official SDK v1 client first: the v2
+ * client no longer carries the 2025-11-25 task wire (tasks/get, tasks/result with queued
+ * elicitations) that existing servers speak, and a proxy must follow their tasks. An upstream
+ * that refuses `initialize` (2026-07-28 only) gets the v2 client pinned to 2026-07-28.
  */
 export async function connectUpstream(options: ConnectOptions): Promise<UpstreamConnection> {
+  if (modernOnly.has(options.spec)) return connectModern(options);
+  try {
+    return await connectLegacy(options);
+  } catch (legacyError) {
+    if (options.sessionId !== undefined) throw legacyError;
+    try {
+      const connection = await connectModern(options);
+      modernOnly.add(options.spec);
+      options.logger.info('the upstream speaks MCP 2026-07-28 only', {});
+      return connection;
+    } catch {
+      throw legacyError;
+    }
+  }
+}
+
+async function connectLegacy(options: ConnectOptions): Promise<UpstreamConnection> {
   const client = new Client(
     { name: 'taskrail-proxy', version: options.version },
     {
@@ -51,9 +106,10 @@ export async function connectUpstream(options: ConnectOptions): Promise<Upstream
       ...(options.onToolsChanged === undefined ? {} : { listChanged: toolsChanged(options) }),
     },
   );
-  const transport = transportFor(options);
+  const transport = legacyTransport(options);
   const connection = {
-    client,
+    client: legacyClient(client),
+    tasks: client,
     onServerRequest: undefined as ServerRequestHandler | undefined,
     closed: false,
     get sessionId() {
@@ -75,11 +131,41 @@ export async function connectUpstream(options: ConnectOptions): Promise<Upstream
     connection.closed = true;
     options.onClose?.();
   };
-  await client.connect(transport);
+  await connectOrClose(client, transport, connection);
   return connection;
 }
 
-function toolsChanged(options: ConnectOptions) {
+/** A failed connect still started a child or a stream: close it, quietly, before retrying. */
+async function connectOrClose(
+  client: Client,
+  transport: Transport,
+  connection: { closed: boolean },
+): Promise<void> {
+  try {
+    await client.connect(transport);
+  } catch (error) {
+    client.onclose = () => undefined;
+    connection.closed = true;
+    await client.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+function legacyClient(client: Client): UpstreamClient {
+  return {
+    callTool: async (params, options) =>
+      (await client.callTool(params, CallToolResultSchema, options)) as ToolResult,
+    listTools: (params) => client.listTools(params),
+    getServerCapabilities: () => client.getServerCapabilities(),
+    listResources: (params) => client.listResources(params),
+    listResourceTemplates: (params) => client.listResourceTemplates(params),
+    readResource: (params) => client.readResource(params as never),
+    listPrompts: (params) => client.listPrompts(params),
+    getPrompt: (params) => client.getPrompt(params as never),
+  };
+}
+
+export function toolsChanged(options: ConnectOptions) {
   return {
     tools: {
       onChanged: (error: Error | null, tools: Tool[] | null) => {
@@ -91,7 +177,7 @@ function toolsChanged(options: ConnectOptions) {
   };
 }
 
-function transportFor({ spec, logger, sessionId }: ConnectOptions): Transport {
+export function legacyTransport({ spec, logger, sessionId }: ConnectOptions): Transport {
   if (spec.kind === 'http') {
     // With a session id the SDK client skips `initialize` and rejoins that session.
     return new StreamableHTTPClientTransport(spec.url, {
@@ -105,17 +191,17 @@ function transportFor({ spec, logger, sessionId }: ConnectOptions): Transport {
     env: inheritedEnv(),
     stderr: 'pipe',
   });
-  const stderr = transport.stderr as Readable | null;
-  if (stderr !== null) {
-    createInterface({ input: stderr }).on('line', (line) =>
-      logger.info('upstream stderr', { line }),
-    );
-  }
+  logStderr(transport.stderr as Readable | null, logger);
   return transport;
 }
 
+export function logStderr(stderr: Readable | null, logger: Logger): void {
+  if (stderr === null) return;
+  createInterface({ input: stderr }).on('line', (line) => logger.info('upstream stderr', { line }));
+}
+
 /** The child gets the proxy's environment: upstream credentials may come from there. */
-function inheritedEnv(): Record<string, string> {
+export function inheritedEnv(): Record<string, string> {
   return Object.fromEntries(
     Object.entries(process.env).filter(
       (entry): entry is [string, string] => entry[1] !== undefined,

@@ -101,5 +101,6 @@ export async function listAllTools(connection: UpstreamConnection): Promise<Tool
 
 /** The 2025-11-25 capability `tasks.requests.tools.call`: the upstream runs tool calls as tasks. */
 function runsToolTasks(connection: UpstreamConnection): boolean {
-  return connection.client.getServerCapabilities()?.tasks?.requests?.tools?.call !== undefined;
+  const tasks = connection.tasks?.getServerCapabilities()?.tasks;
+  return tasks?.requests?.tools?.call !== undefined;
 }

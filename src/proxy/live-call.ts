@@ -4,6 +4,7 @@ import {
   CreateTaskResultSchema,
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError } from '@modelcontextprotocol/client';
 import type { ProgressUpdate, ToolResult } from '../runtime/tool.js';
 import { RpcError, RPC } from '../task/errors.js';
 import type { InputRequest, JsonObject } from '../task/record.js';
@@ -79,7 +80,7 @@ export class LiveCall {
 
   /** Stops the upstream call: `tasks/cancel` for an upstream task, `notifications/cancelled` otherwise. */
   cancel(cancelUpstreamTask: boolean): void {
-    const client = this.#connection?.client;
+    const client = this.#connection?.tasks;
     const taskId = this.upstreamTask?.taskId;
     if (cancelUpstreamTask && client !== undefined && taskId !== undefined) {
       void client.experimental.tasks.cancelTask(taskId).catch(() => undefined);
@@ -137,13 +138,12 @@ export class LiveCall {
     if (plan.kind === 'follow') return this.#refollow(c, plan.task.taskId, options);
     const params = { name: plan.tool, arguments: plan.args };
     if (!plan.asTask) {
-      const result = await c.client.callTool(params, CallToolResultSchema, {
+      return c.client.callTool(params, {
         ...options,
         onprogress: (p) => this.#onProgress(p),
       });
-      return result as ToolResult;
     }
-    const created = await c.client.request(
+    const created = await taskWire(c).request(
       { method: 'tools/call', params },
       CreateTaskResultSchema,
       {
@@ -166,7 +166,7 @@ export class LiveCall {
     options: { signal: AbortSignal; timeout?: number },
   ): Promise<ToolResult> {
     try {
-      await c.client.experimental.tasks.getTask(taskId, options);
+      await taskWire(c).experimental.tasks.getTask(taskId, options);
     } catch (error) {
       throw new RpcError(
         RPC.INTERNAL_ERROR,
@@ -182,7 +182,7 @@ export class LiveCall {
     taskId: string,
     options: { signal: AbortSignal; timeout?: number },
   ): Promise<ToolResult> {
-    const tasks = c.client.experimental.tasks;
+    const tasks = taskWire(c).experimental.tasks;
     for (;;) {
       const task = await tasks.getTask(taskId, options);
       if (task.statusMessage !== undefined) this.#onProgress({ message: task.statusMessage });
@@ -197,10 +197,19 @@ export class LiveCall {
   }
 }
 
+/** The 2025-11-25 task wire; only such connections are asked to run or follow upstream tasks. */
+function taskWire(c: UpstreamConnection): NonNullable<UpstreamConnection['tasks']> {
+  if (c.tasks === undefined) {
+    throw new RpcError(RPC.INTERNAL_ERROR, 'this upstream connection has no 2025-11-25 task wire');
+  }
+  return c.tasks;
+}
+
 /** An upstream JSON-RPC error keeps its code and message; anything else says where it came from. */
 export function asRpcError(error: unknown): RpcError {
   if (error instanceof RpcError) return error;
   if (error instanceof McpError) return new RpcError(error.code, error.message, error.data);
+  if (error instanceof ProtocolError) return new RpcError(error.code, error.message, error.data);
   const message = error instanceof Error ? error.message : String(error);
   return new RpcError(RPC.INTERNAL_ERROR, `upstream call failed: ${message}`);
 }
