@@ -94,7 +94,52 @@ describe('taskrail proxy --upstream (server-everything over Streamable HTTP)', (
     assert.match(textOf(done), /# Research Report: python \(snake\)/);
   });
 
+  it("turns the long-running operation's progress into statusMessage, and cancels it upstream", async () => {
+    const cancelsBefore = relay.methods.filter((m) => m === 'notifications/cancelled').length;
+    const taskId = await callAsTask(proxy.url, 'trigger-long-running-operation', {
+      duration: 60,
+      steps: 60,
+    });
+    const seen = await waitFor(
+      'a progress statusMessage',
+      async () => {
+        const message = (await getTask(proxy.url, taskId))['statusMessage'];
+        return typeof message === 'string' && /\d+\/60/.test(message) ? message : undefined;
+      },
+      { timeoutMs: 20_000, intervalMs: 50 },
+    );
+    assert.match(seen, /\d+\/60/);
+    const reply = await rpc(proxy.url, 'tasks/cancel', { taskId });
+    assert.equal(reply.body.error, undefined, JSON.stringify(reply.body));
+    assert.equal((await waitForTask(proxy.url, taskId, ['cancelled']))['status'], 'cancelled');
+    await waitFor('the upstream to be sent notifications/cancelled', () =>
+      relay.methods.filter((m) => m === 'notifications/cancelled').length > cancelsBefore
+        ? true
+        : undefined,
+    );
+  });
+
+  it('parks on the elicitation tool and sends the tasks/update answer upstream', async () => {
+    const taskId = await callAsTask(proxy.url, 'trigger-elicitation-request', {});
+    const parked = await waitForTask(proxy.url, taskId, ['input_required', 'failed']);
+    assert.equal(parked['status'], 'input_required', JSON.stringify(parked));
+    const [key, request] = Object.entries(parked['inputRequests'] as object)[0] ?? [];
+    assert.ok(key !== undefined);
+    assert.match(JSON.stringify(request), /Your full, legal name/);
+    const answer = { action: 'accept', content: { name: 'Grace Hopper', check: true } };
+    const update = await rpc(proxy.url, 'tasks/update', {
+      taskId,
+      inputResponses: { [key]: answer },
+    });
+    assert.equal(update.body.error, undefined, JSON.stringify(update.body));
+    const done = await waitForTask(proxy.url, taskId, ['completed', 'failed']);
+    assert.match(textOf(done), /Name: Grace Hopper/);
+  });
+
   it('after kill -9: follows the same upstream task again, fails a plain call "interrupted"', async () => {
+    const longCalls = () =>
+      relay.toolCalls.filter((n) => n === 'trigger-long-running-operation').length;
+    const longCallsBefore = longCalls();
     const research = await callAsTask(proxy.url, 'simulate-research-query', { topic: 'lakes' });
     const plain = await callAsTask(proxy.url, 'trigger-long-running-operation', {
       duration: 30,
@@ -124,7 +169,7 @@ describe('taskrail proxy --upstream (server-everything over Streamable HTTP)', (
       relay.toolCalls.filter((n) => n === 'simulate-research-query').length,
       researchCalls,
     );
-    assert.equal(relay.toolCalls.filter((n) => n === 'trigger-long-running-operation').length, 1);
+    assert.equal(longCalls(), longCallsBefore + 1);
   });
 
   it('after kill -9: calls a --retry-tools tool again', async () => {

@@ -136,6 +136,8 @@ export interface Relay {
   url: string;
   /** `tools/call` tool names seen, in order. */
   toolCalls: string[];
+  /** The JSON-RPC method of every message posted, in order. */
+  methods: string[];
   /** Every request's headers, lower-cased names. */
   headers: Record<string, string | string[] | undefined>[];
   close(): Promise<void>;
@@ -147,6 +149,7 @@ export interface Relay {
  */
 export async function countingRelay(target: string): Promise<Relay> {
   const toolCalls: string[] = [];
+  const methods: string[] = [];
   const headers: Relay['headers'] = [];
   const server = createHttpServer((req, res) => {
     headers.push(req.headers);
@@ -157,6 +160,8 @@ export async function countingRelay(target: string): Promise<Relay> {
       const text = body.toString();
       const call = /"method"\s*:\s*"tools\/call"[\s\S]*?"name"\s*:\s*"([^"]+)"/.exec(text);
       if (call?.[1] !== undefined) toolCalls.push(call[1]);
+      const method = /"method"\s*:\s*"([^"]+)"/.exec(text);
+      if (method?.[1] !== undefined) methods.push(method[1]);
       void relay(target, req, body, res);
     });
   });
@@ -165,6 +170,7 @@ export async function countingRelay(target: string): Promise<Relay> {
   return {
     url: `http://127.0.0.1:${address.port}/mcp`,
     toolCalls,
+    methods,
     headers,
     close: () =>
       new Promise((done) => {
