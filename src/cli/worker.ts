@@ -9,6 +9,7 @@ import { openStore } from '../stores/open.js';
 import { packageVersion } from './package-info.js';
 import { parseLogLevel } from './options.js';
 import { announceToFleet } from './fleet.js';
+import { TaskrailError } from '../task/errors.js';
 import { loadToolSet } from './tool-sets.js';
 import type { InstallTools } from './serve.js';
 import {
@@ -66,7 +67,10 @@ function toolsOf(args: string[], options: WorkerOptions): { install: InstallTool
     return { install: (app) => loadToolSet(tools, app), label: tools };
   }
   if (options.tools !== undefined) {
-    throw new Error('give either --tools or an upstream (--upstream URL or -- COMMAND), not both');
+    throw new TaskrailError(
+      'CONFIG',
+      'give either --tools or an upstream (--upstream URL or -- COMMAND), not both',
+    );
   }
   return upstreamTools(args, options);
 }

@@ -42,6 +42,23 @@ describe('taskrail proxy usage errors', () => {
     assert.match(stderr, /cannot connect to the upstream .*process\.exit\(3\)/);
   });
 
+  it('refuses a worker given both --tools and an upstream', async () => {
+    const child = startNode(CLI, [
+      'worker',
+      '--store',
+      'redis://127.0.0.1:1/0',
+      '--tools',
+      'demo',
+      '--upstream',
+      'http://127.0.0.1:9/mcp',
+    ]);
+    const code = await new Promise<number | null>((resolve) =>
+      child.process.once('exit', (exit) => resolve(exit)),
+    );
+    assert.equal(code, 4);
+    assert.match(child.stderr(), /either --tools or an upstream/);
+  });
+
   it('parses headers, trimming around the colon', () => {
     assert.deepEqual(parseHeader('X-Api-Key:  abc:def '), ['X-Api-Key', 'abc:def']);
     assert.throws(() => parseHeader(': value'), /Name: value/);
