@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { tempDir, type Serve } from '../../client/support.js';
 import { waitFor } from '../../helpers/wait.js';
 import type { Script } from './fake-anthropic.js';
-import { logLines, select, serveForHost, session, skip } from './tui.js';
+import { HOST_DEADLINE_MS, logLines, select, serveForHost, session, skip } from './tui.js';
 
 describe('Claude Code 2.1.328 interactive (tmux): cancel', { skip }, () => {
   const dir = tempDir('cc-cancel');
@@ -27,7 +27,7 @@ describe('Claude Code 2.1.328 interactive (tmux): cancel', { skip }, () => {
     const run = await session(serve, 'cancel', script);
     try {
       const placeholder = await waitFor('the placeholder', async () => run.model.resultOfStep(1), {
-        timeoutMs: 30_000,
+        timeoutMs: HOST_DEADLINE_MS,
       });
       const taskId = /server-side task ([^\s.]+)\./.exec(placeholder.text)?.[1];
       assert.ok(taskId);
@@ -43,7 +43,7 @@ describe('Claude Code 2.1.328 interactive (tmux): cancel', { skip }, () => {
           const lines = logLines(serve);
           return lines.some(cancelled) && lines.some(cancelRequest) ? true : undefined;
         },
-        { timeoutMs: 30_000 },
+        { timeoutMs: HOST_DEADLINE_MS },
       );
     } finally {
       await run.close();

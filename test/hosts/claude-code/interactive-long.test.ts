@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { tempDir, type Serve } from '../../client/support.js';
 import { waitFor } from '../../helpers/wait.js';
-import { logLines, select, serveForHost, session, skip } from './tui.js';
+import { HOST_DEADLINE_MS, logLines, select, serveForHost, session, skip } from './tui.js';
 
 describe('Claude Code 2.1.328 interactive (tmux): long', { skip }, () => {
   const dir = tempDir('cc-long');
@@ -24,7 +24,7 @@ describe('Claude Code 2.1.328 interactive (tmux): long', { skip }, () => {
     ]);
     try {
       const placeholder = await waitFor('the placeholder', async () => run.model.resultOfStep(1), {
-        timeoutMs: 30_000,
+        timeoutMs: HOST_DEADLINE_MS,
       });
       assert.match(placeholder.text, /started server-side task (\S+)\./);
       const taskId = /server-side task ([^\s.]+)\./.exec(placeholder.text)?.[1];
@@ -32,7 +32,7 @@ describe('Claude Code 2.1.328 interactive (tmux): long', { skip }, () => {
         'the result in a task notification',
         async () =>
           run.model.userTexts.some((t) => /long job finished after 3s/.test(t)) ? true : undefined,
-        { timeoutMs: 30_000 },
+        { timeoutMs: HOST_DEADLINE_MS },
       );
       const polls = logLines(serve).filter(
         (line) => line['method'] === 'tasks/get' && line['taskId'] === taskId,
