@@ -45,6 +45,8 @@ describe('taskrail call --no-tasks follows a fallback handle', () => {
       .map((line) => JSON.parse(line) as Record<string, unknown>)
       .filter((line) => line['message'] === 'request' && line['method'] === 'tools/call');
     assert.equal(requests[0]?.['tool'], 'slow_compute');
+    // The handle came after the inline wait (1 s), not at once and not at the end of the tool.
+    assert.ok(Number(requests[0]?.['durationMs']) >= 950, JSON.stringify(requests[0]));
     assert.ok(requests.slice(1).every((line) => line['tool'] === 'task_result'));
     assert.ok(requests.length >= 3, 'the call, then at least two task_result rounds');
     const created = logLines.filter((line) => line.includes('"task created"'));

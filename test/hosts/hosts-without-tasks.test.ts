@@ -324,4 +324,17 @@ describe('honest status text (Build 3)', () => {
     assert.equal(done['statusMessage'], undefined);
     assert.match(JSON.stringify(done['result']), /answer: decline/);
   });
+
+  it('a task cancelled while asking says it was cancelled, not the question', async () => {
+    const created = resultOf(await rpc(server.url, 'tools/call', { name: 'asks', arguments: {} }));
+    const taskId = String(created['taskId']);
+    await waitFor('the question', async () => {
+      const got = resultOf(await rpc(server.url, 'tasks/get', { taskId }));
+      return got['status'] === 'input_required' ? got : undefined;
+    });
+    await rpc(server.url, 'tasks/cancel', { taskId });
+    const got = resultOf(await rpc(server.url, 'tasks/get', { taskId }));
+    assert.equal(got['status'], 'cancelled');
+    assert.equal(got['statusMessage'], 'Cancelled by request.');
+  });
 });
