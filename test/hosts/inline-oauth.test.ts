@@ -81,4 +81,22 @@ describe('hosts without tasks under OAuth: the handle stays with its subject', (
     const done = resultOf(await call('task_result', { taskId }, alice));
     assert.equal(textOf(done), 'gate oauth opened');
   });
+
+  it("answers to a question over the request resume only the asker's task", async () => {
+    const call = (bearer: string, inputResponses?: Record<string, unknown>) =>
+      rpc(
+        server.url,
+        'tools/call',
+        { name: 'confirm', arguments: {}, ...(inputResponses ? { inputResponses } : {}) },
+        { bearer, caps: { elicitation: {} } },
+      );
+    const asked = resultOf(await call(alice)) as Result & { inputRequests?: object };
+    const [key] = Object.keys(asked.inputRequests ?? {});
+    assert.ok(key, JSON.stringify(asked));
+    const answer = { [key]: { action: 'accept', content: { ok: true } } };
+    const stolen = resultOf(await call(bob, answer));
+    assert.equal(stolen.isError, true, JSON.stringify(stolen));
+    assert.match(textOf(stolen), /There is no task/);
+    assert.equal(textOf(resultOf(await call(alice, answer))), 'confirmed');
+  });
 });

@@ -38,6 +38,8 @@ describe('Claude Code 2.1.328 interactive (tmux): long', { skip }, () => {
         (line) => line['method'] === 'tasks/get' && line['taskId'] === taskId,
       );
       assert.ok(polls.length >= 2, `polled ${polls.length} times`);
+      const created = logLines(serve).filter((line) => line['message'] === 'task created');
+      assert.equal(created.length, 1, 'one task, however often it was polled');
     } finally {
       await run.close();
     }
