@@ -6,6 +6,8 @@ import { claudeUnavailable, hostHome, TmuxHost } from './host.js';
 
 export const TOOLS = join(process.cwd(), '.build/test/hosts/claude-code/tools.js');
 export const skip = claudeUnavailable();
+if (skip !== undefined)
+  process.stdout.write(`# skipping the interactive Claude Code tests: ${skip}\n`);
 
 export const select = (tool: string) => ({
   tool: 'ToolSearch',
