@@ -1,14 +1,19 @@
 import type { Command } from 'commander';
 import type { Logger } from '../runtime/api.js';
 import { serveExecutor } from '../executors/bullmq/serve-executor.js';
-import { stderrLogger, type LogLevel } from '../runtime/logger.js';
+import {
+  defaultLogFormat,
+  stderrLogger,
+  type LogFormat,
+  type LogLevel,
+} from '../runtime/logger.js';
 import { installRejectionGuard } from '../runtime/rejection-guard.js';
 import { createTaskServer, type TaskServer } from '../server/app.js';
 import { serveTaskServerStdio } from '../server/stdio.js';
 import type { TaskStore } from '../store/port.js';
 import { DEFAULT_STORE_URL, openStore } from '../stores/open.js';
 import { packageVersion } from './package-info.js';
-import { parseLogLevel, parsePort, parseSize } from './options.js';
+import { parseDuration, parseLogFormat, parseLogLevel, parsePort, parseSize } from './options.js';
 import { addAuthOptions, resolveAuth, type AuthFlags } from './serve-auth.js';
 import { announceToFleet } from './fleet.js';
 import { loadToolSet } from './tool-sets.js';
@@ -21,8 +26,10 @@ export interface ServeOptions extends AuthFlags {
   worker: boolean;
   maxBody: number;
   logLevel: LogLevel;
+  logFormat?: LogFormat;
   stdio?: boolean;
   fallbackTools?: boolean;
+  inlineWait: number;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
@@ -63,10 +70,21 @@ export function addServeOptions(command: Command): Command {
     )
     .option('--max-body <size>', 'largest request body', parseSize, 4 * 1024 * 1024)
     .option('--log-level <level>', 'debug, info, warn, error or silent', parseLogLevel, 'info')
+    .option(
+      '--log-format <format>',
+      'text or json (default: text on a terminal, json otherwise)',
+      parseLogFormat,
+    )
     .option('--stdio', 'speak MCP over standard input/output instead of HTTP')
     .option(
       '--fallback-tools',
-      'for hosts without tasks: required tools answer with a task id; adds task_status, task_result, task_cancel',
+      'for hosts without tasks: past the inline wait a task id instead of a time-out; adds task_status, task_result, task_cancel',
+    )
+    .option(
+      '--inline-wait <duration>',
+      'how long a call from a host without tasks waits for its result (e.g. 45s, 1500ms)',
+      parseDuration,
+      45_000,
     );
   return addAuthOptions(command);
 }
@@ -76,7 +94,7 @@ export async function serve(
   install: InstallTools,
   toolsLabel: string,
 ): Promise<void> {
-  const logger = stderrLogger(options.logLevel);
+  const logger = stderrLogger(options.logLevel, options.logFormat ?? defaultLogFormat());
   installRejectionGuard(logger);
   const storeUrl = options.store ?? process.env['TASKRAIL_STORE'] ?? DEFAULT_STORE_URL;
   if (!options.worker && !/^(rediss?|postgres(ql)?):\/\//.test(storeUrl.trim())) {
@@ -97,6 +115,7 @@ export async function serve(
     ...auth,
     runtime: { executor, logger },
     fallbackTools: options.fallbackTools === true,
+    inlineWaitMs: options.inlineWait,
   });
   let fleet;
   let installed;

@@ -20,6 +20,7 @@ import { createLegacySessions, type LegacySessionsOption } from './legacy/sessio
 import { ANONYMOUS, principalOf } from './principal.js';
 import { isLoopbackHost, localHostSet } from './host-check.js';
 import { ToolRegistry } from './registry.js';
+import { RequestLog } from './request-log.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
 import type { McpConfigurer, TaskToolConfig } from './types.js';
 
@@ -59,6 +60,11 @@ export interface TaskServerOptions {
   legacySessions?: LegacySessionsOption;
   /** For hosts without tasks: required tools answer with a task id; adds task_status/result/cancel. */
   fallbackTools?: boolean;
+  /**
+   * How long a `tools/call` from a host that did not declare tasks waits for the task it runs
+   * behind the scenes before answering with a handle (with `fallbackTools`). Default 45 s.
+   */
+  inlineWaitMs?: number;
 }
 
 type RequestStateVerify = NonNullable<InstanceDeps['requestState']>['verify'];
@@ -155,6 +161,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     runtime: face,
     configurers,
     fallbackTools: options.fallbackTools === true,
+    ...(options.inlineWaitMs === undefined ? {} : { inlineWaitMs: options.inlineWaitMs }),
   };
   const onError = (error: unknown): void =>
     options.logger?.error('request failed', { error: String(error) });
@@ -176,6 +183,8 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     },
     options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
   );
+  const debug = options.logger?.debug?.bind(options.logger);
+  const requestLog = debug === undefined ? undefined : new RequestLog(debug);
   const httpDeps: HttpDeps = {
     runtime: face,
     legacy,
@@ -191,8 +200,9 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     allowedHosts: options.allowedHosts === undefined ? undefined : new Set(options.allowedHosts),
     hostsBySocket: true,
     admin,
+    requestLog,
   };
-  const nodeHandler = createNodeHandler(httpDeps);
+  const nodeHandler = requestLog?.wrap(createNodeHandler(httpDeps)) ?? createNodeHandler(httpDeps);
   const fetchHandler = createFetchHandler(httpDeps);
   let http: Server | undefined;
 
