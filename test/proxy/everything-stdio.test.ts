@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { getTask, rpc } from '../server/support.js';
 import { waitFor } from '../helpers/wait.js';
 import {
@@ -78,6 +79,31 @@ describe('proxy in front of server-everything over stdio', () => {
     assert.equal(textOf(done), 'The sum of 2 and 40 is 42.');
     const echo = await rpc(proxy.url, 'tools/call', { name: 'echo', arguments: { message: 'hi' } });
     assert.match(JSON.stringify(echo.body.result), /Echo: hi/);
+  });
+
+  it("asks a host without tasks the upstream's question over its own request", async () => {
+    await waitFor('the elicitation tool to be listed', async () =>
+      (await listTools(proxy.url)).some((t) => t.name === 'trigger-elicitation-request')
+        ? true
+        : undefined,
+    );
+    const client = new Client(
+      { name: 'no-tasks-host', version: '1.0.0' },
+      { capabilities: { elicitation: { form: {} } } },
+    );
+    const asked: string[] = [];
+    client.setRequestHandler(ElicitRequestSchema, (request) => {
+      asked.push(request.params.message);
+      return { action: 'accept', content: { name: 'Alan Turing', check: true } };
+    });
+    await client.connect(new StreamableHTTPClientTransport(new URL(proxy.url)));
+    try {
+      const result = await client.callTool({ name: 'trigger-elicitation-request', arguments: {} });
+      assert.match(JSON.stringify(result.content), /Name: Alan Turing/);
+      assert.equal(asked.length, 1);
+    } finally {
+      await client.close();
+    }
   });
 
   it("turns the long-running operation's progress into statusMessage", async () => {
