@@ -6,6 +6,7 @@ import type { ToolRegistry } from './registry.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
 import { callTaskTool } from './tool-call.js';
 import { registerFallbackTools } from './legacy/fallback-tools.js';
+import { surfaceCallTrouble, type TroubleReporter } from './server-trouble.js';
 import type { InstanceContext, McpConfigurer, RegisteredTaskTool } from './types.js';
 import { normalizeTaskOption } from '../runtime/tool.js';
 
@@ -18,6 +19,8 @@ export interface InstanceDeps {
   configurers: readonly McpConfigurer[];
   /** Hosts without tasks get task ids from required tools, and the task_* tools to follow them. */
   fallbackTools?: boolean;
+  /** Logs store trouble once and turns it into the retryable -32603. */
+  trouble?: TroubleReporter;
   /** Checks every echoed MRTR `requestState` before a handler runs (absent: passed through raw). */
   requestState?: ServerOptions['requestState'];
 }
@@ -61,6 +64,7 @@ export function buildMcpServer(deps: InstanceDeps, ctx: InstanceContext): McpSer
   );
   mcp.server.registerCapabilities({ extensions: { [TASKS_EXTENSION]: {} } });
   for (const tool of deps.tools.all()) registerTaskTool(mcp, deps, tool);
+  surfaceCallTrouble(mcp);
   if (deps.fallbackTools === true) registerFallbackTools(mcp, deps.runtime);
   for (const configure of deps.configurers) configure(mcp, ctx);
   return mcp;

@@ -16,6 +16,7 @@ import { assertIdempotencyKey } from '../runtime/idempotency.js';
 import { normalizeTaskOption } from '../runtime/tool.js';
 import type { InputRequest, JsonObject, TaskRecord } from '../task/record.js';
 import { envelopeCapabilities, principalOf } from './principal.js';
+import { isServerTrouble, noteCallTrouble } from './server-trouble.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
 import type { RegisteredTaskTool } from './types.js';
 import { startForHost } from './legacy/fallback-tools.js';
@@ -53,6 +54,22 @@ export async function callTaskTool(
   args: JsonObject,
   ctx: ServerContext,
   options: { fallbackTools?: boolean } = {},
+): Promise<CallOutcome> {
+  try {
+    return await callOnce(runtime, tool, args, ctx, options);
+  } catch (error) {
+    // The SDK would make any other throw an isError result: the tool's final word to a host.
+    if (isServerTrouble(error)) noteCallTrouble();
+    throw error;
+  }
+}
+
+async function callOnce(
+  runtime: TaskRuntimeFace,
+  tool: RegisteredTaskTool,
+  args: JsonObject,
+  ctx: ServerContext,
+  options: { fallbackTools?: boolean },
 ): Promise<CallOutcome> {
   const settings = normalizeTaskOption(tool.config.task);
   const caps = clientCapabilities(ctx);
