@@ -1,5 +1,9 @@
 import assert from 'node:assert/strict';
-import { createTaskServer, type TaskServer } from '../../src/server/index.js';
+import {
+  createTaskServer,
+  type TaskServer,
+  type TaskServerOptions,
+} from '../../src/server/index.js';
 import { SERVER_TROUBLE_MESSAGE } from '../../src/server/server-trouble.js';
 import type { Logger } from '../../src/runtime/api.js';
 import type { TaskStore } from '../../src/store/port.js';
@@ -29,12 +33,22 @@ export const executions = { count: 0 };
  * A server with `quick` (created on the fast path) and `hooked` (a no-op `beforeTask` hook sends
  * it through the SDK path), both plain task tools that finish at once.
  */
-export function troubleServer(store: TaskStore, logger: Logger): TaskServer {
+export function troubleServer(
+  store: TaskStore,
+  logger: Logger,
+  auth?: TaskServerOptions['auth'],
+): TaskServer {
   const done = async () => {
     executions.count += 1;
     return { content: [{ type: 'text' as const, text: 'done' }] };
   };
-  return createTaskServer({ store, logger, name: 'trouble', version: '1.0.0' })
+  return createTaskServer({
+    store,
+    logger,
+    name: 'trouble',
+    version: '1.0.0',
+    ...(auth === undefined ? {} : { auth }),
+  })
     .tool('quick', { description: 'finishes at once', task: true }, done)
     .tool(
       'hooked',
