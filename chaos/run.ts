@@ -141,8 +141,9 @@ async function phase(p: Phase): Promise<PhaseResult> {
 }
 
 /**
- * Every 2–5 s one fault: a victim SIGKILLed or SIGTERMed (then restarted), or a store fault;
- * and half the clients are killed once each (then resumed from their ledgers).
+ * Every 2–5 s one fault: a victim SIGKILLed or SIGTERMed (then restarted), or a store fault once
+ * its time has come (spread over the chaos time, never two faults at once, every one run even
+ * on a slow machine); and half the clients are killed once each (then resumed from their ledgers).
  */
 async function chaosLoop(
   victims: Victim[],
@@ -151,25 +152,18 @@ async function chaosLoop(
   route: () => void,
   resume: (i: number) => Proc,
 ): Promise<void> {
-  const ends = Date.now() + CHAOS_MS;
+  const startedAt = Date.now();
+  const ends = startedAt + CHAOS_MS;
   const toKill = new Set(clients.map((_, i) => i).filter((i) => i % 2 === 0));
-  const pending = [...faults];
-  for (let round = 0; Date.now() < ends; round += 1) {
+  const pending = faults.map((fault, i) => ({
+    fault,
+    dueAt: startedAt + (CHAOS_MS * (i + 1)) / (faults.length + 2),
+  }));
+  while (Date.now() < ends) {
     await pause(between(2000, 5000));
-    // Each store fault once, early enough to matter; process kills in between.
-    const fault = round % 2 === 1 ? pending.shift() : undefined;
-    if (fault !== undefined) {
-      log(`store fault: ${fault.name}`);
-      await fault.run();
-    } else {
-      const victim = victims[Math.floor(random() * victims.length)] as Victim;
-      const signal = random() < 0.3 ? 'SIGTERM' : 'SIGKILL';
-      log(`${signal} ${victim.name}`);
-      await stopVictim(victim, signal);
-      await pause(between(100, 1000));
-      await restartOrCount(victim);
-      route();
-    }
+    const due = pending[0] !== undefined && pending[0].dueAt <= Date.now();
+    if (due) await runFault((pending.shift() as { fault: StoreFault }).fault);
+    else await stopAndRestart(victims[Math.floor(random() * victims.length)] as Victim, route);
     const client = [...toKill][0];
     if (client !== undefined && random() < 0.7) {
       toKill.delete(client);
@@ -178,7 +172,21 @@ async function chaosLoop(
       resume(client);
     }
   }
-  for (const fault of pending) log(`store fault not reached in time: ${fault.name}`);
+  for (const { fault } of pending) await runFault(fault, ' (late: the machine is slow)');
+}
+
+async function runFault(fault: StoreFault, note = ''): Promise<void> {
+  log(`store fault: ${fault.name}${note}`);
+  await fault.run();
+}
+
+async function stopAndRestart(victim: Victim, route: () => void): Promise<void> {
+  const signal = random() < 0.3 ? 'SIGTERM' : 'SIGKILL';
+  log(`${signal} ${victim.name}`);
+  await stopVictim(victim, signal);
+  await pause(between(100, 1000));
+  await restartOrCount(victim);
+  route();
 }
 
 /** A victim that will not come back is a crash of the run, counted; one more try. */
