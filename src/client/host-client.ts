@@ -1,4 +1,4 @@
-import { TaskrailClientError, isClientError } from './errors.js';
+import { TaskrailClientError, isClientError, serverTroubleError } from './errors.js';
 import { inputCapabilities, answerInputRequests, type InputHandlers } from './input.js';
 import { Ledger, type TaskLedger } from './ledger.js';
 import type { CallOutcome } from './outcome.js';
@@ -170,6 +170,7 @@ export class TaskrailClient {
     for (let round = 0; round <= MAX_MRTR_ROUNDS; round++) {
       const reply = await send(params);
       if (reply.kind === 'error') {
+        if (reply.retryable === true) throw serverTroubleError(this.url, reply.error.message);
         answered();
         return settledCall({ kind: 'failed', error: reply.error });
       }

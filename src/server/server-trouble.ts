@@ -114,10 +114,14 @@ export class TroubleReporter {
   }
 }
 
+/** The error and the driver error under it (`cause`): the detail the wire never gets. */
 function describe(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const code = (error as { code?: unknown }).code;
-  return `${error.name}${typeof code === 'string' ? ` ${code}` : ''}: ${error.message}`;
+  const own = `${error.name}${typeof code === 'string' ? ` ${code}` : ''}: ${error.message}`;
+  return error.cause === undefined || error.cause === error
+    ? own
+    : `${own} (${describe(error.cause)})`;
 }
 
 /** The runtime face with every store-backed method answering store trouble as ServerTroubleError. */

@@ -4,7 +4,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { TaskrailClient } from '../../src/client/index.js';
+import { isClientError, TaskrailClient } from '../../src/client/index.js';
 import type { TaskServer } from '../../src/server/index.js';
 import { serveTaskServerStdio } from '../../src/server/stdio.js';
 import { SqliteTaskStore } from '../../src/stores/sqlite/index.js';
@@ -69,7 +69,7 @@ describe('store trouble: SQLite write lock held by another connection', () => {
     const logged = logger.troubleLines().slice(-1)[0];
     assert.equal(logger.troubleLines().length, 1);
     assert.match(String(logged?.fields['error']), /locked/);
-    assert.ok(String(logged?.fields['error']).includes(dir.path), 'the log keeps the detail');
+    assert.match(String(logged?.fields['error']), /SQLITE_BUSY/, 'the log keeps the driver detail');
     assert.ok(logger.lines.length > before.logs);
   });
 
@@ -136,6 +136,38 @@ describe('store trouble: SQLite write lock held by another connection', () => {
     } finally {
       unlock();
       await handle.close();
+    }
+  });
+
+  it('a keyed create whose store trouble outlasts the grace stays pending, never a failed outcome', async () => {
+    const client = new TaskrailClient({
+      url,
+      home: join(dir.path, 'home-grace'),
+      push: false,
+      connectionGraceMs: 300,
+    });
+    const before = { tasks: await taskCount(), runs: executions.count };
+    lock();
+    try {
+      await assert.rejects(
+        client.callTool('quick', {}, { idempotencyKey: 'lock-outlasts-grace' }),
+        (error: unknown) => isClientError(error, 'CONNECTION') && /task store/.test(String(error)),
+      );
+      assert.deepEqual(
+        client.ledger.pending(url).map((call) => call.key),
+        ['lock-outlasts-grace'],
+        'the call stays pending for resume()',
+      );
+      unlock();
+      const [resent] = await client.resume();
+      assert.ok(resent?.taskId !== undefined, 'resume() made the task');
+      assert.equal((await resent.result()).kind, 'completed');
+      assert.equal(await taskCount(), before.tasks + 1, 'exactly one task');
+      assert.equal(executions.count, before.runs + 1, 'the tool ran once');
+      assert.deepEqual(client.ledger.pending(url), []);
+    } finally {
+      unlock();
+      client.close();
     }
   });
 
