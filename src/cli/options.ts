@@ -113,3 +113,25 @@ export function parseMinutes(value: string): number {
     throw new InvalidArgumentError('must be a number of minutes from 0.001 to 10080 (a week)');
   return Math.max(1, Math.round(minutes * 60_000));
 }
+
+export function parseLogFormat(value: string): 'text' | 'json' {
+  if (value !== 'text' && value !== 'json') throw new InvalidArgumentError('must be text or json');
+  return value;
+}
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000 };
+
+/**
+ * `--inline-wait`: `45s`, `1500ms`, `2m`, or a bare number of seconds; at most 10 minutes.
+ * Hand-written like parseSize: three units and a clear message need no dependency.
+ */
+export function parseDuration(value: string): number {
+  const match = /^(\d+(?:\.\d+)?)\s*(ms|s|m)?$/i.exec(value.trim());
+  const unit = DURATION_UNITS[(match?.[2] ?? 's').toLowerCase()];
+  if (match === null || unit === undefined) {
+    throw new InvalidArgumentError('must be a duration such as 45s, 1500ms or 2m');
+  }
+  const ms = Math.round(Number(match[1]) * unit);
+  if (ms > 600_000) throw new InvalidArgumentError('must be at most 10m');
+  return ms;
+}

@@ -1,6 +1,11 @@
 import type { Command } from 'commander';
 import { serveExecutor } from '../executors/bullmq/serve-executor.js';
-import { stderrLogger, type LogLevel } from '../runtime/logger.js';
+import {
+  defaultLogFormat,
+  stderrLogger,
+  type LogFormat,
+  type LogLevel,
+} from '../runtime/logger.js';
 import { installRejectionGuard } from '../runtime/rejection-guard.js';
 import { createTaskServer, HTTP_DEFAULTS, type TaskServer } from '../server/app.js';
 import type { ExtraGauge } from '../server/admin/index.js';
@@ -11,6 +16,8 @@ import { DEFAULT_STORE_URL, openStore } from '../stores/open.js';
 import { packageVersion } from './package-info.js';
 import {
   parseCount,
+  parseDuration,
+  parseLogFormat,
   parseLogLevel,
   parseMinutes,
   parsePort,
@@ -30,6 +37,7 @@ interface ServeOptions extends AuthFlags {
   worker: boolean;
   maxBody: number;
   logLevel: LogLevel;
+  logFormat?: LogFormat;
   stdio?: boolean;
   fallbackTools?: boolean;
   maxConnections?: number;
@@ -39,6 +47,7 @@ interface ServeOptions extends AuthFlags {
   maxSessions?: number;
   maxSessionsPerCaller?: number;
   sessionIdle?: number;
+  inlineWait: number;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
@@ -60,10 +69,21 @@ export function registerServe(program: Command): void {
     )
     .option('--max-body <size>', 'largest request body', parseSize, 4 * 1024 * 1024)
     .option('--log-level <level>', 'debug, info, warn, error or silent', parseLogLevel, 'info')
+    .option(
+      '--log-format <format>',
+      'text or json (default: text on a terminal, json otherwise)',
+      parseLogFormat,
+    )
     .option('--stdio', 'speak MCP over standard input/output instead of HTTP')
     .option(
       '--fallback-tools',
-      'for hosts without tasks: required tools answer with a task id; adds task_status, task_result, task_cancel',
+      'for hosts without tasks: past the inline wait a task id instead of a time-out; adds task_status, task_result, task_cancel',
+    )
+    .option(
+      '--inline-wait <duration>',
+      'how long a call from a host without tasks waits for its result (e.g. 45s, 1500ms)',
+      parseDuration,
+      45_000,
     )
     .option(
       '--max-connections <n>',
@@ -105,7 +125,7 @@ export function registerServe(program: Command): void {
 }
 
 async function serve(options: ServeOptions): Promise<void> {
-  const logger = stderrLogger(options.logLevel);
+  const logger = stderrLogger(options.logLevel, options.logFormat ?? defaultLogFormat());
   installRejectionGuard(logger);
   const storeUrl = options.store ?? process.env['TASKRAIL_STORE'] ?? DEFAULT_STORE_URL;
   if (!options.worker && !/^(rediss?|postgres(ql)?):\/\//.test(storeUrl.trim())) {
@@ -140,6 +160,7 @@ async function serve(options: ServeOptions): Promise<void> {
       maxSessionsPerPrincipal: options.maxSessionsPerCaller,
       idleMs: options.sessionIdle,
     }),
+    inlineWaitMs: options.inlineWait,
   });
   let fleet;
   try {

@@ -21,6 +21,7 @@ import { createLegacySessions, type LegacySessionsOption } from './legacy/sessio
 import { ANONYMOUS, principalOf } from './principal.js';
 import { isLoopbackHost, localHostSet } from './host-check.js';
 import { ToolRegistry } from './registry.js';
+import { RequestLog } from './request-log.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
 import { guardFace, TroubleReporter, withTroubleStatus } from './server-trouble.js';
 import type { McpConfigurer, TaskToolConfig } from './types.js';
@@ -61,6 +62,11 @@ export interface TaskServerOptions {
   legacySessions?: LegacySessionsOption;
   /** For hosts without tasks: required tools answer with a task id; adds task_status/result/cancel. */
   fallbackTools?: boolean;
+  /**
+   * How long a `tools/call` from a host that did not declare tasks waits for the task it runs
+   * behind the scenes before answering with a handle (with `fallbackTools`). Default 45 s.
+   */
+  inlineWaitMs?: number;
   /** Socket limits of the server `listen` starts (not used by `fetch` / `nodeHandler`). */
   http?: HttpLimits;
 }
@@ -196,6 +202,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     configurers,
     fallbackTools: options.fallbackTools === true,
     trouble,
+    ...(options.inlineWaitMs === undefined ? {} : { inlineWaitMs: options.inlineWaitMs }),
   };
   const onError = (error: unknown): void =>
     options.logger?.error('request failed', { error: String(error) });
@@ -217,6 +224,8 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     },
     options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
   );
+  const debug = options.logger?.debug?.bind(options.logger);
+  const requestLog = debug === undefined ? undefined : new RequestLog(debug);
   const httpDeps: HttpDeps = {
     runtime: face,
     legacy,
@@ -232,8 +241,9 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     allowedHosts: options.allowedHosts === undefined ? undefined : new Set(options.allowedHosts),
     hostsBySocket: true,
     admin,
+    requestLog,
   };
-  const nodeHandler = createNodeHandler(httpDeps);
+  const nodeHandler = requestLog?.wrap(createNodeHandler(httpDeps)) ?? createNodeHandler(httpDeps);
   const fetchHandler = createFetchHandler(httpDeps);
   let http: Server | undefined;
 

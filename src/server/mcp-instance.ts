@@ -5,6 +5,7 @@ import type { JsonObject } from '../task/record.js';
 import type { ToolRegistry } from './registry.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
 import { callTaskTool } from './tool-call.js';
+import { DEFAULT_INLINE_WAIT_MS } from './inline-wait.js';
 import { registerFallbackTools } from './legacy/fallback-tools.js';
 import { surfaceCallTrouble, type TroubleReporter } from './server-trouble.js';
 import type { InstanceContext, McpConfigurer, RegisteredTaskTool } from './types.js';
@@ -21,6 +22,8 @@ export interface InstanceDeps {
   fallbackTools?: boolean;
   /** Logs store trouble once and turns it into the retryable -32603. */
   trouble?: TroubleReporter;
+  /** How long a call from a host without tasks waits for its task (default 45 s). */
+  inlineWaitMs?: number;
   /** Checks every echoed MRTR `requestState` before a handler runs (absent: passed through raw). */
   requestState?: ServerOptions['requestState'];
 }
@@ -49,6 +52,7 @@ function registerTaskTool(mcp: McpServer, deps: InstanceDeps, tool: RegisteredTa
     (args: unknown, ctx: ServerContext) =>
       callTaskTool(deps.runtime(), tool, (args ?? {}) as JsonObject, ctx, {
         fallbackTools: deps.fallbackTools === true,
+        ...(deps.inlineWaitMs === undefined ? {} : { inlineWaitMs: deps.inlineWaitMs }),
       }),
   );
 }
@@ -65,7 +69,8 @@ export function buildMcpServer(deps: InstanceDeps, ctx: InstanceContext): McpSer
   mcp.server.registerCapabilities({ extensions: { [TASKS_EXTENSION]: {} } });
   for (const tool of deps.tools.all()) registerTaskTool(mcp, deps, tool);
   surfaceCallTrouble(mcp);
-  if (deps.fallbackTools === true) registerFallbackTools(mcp, deps.runtime);
+  if (deps.fallbackTools === true)
+    registerFallbackTools(mcp, deps.runtime, deps.inlineWaitMs ?? DEFAULT_INLINE_WAIT_MS);
   for (const configure of deps.configurers) configure(mcp, ctx);
   return mcp;
 }

@@ -139,6 +139,8 @@ export function guardFace(face: TaskRuntimeFace, reporter: TroubleReporter): Tas
     answerInput: (id, principal, responses) =>
       guarded('tasks/update', () => face.answerInput(id, principal, responses)),
     cancelTask: (id, principal) => guarded('tasks/cancel', () => face.cancelTask(id, principal)),
+    waitForSettled: (id, principal, options) =>
+      guarded('inline wait', () => face.waitForSettled(id, principal, options)),
     // Runs the handler itself: what it throws is the tool's answer, not store trouble.
     runInline: (input) => face.runInline(input),
     start: () => face.start(),

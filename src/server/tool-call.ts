@@ -11,6 +11,7 @@ import {
   isObject,
   missingTasksCapability,
   TASKRAIL_META,
+  withStructuredText,
 } from '../protocol/index.js';
 import { assertIdempotencyKey } from '../runtime/idempotency.js';
 import { normalizeTaskOption } from '../runtime/tool.js';
@@ -19,7 +20,7 @@ import { envelopeCapabilities, principalOf } from './principal.js';
 import { isServerTrouble, noteCallTrouble } from './server-trouble.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
 import type { RegisteredTaskTool } from './types.js';
-import { startForHost } from './legacy/fallback-tools.js';
+import { callBehindTheScenes, DEFAULT_INLINE_WAIT_MS } from './inline-wait.js';
 
 /** What an McpServer tool callback returns; a CreateTaskResult passes through the SDK as-is. */
 type CallOutcome = CallToolResult;
@@ -44,16 +45,35 @@ function askFirst(requests: Record<string, InputRequest>): CallOutcome {
   }) as unknown as CallOutcome;
 }
 
+export interface ToolCallSettings {
+  /** Hosts without tasks: past the inline wait a handle, and required tools are served. */
+  fallbackTools?: boolean;
+  /** How long a call from a host without tasks waits for its task (default 45 s). */
+  inlineWaitMs?: number;
+}
+
 /**
  * One `tools/call` of a taskrail tool: a task when the tool may run as one and THIS request
- * declares the extension; otherwise a synchronous run (MRTR rounds become InputRequired results).
+ * declares the extension; a durable task behind the scenes with an inline wait when it does not;
+ * a synchronous run for forbidden tools (MRTR rounds become InputRequired results). Whatever
+ * the path, a structured result also carries its JSON as text.
  */
 export async function callTaskTool(
   runtime: TaskRuntimeFace,
   tool: RegisteredTaskTool,
   args: JsonObject,
   ctx: ServerContext,
-  options: { fallbackTools?: boolean } = {},
+  options: ToolCallSettings = {},
+): Promise<CallOutcome> {
+  return withStructuredText(await routeCall(runtime, tool, args, ctx, options));
+}
+
+async function routeCall(
+  runtime: TaskRuntimeFace,
+  tool: RegisteredTaskTool,
+  args: JsonObject,
+  ctx: ServerContext,
+  options: ToolCallSettings,
 ): Promise<CallOutcome> {
   try {
     return await callOnce(runtime, tool, args, ctx, options);
@@ -69,7 +89,7 @@ async function callOnce(
   tool: RegisteredTaskTool,
   args: JsonObject,
   ctx: ServerContext,
-  options: { fallbackTools?: boolean },
+  options: ToolCallSettings,
 ): Promise<CallOutcome> {
   const settings = normalizeTaskOption(tool.config.task);
   const caps = clientCapabilities(ctx);
@@ -80,13 +100,15 @@ async function callOnce(
     const pre = { principal, inputResponses, clientCapabilities: caps };
     return createTask(runtime, tool, args, pre, ctx.mcpReq._meta);
   }
-  if (settings.mode === 'required') {
-    if (options.fallbackTools === true) {
-      const pre = { principal, inputResponses, clientCapabilities: caps };
-      return startForHost(runtime, tool, args, pre);
-    }
+  const fallbackTools = options.fallbackTools === true;
+  if (settings.mode === 'required' && !fallbackTools) {
     const { error } = missingTasksCapability();
     throw new ProtocolError(error.code, error.message, error.data);
+  }
+  if (settings.mode !== 'forbidden') {
+    const caller = { principal, clientCapabilities: caps, modern, inputResponses };
+    const wait = { fallbackTools, inlineWaitMs: options.inlineWaitMs ?? DEFAULT_INLINE_WAIT_MS };
+    return callBehindTheScenes(runtime, tool, args, caller, ctx, wait);
   }
   const outcome = await runtime.runInline({
     tool: tool.name,

@@ -82,6 +82,18 @@ describe('store trouble: SQLite write lock held by another connection', () => {
     assertSafe(JSON.stringify(reply.body), [dir.path]);
   });
 
+  it('answers a host without tasks (the inline path) with HTTP 503 and -32603, never a tool result', async () => {
+    const runs = executions.count;
+    lock();
+    const reply = await rpc(url, 'tools/call', { name: 'quick', arguments: {} }, { caps: {} });
+    unlock();
+    assert.equal(reply.status, 503, JSON.stringify(reply.body));
+    assertTroubleError(reply.body.error);
+    assert.equal(reply.body.result, undefined, 'never a tool result');
+    assertSafe(JSON.stringify(reply.body), [dir.path]);
+    assert.equal(executions.count, runs, 'no handler ran');
+  });
+
   it('answers tasks/cancel under the lock with 503 and cancels once the lock is gone', async () => {
     const reply = await rpc(url, 'tools/call', { name: 'quick', arguments: {} });
     const taskId = reply.body.result?.['taskId'] as string;
