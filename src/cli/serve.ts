@@ -8,15 +8,27 @@ import {
   type LogLevel,
 } from '../runtime/logger.js';
 import { installRejectionGuard } from '../runtime/rejection-guard.js';
-import { createTaskServer, type TaskServer } from '../server/app.js';
+import { createTaskServer, HTTP_DEFAULTS, type TaskServer } from '../server/app.js';
+import type { ExtraGauge } from '../server/admin/index.js';
+import { SESSION_DEFAULTS } from '../server/legacy/sessions.js';
 import { serveTaskServerStdio } from '../server/stdio.js';
 import type { TaskStore } from '../store/port.js';
 import { DEFAULT_STORE_URL, openStore } from '../stores/open.js';
 import { packageVersion } from './package-info.js';
-import { parseDuration, parseLogFormat, parseLogLevel, parsePort, parseSize } from './options.js';
+import {
+  parseCount,
+  parseDuration,
+  parseLogFormat,
+  parseLogLevel,
+  parseMinutes,
+  parsePort,
+  parseSeconds,
+  parseSize,
+} from './options.js';
 import { addAuthOptions, resolveAuth, type AuthFlags } from './serve-auth.js';
 import { announceToFleet } from './fleet.js';
 import { loadToolSet } from './tool-sets.js';
+import { watchWorkers, type WorkerWatch } from './worker-watch.js';
 
 export interface ServeOptions extends AuthFlags {
   host: string;
@@ -29,6 +41,13 @@ export interface ServeOptions extends AuthFlags {
   logFormat?: LogFormat;
   stdio?: boolean;
   fallbackTools?: boolean;
+  maxConnections?: number;
+  headersTimeout?: number;
+  requestTimeout?: number;
+  keepAliveTimeout?: number;
+  maxSessions?: number;
+  maxSessionsPerCaller?: number;
+  sessionIdle?: number;
   inlineWait: number;
 }
 
@@ -85,6 +104,41 @@ export function addServeOptions(command: Command): Command {
       'how long a call from a host without tasks waits for its result (e.g. 45s, 1500ms)',
       parseDuration,
       45_000,
+    )
+    .option(
+      '--max-connections <n>',
+      `open sockets at most (default ${HTTP_DEFAULTS.maxConnections})`,
+      parseCount,
+    )
+    .option(
+      '--headers-timeout <seconds>',
+      `time a client has to send its request headers (default ${HTTP_DEFAULTS.headersTimeoutMs / 1000})`,
+      parseSeconds,
+    )
+    .option(
+      '--request-timeout <seconds>',
+      `time a client has to send a whole request; responses and streams are not limited (default ${HTTP_DEFAULTS.requestTimeoutMs / 1000})`,
+      parseSeconds,
+    )
+    .option(
+      '--keep-alive-timeout <seconds>',
+      `close an idle keep-alive socket after this long (default ${HTTP_DEFAULTS.keepAliveTimeoutMs / 1000})`,
+      parseSeconds,
+    )
+    .option(
+      '--max-sessions <n>',
+      `2025-11-25 sessions open at most; the oldest idle one is closed to make room (default ${SESSION_DEFAULTS.maxSessions})`,
+      parseCount,
+    )
+    .option(
+      '--max-sessions-per-caller <n>',
+      `2025-11-25 sessions open at most per principal (default ${SESSION_DEFAULTS.maxSessionsPerPrincipal})`,
+      parseCount,
+    )
+    .option(
+      '--session-idle <minutes>',
+      `close a 2025-11-25 session after this long without a request (default ${SESSION_DEFAULTS.idleMs / 60_000})`,
+      parseMinutes,
     );
   return addAuthOptions(command);
 }
@@ -106,6 +160,8 @@ export async function serve(
   const store = await openStore(storeUrl);
   // A redis store runs tasks through BullMQ; under --no-worker this replica only enqueues them.
   const executor = await serveExecutor({ storeUrl, store, worker: options.worker, logger });
+  let workers: WorkerWatch | undefined;
+  const gauges = options.worker ? [] : [workersGauge(() => workers)];
   const app = createTaskServer({
     store,
     name: 'taskrail',
@@ -113,8 +169,20 @@ export async function serve(
     maxBodyBytes: options.maxBody,
     logger,
     ...auth,
+    ...(auth.admin === undefined ? {} : { admin: { ...auth.admin, gauges } }),
     runtime: { executor, logger },
     fallbackTools: options.fallbackTools === true,
+    http: defined({
+      maxConnections: options.maxConnections,
+      headersTimeoutMs: options.headersTimeout,
+      requestTimeoutMs: options.requestTimeout,
+      keepAliveTimeoutMs: options.keepAliveTimeout,
+    }),
+    legacySessions: defined({
+      maxSessions: options.maxSessions,
+      maxSessionsPerPrincipal: options.maxSessionsPerCaller,
+      idleMs: options.sessionIdle,
+    }),
     inlineWaitMs: options.inlineWait,
   });
   let fleet;
@@ -122,12 +190,14 @@ export async function serve(
   try {
     installed = await install(app, logger);
     fleet = await announceToFleet(storeUrl, 'serve', app, logger);
+    if (!options.worker && fleet !== undefined) workers = watchWorkers(fleet, logger);
   } catch (error) {
     await installed?.stop();
     await store.close();
     throw error;
   }
   const stopApp = async (): Promise<void> => {
+    workers?.stop();
     await fleet?.leave();
     await app.close(STOP_GRACE_MS);
     await installed?.stop();
@@ -140,6 +210,21 @@ export async function serve(
     auth.auth !== undefined,
     stopApp,
   );
+}
+
+/** The given settings only (exactOptionalPropertyTypes-safe): the library fills in defaults. */
+function defined<T extends object>(values: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as {
+    [K in keyof T]?: Exclude<T[K], undefined>;
+  };
+}
+
+function workersGauge(watch: () => WorkerWatch | undefined): ExtraGauge {
+  return {
+    name: 'taskrail_workers_alive',
+    help: 'Live `taskrail worker` processes on this store (serve --no-worker only).',
+    value: () => watch()?.alive,
+  };
 }
 
 async function serveOverHttp(

@@ -17,6 +17,7 @@ import { assertIdempotencyKey } from '../runtime/idempotency.js';
 import { normalizeTaskOption } from '../runtime/tool.js';
 import type { InputRequest, JsonObject, TaskRecord } from '../task/record.js';
 import { envelopeCapabilities, principalOf } from './principal.js';
+import { isServerTrouble, noteCallTrouble } from './server-trouble.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
 import type { RegisteredTaskTool } from './types.js';
 import { callBehindTheScenes, DEFAULT_INLINE_WAIT_MS } from './inline-wait.js';
@@ -68,6 +69,22 @@ export async function callTaskTool(
 }
 
 async function routeCall(
+  runtime: TaskRuntimeFace,
+  tool: RegisteredTaskTool,
+  args: JsonObject,
+  ctx: ServerContext,
+  options: ToolCallSettings,
+): Promise<CallOutcome> {
+  try {
+    return await callOnce(runtime, tool, args, ctx, options);
+  } catch (error) {
+    // The SDK would make any other throw an isError result: the tool's final word to a host.
+    if (isServerTrouble(error)) noteCallTrouble();
+    throw error;
+  }
+}
+
+async function callOnce(
   runtime: TaskRuntimeFace,
   tool: RegisteredTaskTool,
   args: JsonObject,

@@ -7,6 +7,7 @@ import { isTerminal } from '../../task/status.js';
 import { principalOf } from '../principal.js';
 import type { TaskRuntimeFace } from '../runtime-port.js';
 import { endedWithoutResult, questionsOf, taskHandle } from '../task-handle.js';
+import { isServerTrouble, noteCallTrouble } from '../server-trouble.js';
 
 /**
  * Long tools for hosts that know nothing of tasks: past the inline wait a task-capable tool
@@ -76,10 +77,16 @@ function byTaskId(runtime: () => TaskRuntimeFace, act: Act) {
   return async (args: { taskId: string }, ctx: ServerContext): Promise<CallToolResult> => {
     const principal = principalOf(ctx);
     const face = runtime();
-    const task = isPlausibleTaskId(args.taskId)
-      ? await face.getTask(args.taskId, principal)
-      : undefined;
-    return task === undefined ? notFound(args.taskId) : act(face, task, principal, ctx);
+    try {
+      const task = isPlausibleTaskId(args.taskId)
+        ? await face.getTask(args.taskId, principal)
+        : undefined;
+      return task === undefined ? notFound(args.taskId) : await act(face, task, principal, ctx);
+    } catch (error) {
+      // Store trouble is the retryable -32603, not this tool's isError answer.
+      if (isServerTrouble(error)) noteCallTrouble();
+      throw error;
+    }
   };
 }
 
