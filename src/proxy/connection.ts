@@ -8,6 +8,8 @@ import {
   CallToolResultSchema,
   CreateMessageRequestSchema,
   ElicitRequestSchema,
+  ErrorCode,
+  McpError,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../runtime/api.js';
@@ -86,7 +88,7 @@ export async function connectUpstream(options: ConnectOptions): Promise<Upstream
   try {
     return await connectLegacy(options);
   } catch (legacyError) {
-    if (options.sessionId !== undefined) throw legacyError;
+    if (options.sessionId !== undefined || !refusedHandshake(legacyError)) throw legacyError;
     try {
       const connection = await connectModern(options);
       modernOnly.add(options.spec);
@@ -96,6 +98,19 @@ export async function connectUpstream(options: ConnectOptions): Promise<Upstream
       throw legacyError;
     }
   }
+}
+
+/**
+ * True when the upstream answered but refused `initialize` (it may speak only 2026-07-28);
+ * false when it could not be reached or went away (a dead child, a refused connection), where
+ * another try with another client would only start another child for nothing.
+ */
+function refusedHandshake(error: unknown): boolean {
+  if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) return false;
+  const message = error instanceof Error ? error.message : String(error);
+  return !/connection closed|ECONNREFUSED|ECONNRESET|ENOTFOUND|EHOSTUNREACH|fetch failed|socket hang up|timed out|ENOENT|EACCES/i.test(
+    message,
+  );
 }
 
 async function connectLegacy(options: ConnectOptions): Promise<UpstreamConnection> {

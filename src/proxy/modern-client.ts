@@ -19,6 +19,8 @@ import {
 } from './connection.js';
 
 const MODERN = '2026-07-28';
+/** A server that does not answer `server/discover` by then is not a 2026-07-28 server. */
+const CONNECT_TIMEOUT_MS = 15_000;
 
 /**
  * A connection to an upstream that speaks only MCP 2026-07-28, with the official SDK v2
@@ -59,7 +61,7 @@ export async function connectModern(options: ConnectOptions): Promise<UpstreamCo
     options.onClose?.();
   };
   try {
-    await client.connect(modernTransport(options));
+    await client.connect(modernTransport(options), { timeout: CONNECT_TIMEOUT_MS });
   } catch (error) {
     client.onclose = () => undefined;
     await client.close().catch(() => undefined);
