@@ -43,6 +43,8 @@ const DEFAULTS = {
   maxAttempts: 3,
   sweepIntervalMs: 60_000,
   sweepBatch: 500,
+  /** Wall time one sweep batch may hold the thread; the batch size adapts to stay near it. */
+  sweepBatchBudgetMs: 8,
 };
 
 /**
@@ -289,15 +291,20 @@ export class TaskRuntime {
   }
 
   /**
-   * Deletes expired tasks in bounded batches, yielding to the event loop between batches: a
-   * synchronous store (SQLite) would otherwise hold the thread for the whole sweep.
+   * Deletes expired tasks in batches, yielding to the event loop between them: a synchronous
+   * store (SQLite) would otherwise hold the thread for the whole sweep. The batch size follows
+   * the time each batch took, so a slow disk or a busy machine gets smaller batches rather than
+   * longer stalls.
    */
   async sweepNow(): Promise<number> {
     let total = 0;
+    let batch = DEFAULTS.sweepBatch;
     for (;;) {
-      const deleted = await this.store.sweepExpired(DEFAULTS.sweepBatch);
+      const started = performance.now();
+      const deleted = await this.store.sweepExpired(batch);
       total += deleted.length;
-      if (deleted.length < DEFAULTS.sweepBatch) return total;
+      if (deleted.length < batch) return total;
+      batch = nextSweepBatch(batch, performance.now() - started);
       await yieldToLoop();
     }
   }
@@ -335,4 +342,11 @@ function pickExecutor(options: RuntimeOptions): Executor | undefined {
     return new LocalExecutor({ concurrency: options.concurrency ?? DEFAULTS.concurrency });
   }
   return options.executor;
+}
+
+/** Scales a sweep batch toward the time budget, within bounds, changing at most 2× a step. */
+export function nextSweepBatch(batch: number, tookMs: number): number {
+  const scale = DEFAULTS.sweepBatchBudgetMs / Math.max(tookMs, 0.1);
+  const next = Math.round(batch * Math.min(2, Math.max(0.5, scale)));
+  return Math.min(DEFAULTS.sweepBatch * 4, Math.max(16, next));
 }
