@@ -16,16 +16,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { Counts } from './check.js';
-import type { Proc } from './procs.js';
+import type { Proc, Victim } from './procs.js';
 
 const BIN = process.env['TASKRAIL_PG_BIN'] ?? '/usr/lib/postgresql/15/bin';
-
-interface Victim {
-  name: string;
-  proc: Proc;
-  port?: number;
-  restart(): Promise<void>;
-}
 
 interface PhaseSpec {
   name: string;
@@ -42,6 +35,8 @@ export interface ChaosKit {
   servers(count: number, extra: string[]): (store: string) => Promise<Victim[]>;
   workers(store: string, count: number): Promise<Victim[]>;
   log(line: string): void;
+  /** Whether CHAOS_PHASES chose the phase of this name (all when unset). */
+  wanted(name: string): boolean;
 }
 
 export async function postgresPhases(kit: ChaosKit): Promise<Counts[]> {
@@ -50,11 +45,8 @@ export async function postgresPhases(kit: ChaosKit): Promise<Counts[]> {
     kit.log('postgres phases skipped: TASKRAIL_POSTGRES_URL is not set');
     return [];
   }
-  const results = [await sharedServerPhase(kit, base)];
-  if (process.env['CHAOS_PG_RESTART'] !== '1') {
-    kit.log('postgres-restart phase skipped: set CHAOS_PG_RESTART=1 to run it');
-    return results;
-  }
+  const results = kit.wanted('postgres') ? [await sharedServerPhase(kit, base)] : [];
+  if (!kit.wanted('postgres-restart')) return results;
   const own = await startOwnServer(kit.log);
   if (own === undefined) return results;
   try {
@@ -144,6 +136,7 @@ async function startOwnServer(log: (line: string) => void): Promise<OwnServer | 
   const victim: Victim = {
     name: 'postgres server',
     proc: server,
+    every: 3,
     async restart() {
       server = await launch(data, dir, port);
       victim.proc = server;

@@ -16,6 +16,16 @@ export interface Proc {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
+/** A server, worker or database the chaos loop may kill; `restart` brings it back. */
+export interface Victim {
+  name: string;
+  proc: Proc;
+  port?: number;
+  /** Killed every `every`-th round for sure, instead of only when drawn at random. */
+  every?: number;
+  restart(): Promise<void>;
+}
+
 export function start(args: string[], env: NodeJS.ProcessEnv = {}): Proc {
   const child = spawn(process.execPath, args, {
     env: { ...process.env, ...env },

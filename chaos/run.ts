@@ -5,7 +5,8 @@
  * `chaos: tasks N, lost 0, duplicated terminal writes 0, stuck 0, wrong results 0,
  * duplicate creations 0` (a retried create that made a second task).
  * CHAOS_SEED replays a run; TASKRAIL_REDIS_URL adds the Redis phase, TASKRAIL_POSTGRES_URL the
- * Postgres ones (chaos/postgres-phase.ts).
+ * Postgres ones (chaos/postgres-phase.ts). CHAOS_PHASES=NAME,… runs only the phases named
+ * (sqlite, redis, postgres, postgres-restart).
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -16,7 +17,7 @@ import { isTerminal } from '../src/task/status.js';
 import { deleteRedisKeys } from '../test/helpers/redis-keys.js';
 import { allTasks, judge, readClientLines, type Counts } from './check.js';
 import { plan, prng, type Spec } from './expect.js';
-import { CLIENT, serve, start, worker, type Proc } from './procs.js';
+import { CLIENT, serve, start, worker, type Proc, type Victim } from './procs.js';
 import { startProxy } from './proxy.js';
 import { postgresPhases } from './postgres-phase.js';
 
@@ -27,14 +28,8 @@ const CLIENT_MS = CHAOS_MS + 50_000;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const between = (lo: number, hi: number) => lo + random() * (hi - lo);
 const log = (line: string) => process.stderr.write(`chaos: ${line}\n`);
-
-/** A server or worker the chaos loop may kill; `restart` brings it back on the same store. */
-interface Victim {
-  name: string;
-  proc: Proc;
-  port?: number;
-  restart(): Promise<void>;
-}
+const chosen = (process.env['CHAOS_PHASES'] ?? '').split(',').filter((name) => name !== '');
+const wanted = (name: string) => chosen.length === 0 || chosen.includes(name);
 
 interface Phase {
   name: string;
@@ -99,9 +94,10 @@ async function chaosLoop(
 ): Promise<void> {
   const ends = Date.now() + CHAOS_MS;
   const toKill = new Set(clients.map((_, i) => i).filter((i) => i % 2 === 0));
-  while (Date.now() < ends) {
+  for (let round = 1; Date.now() < ends; round++) {
     await pause(between(2000, 5000));
-    const victim = victims[Math.floor(random() * victims.length)] as Victim;
+    const due = victims.find((v) => v.every !== undefined && round % v.every === 0);
+    const victim = due ?? (victims[Math.floor(random() * victims.length)] as Victim);
     log(`SIGKILL ${victim.name}`);
     await victim.proc.kill('SIGKILL');
     await pause(between(100, 1000));
@@ -153,18 +149,21 @@ async function main(): Promise<number> {
   process.stdout.write(`chaos seed ${seed} (replay with CHAOS_SEED=${seed})\n`);
   const dir = mkdtempSync(join(tmpdir(), 'taskrail-chaos-'));
   const results: Counts[] = [];
-  results.push(
-    await phase({
-      name: 'sqlite',
-      store: `sqlite:${join(dir, 'tasks.db')}`,
-      clients: 6,
-      perClient: 50,
-      firstN: 1,
-      victims: servers(1, []),
-    }),
-  );
+  if (wanted('sqlite')) {
+    results.push(
+      await phase({
+        name: 'sqlite',
+        store: `sqlite:${join(dir, 'tasks.db')}`,
+        clients: 6,
+        perClient: 50,
+        firstN: 1,
+        victims: servers(1, []),
+      }),
+    );
+  }
   const redis = process.env['TASKRAIL_REDIS_URL'];
-  if (redis !== undefined && redis !== '') {
+  if (!wanted('redis')) log('redis phase not chosen');
+  else if (redis !== undefined && redis !== '') {
     const url = new URL(redis);
     url.searchParams.set('prefix', `chaos-${randomBytes(4).toString('hex')}`);
     results.push(
@@ -182,7 +181,7 @@ async function main(): Promise<number> {
     );
     await deleteRedisKeys(url.toString(), url.searchParams.get('prefix') as string);
   } else log('redis phase skipped: TASKRAIL_REDIS_URL is not set');
-  results.push(...(await postgresPhases({ phase, servers, workers, log })));
+  results.push(...(await postgresPhases({ phase, servers, workers, log, wanted })));
   rmSync(dir, { recursive: true, force: true });
   const sum = (key: keyof Omit<Counts, 'notes'>) => results.reduce((a, c) => a + c[key], 0);
   const bad = sum('lost') + sum('duplicated') + sum('stuck') + sum('wrong') + sum('extraCreations');

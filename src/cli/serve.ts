@@ -79,6 +79,8 @@ async function serve(options: ServeOptions): Promise<void> {
   try {
     await loadToolSet(options.tools, app);
     fleet = await announceToFleet(storeUrl, 'serve', app, logger);
+    // Set up the job engine before the first request (on Postgres: the enqueue trigger).
+    if (executor !== 'local' && app.tools.hasTaskTools()) await executor.ready?.();
   } catch (error) {
     await store.close();
     throw error;
