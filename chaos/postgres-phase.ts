@@ -2,23 +2,19 @@
  * The Postgres phases of `npm run chaos` (with TASKRAIL_POSTGRES_URL):
  * - `postgres`: two `serve --no-worker` replicas and two workers on a fresh schema, SIGKILLed
  *   and restarted at random, as in the Redis phase;
- * - `postgres-restart`: the same deployment on a PostgreSQL server of its own (initdb into a temp
- *   folder, as the `postgres` user when run as root), which is also crashed (`pg_ctl stop -m
- *   immediate`) and started again while tasks run. Runs only with CHAOS_PG_RESTART=1 for now
- *   (a replica restarted during it once failed to come up within 30 s on a busy machine, not yet
- *   understood); skipped, saying why, without the binaries.
+ * - `postgres-restart`: the same deployment on a PostgreSQL server of its own
+ *   (test/helpers/own-postgres.ts), which is also crashed (`pg_ctl stop -m immediate`) every
+ *   third round and started again while tasks run; skipped, saying why, without the binaries.
  */
-import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
+import {
+  ownPostgresUnavailable,
+  startOwnPostgres,
+  type OwnPostgres,
+} from '../test/helpers/own-postgres.js';
 import type { Counts } from './check.js';
 import type { Proc, Victim } from './procs.js';
-
-const BIN = process.env['TASKRAIL_PG_BIN'] ?? '/usr/lib/postgresql/15/bin';
 
 interface PhaseSpec {
   name: string;
@@ -47,12 +43,12 @@ export async function postgresPhases(kit: ChaosKit): Promise<Counts[]> {
   }
   const results = kit.wanted('postgres') ? [await sharedServerPhase(kit, base)] : [];
   if (!kit.wanted('postgres-restart')) return results;
-  const own = await startOwnServer(kit.log);
+  const own = await ownServerVictim(kit.log);
   if (own === undefined) return results;
   try {
     results.push(await restartPhase(kit, own));
   } finally {
-    await own.stop();
+    await own.remove();
   }
   return results;
 }
@@ -86,128 +82,48 @@ async function sharedServerPhase(kit: ChaosKit, base: string): Promise<Counts> {
   }
 }
 
-async function restartPhase(kit: ChaosKit, own: OwnServer): Promise<Counts> {
+async function restartPhase(kit: ChaosKit, own: OwnPostgres): Promise<Counts> {
   return kit.phase({
     name: 'postgres-restart',
-    store: `postgres://postgres@127.0.0.1:${own.port}/postgres?schema=chaos`,
+    store: own.url('chaos'),
     clients: 3,
     perClient: 30,
     firstN: 100_001,
-    victims: deployment(kit, [own.victim]),
+    victims: deployment(kit, [asVictim(own)]),
   });
 }
 
-interface OwnServer {
-  port: number;
-  victim: Victim;
-  stop(): Promise<void>;
-}
-
-/** The `postgres` user runs the server when we are root (initdb refuses root). */
-function asServerUser(command: string, args: string[]): [string, string[]] {
-  const root = process.getuid?.() === 0;
-  return root ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args];
-}
-
-async function startOwnServer(log: (line: string) => void): Promise<OwnServer | undefined> {
-  if (!existsSync(join(BIN, 'initdb'))) {
-    log(`postgres-restart phase skipped: no PostgreSQL binaries in ${BIN} (set TASKRAIL_PG_BIN)`);
+/** The own server as a victim: "killed" is a crash, "restarted" is crash recovery and start. */
+async function ownServerVictim(log: (line: string) => void): Promise<OwnPostgres | undefined> {
+  const unavailable = ownPostgresUnavailable();
+  if (unavailable !== undefined) {
+    log(`postgres-restart phase skipped: ${unavailable}`);
     return undefined;
   }
-  const dir = mkdtempSync(join(tmpdir(), 'taskrail-chaos-pg-'));
-  chmodSync(dir, 0o777);
-  const data = join(dir, 'data');
-  const [cmd, args] = asServerUser(join(BIN, 'initdb'), [
-    '-D',
-    data,
-    '-A',
-    'trust',
-    '-U',
-    'postgres',
-  ]);
-  const init = spawnSync(cmd, args, { encoding: 'utf8' });
-  if (init.status !== 0) {
-    log(`postgres-restart phase skipped: initdb failed: ${init.stderr.trim().slice(0, 300)}`);
-    rmSync(dir, { recursive: true, force: true });
+  try {
+    return await startOwnPostgres();
+  } catch (error) {
+    log(`postgres-restart phase skipped: ${(error as Error).message.slice(0, 300)}`);
     return undefined;
   }
-  const port = await freePort();
-  let server = await launch(data, dir, port);
+}
+
+function asVictim(own: OwnPostgres): Victim {
+  const proc = (): Proc => ({
+    child: own.process,
+    lines: [],
+    exited: new Promise<void>((resolve) => own.process.once('exit', () => resolve())),
+    waitFor: () => Promise.reject(new Error('not used')),
+    kill: () => own.crash(),
+  });
   const victim: Victim = {
     name: 'postgres server',
-    proc: server,
+    proc: proc(),
     every: 3,
     async restart() {
-      server = await launch(data, dir, port);
-      victim.proc = server;
+      await own.start();
+      victim.proc = proc();
     },
   };
-  return {
-    port,
-    victim,
-    async stop() {
-      await server.kill();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-/** Starts the server in the foreground; `kill` crashes it the way a power cut would. */
-async function launch(data: string, socketDir: string, port: number): Promise<Proc> {
-  const [cmd, args] = asServerUser(join(BIN, 'postgres'), [
-    ...['-D', data, '-p', String(port), '-k', socketDir],
-    ...['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', '-c', 'fsync=on'],
-  ]);
-  const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  const lines: string[] = [];
-  child.stderr.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n')));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const proc: Proc = {
-    child,
-    lines,
-    exited,
-    waitFor: () => Promise.reject(new Error('not used')),
-    async kill() {
-      const [stopCmd, stopArgs] = asServerUser(join(BIN, 'pg_ctl'), [
-        'stop',
-        '-D',
-        data,
-        '-m',
-        'immediate',
-      ]);
-      spawnSync(stopCmd, stopArgs, { encoding: 'utf8' });
-      await exited;
-    },
-  };
-  await ready(port);
-  return proc;
-}
-
-async function ready(port: number): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const client = new pg.Client({
-      connectionString: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    });
-    client.on('error', () => undefined);
-    try {
-      await client.connect();
-      await client.end();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
+  return victim;
 }

@@ -101,7 +101,10 @@ async function chaosLoop(
     log(`SIGKILL ${victim.name}`);
     await victim.proc.kill('SIGKILL');
     await pause(between(100, 1000));
+    const restarting = Date.now();
     await victim.restart();
+    const took = Date.now() - restarting;
+    if (took > 5000) log(`${victim.name} took ${took} ms to come back`);
     route();
     const client = [...toKill][0];
     if (client !== undefined && random() < 0.7) {

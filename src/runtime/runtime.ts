@@ -185,8 +185,11 @@ export class TaskRuntime {
     let outcome: CreateOutcome;
     try {
       outcome = await this.store.create(record, slot === undefined ? {} : { lease });
+      this.#health.ok();
     } catch (error) {
       slot?.release();
+      // The caller gets a bare "unavailable"; the detail goes to the log, once per outage.
+      if (isStoreUnavailable(error)) this.#health.failed('create task', error);
       throw error;
     }
     const { task, created } = outcome;

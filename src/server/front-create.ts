@@ -6,11 +6,14 @@ import {
   isWireError,
   META,
   metaOf,
+  errorMessage,
   resultMessage,
+  storeUnavailable,
   type HeaderReader,
   type IncomingRequest,
 } from '../protocol/index.js';
 import { normalizeTaskOption } from '../runtime/tool.js';
+import { isStoreUnavailable } from '../task/errors.js';
 import type { JsonObject } from '../task/record.js';
 import { missingFor } from './front-gates.js';
 import type { ToolRegistry } from './registry.js';
@@ -56,6 +59,12 @@ export async function createInFront(
     // `content: []` as the SDK's CallToolResult projection adds it on its path.
     result = { content: [], ...encodeCreateTaskResult(task), _meta: meta };
   } catch (error) {
+    // Store trouble is the server's, not the tool's: a retryable JSON-RPC error, as on the SDK
+    // path (tool-call.ts).
+    if (isStoreUnavailable(error)) {
+      const wire = storeUnavailable();
+      return { status: wire.httpStatus, body: errorMessage(req.id, wire.error) };
+    }
     // The SDK answers an error thrown by a tool as an isError result; so does this path.
     const text = error instanceof Error ? error.message : String(error);
     result = { content: [{ type: 'text', text }], isError: true, resultType: 'complete' };

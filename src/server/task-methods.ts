@@ -12,6 +12,7 @@ import {
   methodNotFound,
   missingTasksCapability,
   resultMessage,
+  storeUnavailable,
   taskNotFound,
   type HeaderReader,
   type IncomingRequest,
@@ -19,7 +20,7 @@ import {
   type RequestId,
   type WireError,
 } from '../protocol/index.js';
-import { isRpcError, rpcErrorObject } from '../task/errors.js';
+import { isRpcError, isStoreUnavailable, rpcErrorObject } from '../task/errors.js';
 import { isPlausibleTaskId } from '../task/ids.js';
 import type { JsonObject } from '../task/record.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
@@ -99,6 +100,7 @@ export async function serveTaskMethod(
   try {
     result = await handler(runtime, taskId, principal, params);
   } catch (error) {
+    if (isStoreUnavailable(error)) return errorReply(id, storeUnavailable());
     // The runtime refused the request itself (an answer that does not fit its question): an
     // in-band JSON-RPC error, like an unknown task, not a server failure.
     if (!isRpcError(error)) throw error;

@@ -10,10 +10,12 @@ import {
   encodeCreateTaskResult,
   isObject,
   missingTasksCapability,
+  STORE_UNAVAILABLE_MESSAGE,
   TASKRAIL_META,
 } from '../protocol/index.js';
 import { assertIdempotencyKey } from '../runtime/idempotency.js';
 import { normalizeTaskOption } from '../runtime/tool.js';
+import { isStoreUnavailable, RPC } from '../task/errors.js';
 import type { InputRequest, JsonObject, TaskRecord } from '../task/record.js';
 import { envelopeCapabilities, principalOf } from './principal.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
@@ -99,7 +101,15 @@ async function createTask(
     if (outcome && 'inputRequests' in outcome) return askFirst(outcome.inputRequests);
     if (outcome && 'arguments' in outcome) taskArgs = outcome.arguments;
   }
-  const task = await startToolTask(runtime, tool, taskArgs, { ...pre, meta });
+  let task: TaskRecord;
+  try {
+    task = await startToolTask(runtime, tool, taskArgs, { ...pre, meta });
+  } catch (error) {
+    // Thrown as a ProtocolError the SDK answers a JSON-RPC error, not a tool result.
+    if (isStoreUnavailable(error))
+      throw new ProtocolError(RPC.INTERNAL_ERROR, STORE_UNAVAILABLE_MESSAGE);
+    throw error;
+  }
   return encodeCreateTaskResult(task) as unknown as CallOutcome;
 }
 
