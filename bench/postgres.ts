@@ -29,19 +29,24 @@ function storeTarget(store: TaskStore): Target {
   return { create: (task) => store.create(task), get: (id) => store.get(id) };
 }
 
-/** The floor: one INSERT of the record's JSON per create, one SELECT + JSON.parse per read. */
+/**
+ * The floor: one INSERT of the record's JSON per create, one SELECT + JSON.parse per read, as
+ * prepared statements like the store's.
+ */
 function rawTarget(pool: pg.Pool, table: string): Target {
   return {
     create: (task) =>
-      pool.query(`INSERT INTO ${table} (id, body) VALUES ($1, $2)`, [
-        task.id,
-        JSON.stringify(task),
-      ]),
+      pool.query({
+        name: 'raw_insert',
+        text: `INSERT INTO ${table} (id, body) VALUES ($1, $2)`,
+        values: [task.id, JSON.stringify(task)],
+      }),
     get: async (id) => {
-      const { rows } = await pool.query<{ body: string }>(
-        `SELECT body FROM ${table} WHERE id = $1`,
-        [id],
-      );
+      const { rows } = await pool.query<{ body: string }>({
+        name: 'raw_select',
+        text: `SELECT body FROM ${table} WHERE id = $1`,
+        values: [id],
+      });
       return rows[0] === undefined ? undefined : (JSON.parse(rows[0].body) as TaskRecord);
     },
   };
