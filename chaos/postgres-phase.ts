@@ -1,20 +1,31 @@
 /**
  * The Postgres phases of `npm run chaos` (with TASKRAIL_POSTGRES_URL):
  * - `postgres`: two `serve --no-worker` replicas and two workers on a fresh schema, SIGKILLed
- *   and restarted at random, as in the Redis phase;
+ *   or SIGTERMed and restarted at random, as in the Redis phase, one worker with its clock
+ *   shifted (faketime) when that is installed;
  * - `postgres-restart`: the same deployment on a PostgreSQL server of its own
- *   (test/helpers/own-postgres.ts), which is also crashed (`pg_ctl stop -m immediate`) every
- *   third round and started again while tasks run; skipped, saying why, without the binaries.
+ *   (test/helpers/own-postgres.ts), crashed (`pg_ctl stop -m immediate`) and started again twice
+ *   while tasks run; skipped, saying why, without the binaries.
+ * CHAOS_PHASES (see run.ts) chooses among them.
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import {
-  ownPostgresUnavailable,
+  ownPostgresMissing,
   startOwnPostgres,
   type OwnPostgres,
 } from '../test/helpers/own-postgres.js';
 import type { Counts } from './check.js';
-import type { Proc, Victim } from './procs.js';
+import type { Proc } from './procs.js';
+
+type StoreFault = { name: string; run(): Promise<void> };
+
+interface Victim {
+  name: string;
+  proc: Proc;
+  port?: number;
+  restart(): Promise<void>;
+}
 
 interface PhaseSpec {
   name: string;
@@ -23,19 +34,22 @@ interface PhaseSpec {
   perClient: number;
   firstN: number;
   victims: (store: string) => Promise<Victim[]>;
+  faults: StoreFault[];
 }
 
 /** What chaos/run.ts lends this file, so the phases run exactly like the others. */
-export interface ChaosKit {
-  phase(spec: PhaseSpec): Promise<Counts>;
+export interface ChaosKit<R extends Counts> {
+  phase(spec: PhaseSpec): Promise<R>;
   servers(count: number, extra: string[]): (store: string) => Promise<Victim[]>;
-  workers(store: string, count: number): Promise<Victim[]>;
+  workers(store: string, count: number, shift?: string): Promise<Victim[]>;
   log(line: string): void;
+  /** The first worker's clock shift (faketime), when the machine can stage it. */
+  shift: string | undefined;
   /** Whether CHAOS_PHASES chose the phase of this name (all when unset). */
   wanted(name: string): boolean;
 }
 
-export async function postgresPhases(kit: ChaosKit): Promise<Counts[]> {
+export async function postgresPhases<R extends Counts>(kit: ChaosKit<R>): Promise<R[]> {
   const base = process.env['TASKRAIL_POSTGRES_URL'];
   if (base === undefined || base === '') {
     kit.log('postgres phases skipped: TASKRAIL_POSTGRES_URL is not set');
@@ -43,8 +57,12 @@ export async function postgresPhases(kit: ChaosKit): Promise<Counts[]> {
   }
   const results = kit.wanted('postgres') ? [await sharedServerPhase(kit, base)] : [];
   if (!kit.wanted('postgres-restart')) return results;
-  const own = await ownServerVictim(kit.log);
-  if (own === undefined) return results;
+  const missing = ownPostgresMissing();
+  if (missing !== undefined) {
+    kit.log(`postgres-restart phase skipped: ${missing}`);
+    return results;
+  }
+  const own = await startOwnPostgres();
   try {
     results.push(await restartPhase(kit, own));
   } finally {
@@ -53,15 +71,14 @@ export async function postgresPhases(kit: ChaosKit): Promise<Counts[]> {
   return results;
 }
 
-function deployment(kit: ChaosKit, extra: Victim[] = []) {
+function deployment<R extends Counts>(kit: ChaosKit<R>) {
   return async (store: string): Promise<Victim[]> => [
     ...(await kit.servers(2, ['--no-worker'])(store)),
-    ...(await kit.workers(store, 2)),
-    ...extra,
+    ...(await kit.workers(store, 2, kit.shift)),
   ];
 }
 
-async function sharedServerPhase(kit: ChaosKit, base: string): Promise<Counts> {
+async function sharedServerPhase<R extends Counts>(kit: ChaosKit<R>, base: string): Promise<R> {
   const url = new URL(base);
   const schema = `chaos_${randomBytes(4).toString('hex')}`;
   url.searchParams.set('schema', schema);
@@ -73,6 +90,7 @@ async function sharedServerPhase(kit: ChaosKit, base: string): Promise<Counts> {
       perClient: 50,
       firstN: 100_001,
       victims: deployment(kit),
+      faults: [],
     });
   } finally {
     const client = new pg.Client({ connectionString: base });
@@ -82,48 +100,26 @@ async function sharedServerPhase(kit: ChaosKit, base: string): Promise<Counts> {
   }
 }
 
-async function restartPhase(kit: ChaosKit, own: OwnPostgres): Promise<Counts> {
+async function restartPhase<R extends Counts>(kit: ChaosKit<R>, own: OwnPostgres): Promise<R> {
   return kit.phase({
     name: 'postgres-restart',
-    store: own.url('chaos'),
+    store: `${own.url}?schema=chaos`,
     clients: 3,
     perClient: 30,
     firstN: 100_001,
-    victims: deployment(kit, [asVictim(own)]),
+    victims: deployment(kit),
+    faults: [crashAndRestart(own, 1000), crashAndRestart(own, 2000)],
   });
 }
 
-/** The own server as a victim: "killed" is a crash, "restarted" is crash recovery and start. */
-async function ownServerVictim(log: (line: string) => void): Promise<OwnPostgres | undefined> {
-  const unavailable = ownPostgresUnavailable();
-  if (unavailable !== undefined) {
-    log(`postgres-restart phase skipped: ${unavailable}`);
-    return undefined;
-  }
-  try {
-    return await startOwnPostgres();
-  } catch (error) {
-    log(`postgres-restart phase skipped: ${(error as Error).message.slice(0, 300)}`);
-    return undefined;
-  }
-}
-
-function asVictim(own: OwnPostgres): Victim {
-  const proc = (): Proc => ({
-    child: own.process,
-    lines: [],
-    exited: new Promise<void>((resolve) => own.process.once('exit', () => resolve())),
-    waitFor: () => Promise.reject(new Error('not used')),
-    kill: () => own.crash(),
-  });
-  const victim: Victim = {
-    name: 'postgres server',
-    proc: proc(),
-    every: 3,
-    async restart() {
+/** Crashes the server as a power cut would, and starts it again after `downMs`. */
+function crashAndRestart(own: OwnPostgres, downMs: number): StoreFault {
+  return {
+    name: `the PostgreSQL server crashes (immediate stop) and is down ${downMs / 1000} s`,
+    async run() {
+      await own.stop();
+      await new Promise((resolve) => setTimeout(resolve, downMs));
       await own.start();
-      victim.proc = proc();
     },
   };
-  return victim;
 }

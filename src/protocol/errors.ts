@@ -61,10 +61,3 @@ export function unsupportedProtocolVersion(requested: unknown): WireError {
 export function internalError(): WireError {
   return wire(500, RPC.INTERNAL_ERROR, 'Internal error');
 }
-
-/** The server's task store cannot be reached for now: retryable, and no detail leaves the server. */
-export const STORE_UNAVAILABLE_MESSAGE = 'Internal error: the task store is unavailable; retry';
-
-export function storeUnavailable(): WireError {
-  return wire(503, RPC.INTERNAL_ERROR, STORE_UNAVAILABLE_MESSAGE);
-}

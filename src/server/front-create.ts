@@ -6,19 +6,17 @@ import {
   isWireError,
   META,
   metaOf,
-  errorMessage,
   resultMessage,
-  storeUnavailable,
   type HeaderReader,
   type IncomingRequest,
 } from '../protocol/index.js';
 import { normalizeTaskOption } from '../runtime/tool.js';
-import { isStoreUnavailable } from '../task/errors.js';
 import type { JsonObject } from '../task/record.js';
 import { missingFor } from './front-gates.js';
 import type { ToolRegistry } from './registry.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
-import { checkModern, type Reply } from './task-methods.js';
+import { isServerTrouble, troubleWire } from './server-trouble.js';
+import { checkModern, errorReply, type Reply } from './task-methods.js';
 import { startToolTask } from './tool-call.js';
 import type { RegisteredTaskTool } from './types.js';
 
@@ -59,12 +57,7 @@ export async function createInFront(
     // `content: []` as the SDK's CallToolResult projection adds it on its path.
     result = { content: [], ...encodeCreateTaskResult(task), _meta: meta };
   } catch (error) {
-    // Store trouble is the server's, not the tool's: a retryable JSON-RPC error, as on the SDK
-    // path (tool-call.ts).
-    if (isStoreUnavailable(error)) {
-      const wire = storeUnavailable();
-      return { status: wire.httpStatus, body: errorMessage(req.id, wire.error) };
-    }
+    if (isServerTrouble(error)) return errorReply(req.id, troubleWire());
     // The SDK answers an error thrown by a tool as an isError result; so does this path.
     const text = error instanceof Error ? error.message : String(error);
     result = { content: [{ type: 'text', text }], isError: true, resultType: 'complete' };

@@ -7,18 +7,14 @@ import type { RawDispatch } from '../../src/client/rpc-http.js';
 import type { TaskStore } from '../../src/store/port.js';
 import { openPostgresStore } from '../../src/stores/postgres/index.js';
 import { deployment, reach, tryCreateTask, type Deployment } from '../helpers/deployment.js';
-import {
-  ownPostgresUnavailable,
-  startOwnPostgres,
-  type OwnPostgres,
-} from '../helpers/own-postgres.js';
+import { ownPostgresMissing, startOwnPostgres, type OwnPostgres } from '../helpers/own-postgres.js';
 import { waitFor } from '../helpers/wait.js';
 
 const TOOLS = '.build/test/postgres/fixtures/e2e-tools.js';
 /** A run cut by the crash is handed on when its lease (15 s) runs out, at the next scan. */
 const SETTLE_MS = 90_000;
 
-const unavailable = ownPostgresUnavailable();
+const unavailable = ownPostgresMissing();
 
 /**
  * A `serve --no-worker` replica and a `taskrail worker` on a PostgreSQL server of the test's
@@ -37,7 +33,7 @@ describe('postgres deployment across a database crash and restart', { skip: unav
 
   before(async () => {
     own = await startOwnPostgres();
-    const store = own.url('restart');
+    const store = `${own.url}?schema=restart`;
     const logPath = join(dir, 'events.log');
     processes = deployment({ store, tools: TOOLS, logPath, logLevel: 'error' });
     replica = await processes.replica();
@@ -72,7 +68,7 @@ describe('postgres deployment across a database crash and restart', { skip: unav
   it('completes the task the crash cut and the tasks made after it; no process exits', async () => {
     const cut = await create('durable_job', { seconds: 2 });
     await find('running-attempt-1', cut);
-    await own.crash();
+    await own.stop(); // pg_ctl stop -m immediate: a crash
     const refused = await replica({
       method: 'tools/call',
       params: { name: 'durable_job', arguments: { seconds: 0 } },
