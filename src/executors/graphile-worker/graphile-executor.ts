@@ -4,7 +4,7 @@ import type { DispatchReason, Executor, Logger, Reservation } from '../../runtim
 import type { TaskStore } from '../../store/port.js';
 import { loadPg } from '../../stores/postgres/driver.js';
 import { parsePostgresUrl } from '../../stores/postgres/url.js';
-import { Slots } from '../bullmq/slots.js';
+import { waitAtMost, warnTo, WorkerSlots } from '../worker-slots.js';
 import { installEnqueueTrigger } from './enqueue-trigger.js';
 import { loadGraphileWorker, type GraphileWorkerModule } from './load.js';
 
@@ -55,8 +55,7 @@ export class GraphileExecutor implements Executor {
   readonly #url: string;
   readonly #storeSchema: string;
   readonly #schema: string;
-  readonly #slots: Slots;
-  readonly #localRuns = new Set<Promise<void>>();
+  readonly #slots: WorkerSlots;
   #engine: Promise<Engine> | undefined;
   #runner: Promise<Runner> | undefined;
   #closing: Promise<void> | undefined;
@@ -66,11 +65,8 @@ export class GraphileExecutor implements Executor {
   constructor(options: GraphileExecutorOptions) {
     const location = parsePostgresUrl(options.connectionUrl);
     const concurrency = options.concurrency ?? 10;
-    if (!Number.isInteger(concurrency) || concurrency < 1) {
-      throw new RangeError(`concurrency must be a positive integer, got ${concurrency}`);
-    }
+    this.#slots = new WorkerSlots(concurrency, (message, error) => this.#warn(message, error));
     this.#options = { ...options, concurrency };
-    this.#slots = new Slots(concurrency);
     this.#url = location.connectUrl;
     this.#storeSchema = location.schema;
     this.#schema = `${location.schema}_jobs`;
@@ -99,27 +95,7 @@ export class GraphileExecutor implements Executor {
   /** In `work` mode, a free slot for a task this process creates and starts at once. */
   reserve(): Reservation | undefined {
     if (this.#runner === undefined || this.#closing !== undefined) return undefined;
-    if (!this.#slots.tryAcquire()) return undefined;
-    let used = false;
-    return {
-      run: (taskId, work) => {
-        if (used) throw new Error('a reservation runs once');
-        used = true;
-        const done = new Promise<void>((resolve) => setImmediate(resolve))
-          .then(work)
-          .catch((error: unknown) => this.#warn(`running task ${taskId} failed`, error))
-          .finally(() => {
-            this.#slots.release();
-            this.#localRuns.delete(done);
-          });
-        this.#localRuns.add(done);
-      },
-      release: () => {
-        if (used) return;
-        used = true;
-        this.#slots.release();
-      },
-    };
+    return this.#slots.reserve();
   }
 
   async dispatch(taskId: string, reason: DispatchReason = 'recovery'): Promise<void> {
@@ -139,14 +115,7 @@ export class GraphileExecutor implements Executor {
 
   async stop(graceMs: number): Promise<void> {
     this.#closing ??= this.#close();
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      this.#closing,
-      new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, graceMs);
-      }),
-    ]);
-    clearTimeout(timer);
+    await waitAtMost(this.#closing, graceMs);
   }
 
   closed(): Promise<void> {
@@ -164,15 +133,10 @@ export class GraphileExecutor implements Executor {
       taskList: {
         [TASK_IDENTIFIER]: async (payload) => {
           const { taskId } = payload as JobPayload;
-          await this.#slots.acquire();
-          try {
-            await run(taskId);
-          } catch (error) {
-            // The task's own state is in the store; a failed job would only linger in the queue.
-            this.#warn(`running task ${taskId} failed`, error);
-          } finally {
-            this.#slots.release();
-          }
+          // The task's own state is in the store; a failed job would only linger in the queue.
+          await this.#slots
+            .runJob(() => run(taskId))
+            .catch((error: unknown) => this.#warn(`running task ${taskId} failed`, error));
         },
       },
     });
@@ -180,7 +144,7 @@ export class GraphileExecutor implements Executor {
 
   async #close(): Promise<void> {
     const runner = await this.#runner?.catch(() => undefined);
-    await Promise.allSettled([runner?.stop(), ...this.#localRuns]);
+    await Promise.allSettled([runner?.stop(), ...this.#slots.inFlight]);
     const engine = await this.#engine?.catch(() => undefined);
     await Promise.resolve(engine?.utils.release()).catch(() => undefined);
     await engine?.pool.end().catch(() => undefined);
@@ -237,9 +201,7 @@ export class GraphileExecutor implements Executor {
   }
 
   #warn(message: string, error: unknown): void {
-    const detail = error instanceof Error ? error.message : String(error);
-    if (this.#options.logger !== undefined) this.#options.logger.warn(message, { error: detail });
-    else process.emitWarning(`taskrail: ${message}: ${detail}`);
+    warnTo(this.#options.logger, message, error);
   }
 }
 
