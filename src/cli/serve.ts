@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { Logger } from '../runtime/api.js';
 import { serveExecutor } from '../executors/bullmq/serve-executor.js';
 import {
   defaultLogFormat,
@@ -29,11 +30,11 @@ import { announceToFleet } from './fleet.js';
 import { loadToolSet } from './tool-sets.js';
 import { watchWorkers, type WorkerWatch } from './worker-watch.js';
 
-interface ServeOptions extends AuthFlags {
+export interface ServeOptions extends AuthFlags {
   host: string;
   port: number;
   store?: string;
-  tools: string;
+  tools?: string;
   worker: boolean;
   maxBody: number;
   logLevel: LogLevel;
@@ -53,16 +54,35 @@ interface ServeOptions extends AuthFlags {
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 const STOP_GRACE_MS = 10_000;
 
+/**
+ * Adds the tools before the server listens (serve: a tool set; proxy: an upstream's tools);
+ * the returned stop runs before the server stops.
+ */
+export type InstallTools = (
+  app: TaskServer,
+  logger: Logger,
+) => Promise<{ stop(): Promise<void> } | void>;
+
 export function registerServe(program: Command): void {
-  const command = program
-    .command('serve')
-    .description(
-      'Serve MCP over Streamable HTTP at http://HOST:PORT/mcp, running tools as durable tasks.',
-    )
+  addServeOptions(
+    program
+      .command('serve')
+      .description(
+        'Serve MCP over Streamable HTTP at http://HOST:PORT/mcp, running tools as durable tasks.',
+      ),
+  )
+    .option('--tools <module>', 'tool set: demo, conformance, or a module path', 'demo')
+    .action((options: ServeOptions & { tools: string }) =>
+      serve(options, (app) => loadToolSet(options.tools, app), options.tools),
+    );
+}
+
+/** The options `serve` and `proxy` share, including `--auth`/`--admin` and their OAuth flags. */
+export function addServeOptions(command: Command): Command {
+  command
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option('--port <port>', 'port (0 picks a free one)', parsePort, 3000)
     .option('--store <url>', `task store URL (default: $TASKRAIL_STORE or ${DEFAULT_STORE_URL})`)
-    .option('--tools <module>', 'tool set: demo, conformance, or a module path', 'demo')
     .option(
       '--no-worker',
       'do not run tasks here; leave them to `taskrail worker` (redis or postgres only)',
@@ -119,12 +139,15 @@ export function registerServe(program: Command): void {
       '--session-idle <minutes>',
       `close a 2025-11-25 session after this long without a request (default ${SESSION_DEFAULTS.idleMs / 60_000})`,
       parseMinutes,
-    )
-    .action((options: ServeOptions) => serve(options));
-  addAuthOptions(command);
+    );
+  return addAuthOptions(command);
 }
 
-async function serve(options: ServeOptions): Promise<void> {
+export async function serve(
+  options: ServeOptions,
+  install: InstallTools,
+  toolsLabel: string,
+): Promise<void> {
   const logger = stderrLogger(options.logLevel, options.logFormat ?? defaultLogFormat());
   installRejectionGuard(logger);
   const storeUrl = options.store ?? process.env['TASKRAIL_STORE'] ?? DEFAULT_STORE_URL;
@@ -163,14 +186,16 @@ async function serve(options: ServeOptions): Promise<void> {
     inlineWaitMs: options.inlineWait,
   });
   let fleet;
+  let installed;
   try {
-    await loadToolSet(options.tools, app);
+    installed = await install(app, logger);
     fleet = await announceToFleet(storeUrl, 'serve', app, logger);
     if (!options.worker && fleet !== undefined) workers = watchWorkers(fleet, logger);
     // Set up the job engine before the first request (on Postgres: the enqueue trigger).
     if (executor !== 'local' && app.tools.hasTaskTools()) await executor.ready?.();
   } catch (error) {
     workers?.stop();
+    await installed?.stop();
     await store.close();
     throw error;
   }
@@ -178,9 +203,16 @@ async function serve(options: ServeOptions): Promise<void> {
     workers?.stop();
     await fleet?.leave();
     await app.close(STOP_GRACE_MS);
+    await installed?.stop();
   };
   if (options.stdio === true) return serveOverStdio(app, store, stopApp);
-  await serveOverHttp(app, store, options, auth.auth !== undefined, stopApp);
+  await serveOverHttp(
+    app,
+    store,
+    { ...options, tools: toolsLabel },
+    auth.auth !== undefined,
+    stopApp,
+  );
 }
 
 /** The given settings only (exactOptionalPropertyTypes-safe): the library fills in defaults. */

@@ -74,3 +74,36 @@ export function buildMcpServer(deps: InstanceDeps, ctx: InstanceContext): McpSer
   for (const configure of deps.configurers) configure(mcp, ctx);
   return mcp;
 }
+
+type RegisteredTools = Record<string, { remove(): void } | undefined>;
+
+/**
+ * An SDK server that lives for a whole connection (a 2025-11-25 session, a stdio host) is built
+ * once, so tools added to or removed from the registry later (a proxy following its upstream)
+ * are added to or removed from it here; the SDK then tells the client `tools/list_changed`.
+ * Returns the unsubscribe function.
+ */
+export function followToolChanges(
+  mcp: McpServer,
+  deps: InstanceDeps,
+  onRegistered: (tool: RegisteredTaskTool) => void = () => undefined,
+): () => void {
+  const registered = (mcp as unknown as { _registeredTools: RegisteredTools })._registeredTools;
+  const mine = new Set(deps.tools.all().map((tool) => tool.name));
+  const sync = (): void => {
+    const current = new Map(deps.tools.all().map((tool) => [tool.name, tool]));
+    for (const name of mine) {
+      if (current.has(name)) continue;
+      registered[name]?.remove();
+      mine.delete(name);
+    }
+    for (const [name, tool] of current) {
+      if (mine.has(name)) continue;
+      registerTaskTool(mcp, deps, tool);
+      onRegistered(tool);
+      mine.add(name);
+    }
+  };
+  sync();
+  return deps.tools.onChange(sync);
+}

@@ -26,7 +26,7 @@ import {
 import type { JsonObject, TaskRecord } from '../task/record.js';
 import type { TaskServer } from './app.js';
 import { missingFor } from './front-gates.js';
-import { buildMcpServer } from './mcp-instance.js';
+import { buildMcpServer, followToolChanges } from './mcp-instance.js';
 import type { ToolRegistry } from './registry.js';
 import { ANONYMOUS, envelopeCapabilities } from './principal.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
@@ -133,6 +133,8 @@ export function serveTaskServerStdio(
   const factory = (ctx: { era: 'legacy' | 'modern' }): McpServer => {
     const mcp = buildMcpServer(server.instanceDeps, { era: ctx.era, principal });
     registerTaskMethods(mcp, server.instanceDeps.runtime(), principal);
+    // One instance serves the whole connection (the process), so it follows later tool changes.
+    followToolChanges(mcp, server.instanceDeps);
     return mcp;
   };
   // With fallback tools a required tool answers hosts without tasks, as on HTTP.

@@ -10,7 +10,11 @@ import { isObject } from '../../protocol/envelope.js';
 import { principalOf } from '../principal.js';
 import { withTroubleStatus } from '../server-trouble.js';
 import type { LegacyDeps } from './deps.js';
-import { buildSessionServer, forwardStatusNotifications } from './session-server.js';
+import {
+  buildSessionServer,
+  followSessionTools,
+  forwardStatusNotifications,
+} from './session-server.js';
 
 export interface LegacySessionOptions extends SessionLimits {
   maxBodyBytes: number;
@@ -186,7 +190,12 @@ export class LegacySessions {
   }
 
   #register(id: string, session: Session): void {
-    session.stop = forwardStatusNotifications(session.mcp, this.#deps, id);
+    const stopStatus = forwardStatusNotifications(session.mcp, this.#deps, id);
+    const stopTools = followSessionTools(session.mcp, this.#deps);
+    session.stop = () => {
+      stopStatus();
+      stopTools();
+    };
     this.#sessions.set(id, session);
     this.#startSweeper();
   }
