@@ -9,6 +9,7 @@ import { systemClock, type Clock } from '../task/time.js';
 import * as t from '../task/transitions.js';
 import type {
   CreateTaskInput,
+  DispatchReason,
   Executor,
   InlineOutcome,
   InlineRunInput,
@@ -206,7 +207,7 @@ export class TaskRuntime {
     }
     slot?.release();
     if (!created) assertSameCall(task, record);
-    else await this.#dispatch(task.id);
+    else await this.#dispatch(task.id, 'created');
     return task;
   }
 
@@ -234,7 +235,7 @@ export class TaskRuntime {
       resumed = outcome.resumed;
       return outcome.task;
     });
-    if (resumed && task !== undefined) await this.#dispatch(task.id);
+    if (resumed && task !== undefined) await this.#dispatch(task.id, 'resumed');
     return task;
   }
 
@@ -285,7 +286,7 @@ export class TaskRuntime {
   async recoverNow(limit = 500): Promise<number> {
     if (this.#executor === undefined) return 0;
     const ids = await this.store.findRunnable(limit);
-    for (const id of ids) if (!this.#running.has(id)) await this.#dispatch(id);
+    for (const id of ids) if (!this.#running.has(id)) await this.#dispatch(id, 'recovery');
     const taken = await takeOverFromGone(this.#settings, this.#executor, this.#logger, limit);
     return ids.length + taken;
   }
@@ -309,10 +310,10 @@ export class TaskRuntime {
     }
   }
 
-  async #dispatch(taskId: string): Promise<void> {
+  async #dispatch(taskId: string, reason: DispatchReason): Promise<void> {
     if (this.#executor === undefined) return;
     this.start();
-    await this.#executor.dispatch(taskId);
+    await this.#executor.dispatch(taskId, reason);
   }
 
   #every(name: string, intervalMs: number, work: () => Promise<unknown>): void {

@@ -62,6 +62,7 @@ export async function openPostgresStore(
     channel,
     description,
     onMessage: (payload) => relay.receive(payload),
+    onReconnect: () => store.events.emit('store:resync', {}),
     warn,
   });
   try {

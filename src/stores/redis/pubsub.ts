@@ -26,6 +26,14 @@ export async function subscribeEvents(
     }
     deliver(event, events);
   });
+  // ioredis subscribes again on reconnection; messages published meanwhile are gone.
+  let lost = false;
+  subscriber.on('close', () => (lost = true));
+  subscriber.on('ready', () => {
+    if (!lost) return;
+    lost = false;
+    events.emit('store:resync', {});
+  });
   await subscriber.subscribe(channel);
 }
 
