@@ -102,6 +102,9 @@ async function serveOverHttp(
   try {
     info = await app.listen(options.port, options.host);
   } catch (error) {
+    // Stop the runtime (recovery scan, executor) before the store it reads, so the listen error
+    // is what the user sees, not a later "store is closed" from work still in flight.
+    await stopApp().catch(() => undefined);
     await store.close();
     throw new Error(
       `cannot listen on ${options.host}:${options.port}: ${(error as Error).message}`,

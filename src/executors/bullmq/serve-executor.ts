@@ -1,5 +1,6 @@
 import type { Executor, Logger } from '../../runtime/api.js';
 import type { TaskStore } from '../../store/port.js';
+import { importWithPeers } from '../../task/peer-dependency.js';
 
 export interface ServeExecutorOptions {
   /** The store URL serve opened. */
@@ -32,7 +33,11 @@ export async function serveExecutor(options: ServeExecutorOptions): Promise<'loc
     });
   }
   if (!/^rediss?:\/\//.test(options.storeUrl.trim())) return 'local';
-  const { createBullmqExecutor } = await import('./bullmq-executor.js');
+  const { createBullmqExecutor } = await importWithPeers(
+    async () => import('./bullmq-executor.js'),
+    ['ioredis', 'bullmq'],
+    'a redis:// store',
+  );
   return createBullmqExecutor({
     connectionUrl: options.storeUrl.trim(),
     mode: options.worker ? 'work' : 'dispatch',
