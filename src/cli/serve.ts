@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { serveExecutor } from '../executors/bullmq/serve-executor.js';
+import { serveExecutor } from '../executors/serve-executor.js';
 import { stderrLogger, type LogLevel } from '../runtime/logger.js';
 import { installRejectionGuard } from '../runtime/rejection-guard.js';
 import { createTaskServer, type TaskServer } from '../server/app.js';

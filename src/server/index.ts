@@ -8,8 +8,8 @@
 export { createTaskServer, DEFAULT_MAX_BODY_BYTES } from './app.js';
 export type { ListenInfo, TaskServer, TaskServerOptions } from './app.js';
 export { serveTaskServerStdio as serveStdio } from './stdio.js';
-export { loadTokenFile, type TokenMap } from './auth.js';
-export { ANONYMOUS } from './principal.js';
+export { loadTokenFile, type TokenMap } from './core/auth.js';
+export { ANONYMOUS } from './core/principal.js';
 export type {
   BeforeTaskContext,
   BeforeTaskHook,
@@ -17,7 +17,7 @@ export type {
   InstanceContext,
   McpConfigurer,
   TaskToolConfig,
-} from './types.js';
+} from './core/types.js';
 export type {
   ElicitAnswer,
   ElicitParams,

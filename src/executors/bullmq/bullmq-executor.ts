@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import type { Executor, Logger, Reservation } from '../../runtime/api.js';
 import type { TaskStore } from '../../store/port.js';
 import { parseRedisUrl } from '../../stores/redis/url.js';
-import { Slots } from './slots.js';
+import { Slots } from '../shared/slots.js';
 
 export const QUEUE_NAME = 'tasks';
 

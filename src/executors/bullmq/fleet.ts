@@ -9,9 +9,9 @@ import {
   STALE_MS,
   type FleetMember,
   type FleetMembership,
-} from '../fleet-members.js';
+} from '../shared/fleet-members.js';
 
-export { fleetMismatches, type FleetMember, type FleetMembership } from '../fleet-members.js';
+export { fleetMismatches, type FleetMember, type FleetMembership } from '../shared/fleet-members.js';
 
 /** Announces this process under the store URL's prefix and warns about mismatched members. */
 export async function joinFleet(

@@ -2,7 +2,7 @@ import type { Runner, WorkerUtils } from 'graphile-worker';
 import type { Executor, Logger, Reservation } from '../../runtime/api.js';
 import type { TaskStore } from '../../store/port.js';
 import { parsePostgresUrl } from '../../stores/postgres/url.js';
-import { Slots } from '../bullmq/slots.js';
+import { Slots } from '../shared/slots.js';
 import { loadGraphileWorker, type GraphileWorkerModule } from './load.js';
 
 export const TASK_IDENTIFIER = 'taskrail_run';

@@ -7,7 +7,7 @@ import {
   type McpServer,
 } from '@modelcontextprotocol/server';
 import { isObject } from '../../protocol/envelope.js';
-import { principalOf } from '../principal.js';
+import { principalOf } from '../core/principal.js';
 import type { LegacyDeps } from './deps.js';
 import { buildSessionServer, forwardStatusNotifications } from './session-server.js';
 

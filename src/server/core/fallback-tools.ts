@@ -9,9 +9,9 @@ import * as z from 'zod/v4';
 import { normalizeTaskOption } from '../../runtime/tool.js';
 import { isPlausibleTaskId } from '../../task/ids.js';
 import { pendingInputRequests, type JsonObject, type TaskRecord } from '../../task/record.js';
-import { principalOf } from '../principal.js';
-import type { TaskRuntimeFace } from '../runtime-port.js';
-import type { RegisteredTaskTool } from '../types.js';
+import { principalOf } from './principal.js';
+import type { TaskRuntimeFace } from './runtime-port.js';
+import type { RegisteredTaskTool } from './types.js';
 
 /**
  * Long tools for hosts that know nothing of tasks: a `required` tool answers at once with its

@@ -11,14 +11,14 @@ import {
   isObject,
   missingTasksCapability,
   TASKRAIL_META,
-} from '../protocol/index.js';
-import { assertIdempotencyKey } from '../runtime/idempotency.js';
-import { normalizeTaskOption } from '../runtime/tool.js';
-import type { InputRequest, JsonObject, TaskRecord } from '../task/record.js';
+} from '../../protocol/index.js';
+import { assertIdempotencyKey } from '../../runtime/idempotency.js';
+import { normalizeTaskOption } from '../../runtime/tool.js';
+import type { InputRequest, JsonObject, TaskRecord } from '../../task/record.js';
 import { envelopeCapabilities, principalOf } from './principal.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
 import type { RegisteredTaskTool } from './types.js';
-import { startForHost } from './legacy/fallback-tools.js';
+import { startForHost } from './fallback-tools.js';
 
 /** What an McpServer tool callback returns; a CreateTaskResult passes through the SDK as-is. */
 type CallOutcome = CallToolResult;
