@@ -124,7 +124,9 @@ function eagerClosure(edges: Edge[], entry: string): Set<string> {
   for (let file = queue.pop(); file !== undefined; file = queue.pop()) {
     for (const edge of edges) {
       if (edge.from !== file || edge.lazy || edge.typeOnly || edge.kind !== 'file') continue;
-      if (!seen.has(edge.to)) (queue.push(edge.to), seen.add(edge.to));
+      if (seen.has(edge.to)) continue;
+      seen.add(edge.to);
+      queue.push(edge.to);
     }
   }
   return seen;

@@ -6,7 +6,6 @@ import { installRejectionGuard } from '../runtime/rejection-guard.js';
 import { createTaskServer, type TaskServer } from '../server/app.js';
 import type { TaskStore } from '../store/port.js';
 import { openStore } from '../stores/open.js';
-import { importWithPeers } from '../task/peer-dependency.js';
 import { packageVersion } from './package-info.js';
 import { parseLogLevel } from './options.js';
 import { announceToFleet } from './fleet.js';

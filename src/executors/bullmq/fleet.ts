@@ -11,7 +11,11 @@ import {
   type FleetMembership,
 } from '../shared/fleet-members.js';
 
-export { fleetMismatches, type FleetMember, type FleetMembership } from '../shared/fleet-members.js';
+export {
+  fleetMismatches,
+  type FleetMember,
+  type FleetMembership,
+} from '../shared/fleet-members.js';
 
 /** Announces this process under the store URL's prefix and warns about mismatched members. */
 export async function joinFleet(
