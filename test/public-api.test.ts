@@ -41,6 +41,7 @@ const PUBLIC_API: Record<string, readonly string[]> = {
     'DEFAULT_MAX_BODY_BYTES',
     'RPC',
     'RpcError',
+    'SERVER_TROUBLE_MESSAGE',
     'TASKS_EXTENSION',
     'createTaskServer',
     'loadTokenFile',

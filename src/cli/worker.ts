@@ -1,13 +1,18 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { serveExecutor } from '../executors/serve-executor.js';
 import type { Executor } from '../runtime/api.js';
-import { stderrLogger, type LogLevel } from '../runtime/logger.js';
+import {
+  defaultLogFormat,
+  stderrLogger,
+  type LogFormat,
+  type LogLevel,
+} from '../runtime/logger.js';
 import { installRejectionGuard } from '../runtime/rejection-guard.js';
 import { createTaskServer, type TaskServer } from '../server/app.js';
 import type { TaskStore } from '../store/port.js';
 import { openStore } from '../stores/open.js';
 import { packageVersion } from './package-info.js';
-import { parseLogLevel } from './options.js';
+import { parseLogFormat, parseLogLevel } from './options.js';
 import { announceToFleet } from './fleet.js';
 import { loadToolSet } from './tool-sets.js';
 
@@ -16,6 +21,7 @@ interface WorkerOptions {
   tools: string;
   concurrency: number;
   logLevel: LogLevel;
+  logFormat?: LogFormat;
 }
 
 /** What both job engines' executors offer a worker process. */
@@ -46,11 +52,16 @@ export function registerWorker(program: Command): void {
     .option('--tools <module>', 'tool set: demo, conformance, or a module path', 'demo')
     .option('--concurrency <n>', 'tasks run at once by this process', parseConcurrency, 10)
     .option('--log-level <level>', 'debug, info, warn, error or silent', parseLogLevel, 'info')
+    .option(
+      '--log-format <format>',
+      'text or json (default: text on a terminal, json otherwise)',
+      parseLogFormat,
+    )
     .action((options: WorkerOptions) => work(options));
 }
 
 async function work(options: WorkerOptions): Promise<void> {
-  const logger = stderrLogger(options.logLevel);
+  const logger = stderrLogger(options.logLevel, options.logFormat ?? defaultLogFormat());
   installRejectionGuard(logger);
   const storeUrl = options.store ?? process.env['TASKRAIL_STORE'];
   if (storeUrl === undefined || !/^(rediss?|postgres(ql)?):\/\//.test(storeUrl.trim())) {

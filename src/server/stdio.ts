@@ -30,6 +30,7 @@ import { buildMcpServer } from './core/mcp-instance.js';
 import type { ToolRegistry } from './core/registry.js';
 import { ANONYMOUS, envelopeCapabilities } from './core/principal.js';
 import type { TaskRuntimeFace } from './core/runtime-port.js';
+import { isServerTrouble, troubleProtocolError } from './core/server-trouble.js';
 import { objectResponses } from './core/tool-call.js';
 
 function protocolError(wire: WireError): ProtocolError {
@@ -53,7 +54,9 @@ function taskMethod(
     if (!declaresTasks(envelopeCapabilities(ctx))) {
       throw protocolError(missingTasksCapability());
     }
-    const task = await lookup(runtime, params.taskId, ctx);
+    const task = await lookup(runtime, params.taskId, ctx).catch((error: unknown) => {
+      throw isServerTrouble(error) ? troubleProtocolError() : error;
+    });
     if (task === undefined) throw protocolError(taskNotFound());
     return encode(task) as { resultType: 'complete' };
   };
@@ -129,7 +132,7 @@ export function serveTaskServerStdio(
   if (server.tools.hasTaskTools()) server.runtime.start();
   const factory = (ctx: { era: 'legacy' | 'modern' }): McpServer => {
     const mcp = buildMcpServer(server.instanceDeps, { era: ctx.era, principal });
-    registerTaskMethods(mcp, server.runtime, principal);
+    registerTaskMethods(mcp, server.instanceDeps.runtime(), principal);
     return mcp;
   };
   // With fallback tools a required tool answers hosts without tasks, as on HTTP.

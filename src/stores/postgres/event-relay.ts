@@ -58,8 +58,10 @@ export class EventRelay {
       events.listenerCount('task:updated') > 0 || events.listenerCount('task:transition') > 0;
     if (!wanted || !isTaskStatus(notice.p)) return;
     const task = await this.#store.get(notice.id);
-    if (task !== undefined && task.revision >= (notice.r ?? 0)) {
-      events.emitWrite(task, notice.p);
-    }
+    if (task === undefined) return;
+    // The read-back may already show a later write; that write's own notice reports it (with
+    // its own previous status). Emitting it here too would report one transition twice.
+    if (notice.r !== undefined && task.revision !== notice.r) return;
+    events.emitWrite(task, notice.p);
   }
 }
