@@ -76,6 +76,18 @@ describe('dashboard in headless Chromium', { skip }, () => {
     await row(task.id).locator('.status.completed').waitFor();
   });
 
+  it('shows a tool that returned isError with the tool-error badge, list and detail', async () => {
+    const task = await h.create('oops', {}, 'alice');
+    await waitFor('the tool error', async () => (await statusOf(task.id)) === 'completed');
+    const badge = row(task.id).locator('.status.tool_error');
+    await badge.waitFor();
+    assert.equal(await badge.textContent(), 'tool error');
+    assert.equal(await row(task.id).locator('.status.completed').count(), 0);
+    await row(task.id).click();
+    await page.locator('#detail h2', { hasText: task.id }).waitFor();
+    assert.equal(await page.locator('#detail .status.tool_error').textContent(), 'tool error');
+  });
+
   it('filters by status, tool and principal', async () => {
     const bob = await h.create('quick', {}, 'bob');
     const parked = await h.create('ask', {}, 'carol');

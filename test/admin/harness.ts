@@ -57,6 +57,10 @@ function registerTools(
   aborted: Set<string>,
 ): void {
   app.tool('quick', { description: 'returns at once', task: true }, () => text('quick done'));
+  app.tool('oops', { description: 'ends with a tool error', task: true }, () => ({
+    ...text('the input was empty'),
+    isError: true,
+  }));
   app.tool('gate', { description: 'waits for its gate', task: true }, async (args, ctx) => {
     await ctx.progress(`waiting at gate ${String(args['key'])}`);
     const key = String(args['key']);

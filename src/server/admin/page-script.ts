@@ -101,7 +101,11 @@ export const DASHBOARD_SCRIPT = String.raw`
     return Math.floor(s / 86400) + 'd';
   }
 
-  function badge(status) { return el('span', { class: 'status ' + status, text: status }); }
+  function badge(task) {
+    var outcome = task.outcome || task.status;
+    return el('span', { class: 'status ' + outcome, text: outcome === 'tool_error' ? 'tool error' : outcome,
+      title: outcome === 'tool_error' ? 'completed with an isError result' : outcome });
+  }
 
   function row(task) {
     var cancel = LIVE.indexOf(task.status) >= 0
@@ -110,11 +114,11 @@ export const DASHBOARD_SCRIPT = String.raw`
       : null;
     var message = task.statusMessage || '';
     if (task.pendingInput > 0) message = task.pendingInput + ' question(s) pending · ' + message;
-    return el('tr', { 'data-id': task.id, 'data-status': task.status,
+    return el('tr', { 'data-id': task.id, 'data-status': task.status, 'data-outcome': task.outcome,
       class: state.selected === task.id ? 'selected' : '',
       on: { click: function () { showDetail(task.id); } } }, [
       el('td', { class: 'id', text: task.id.slice(0, 12) + '…', title: task.id }),
-      el('td', { class: 'st' }, [badge(task.status)]),
+      el('td', { class: 'st' }, [badge(task)]),
       el('td', { text: task.tool }),
       el('td', { text: task.principal }),
       el('td', { class: 'age', 'data-created': task.createdAt, text: age(task.createdAt) }),
@@ -252,7 +256,7 @@ export const DASHBOARD_SCRIPT = String.raw`
     var parts = [
       el('button', { type: 'button', style: 'float:right', text: '×', on: { click: function () {
         state.selected = null; pane.hidden = true; render(); } } }),
-      el('h2', { text: task.id }), badge(task.status),
+      el('h2', { text: task.id }), badge(task),
       el('p', { class: 'note', text: facts }),
       task.statusMessage ? el('p', { text: task.statusMessage }) : null,
       el('h3', { text: 'Arguments' }), json(task.arguments),

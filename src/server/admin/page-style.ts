@@ -2,7 +2,7 @@
 export const DASHBOARD_STYLE = `
 :root { --bg:#f6f7f9; --fg:#1d2330; --muted:#6b7385; --line:#dde1e8; --card:#fff;
   --working:#2563eb; --input_required:#b45309; --completed:#15803d; --failed:#b91c1c;
-  --cancelled:#6b7280; font: 14px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; }
+  --cancelled:#6b7280; --tool_error:#c2410c; font: 14px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; }
 * { box-sizing: border-box; }
 [hidden] { display:none !important; }
 body { margin:0; background:var(--bg); color:var(--fg); }
@@ -37,7 +37,7 @@ td.msg { max-width:340px; color:#394152; }
 .status { display:inline-block; padding:1px 8px; border-radius:10px; color:#fff; font-size:12px; }
 .status.working { background:var(--working); } .status.input_required { background:var(--input_required); }
 .status.completed { background:var(--completed); } .status.failed { background:var(--failed); }
-.status.cancelled { background:var(--cancelled); }
+.status.cancelled { background:var(--cancelled); } .status.tool_error { background:var(--tool_error); }
 aside { width:420px; background:var(--card); border:1px solid var(--line); border-radius:8px; padding:12px 16px; }
 aside h2 { font-size:15px; margin:0 0 8px; font-family:ui-monospace, monospace; word-break:break-all; }
 aside h3 { font-size:13px; margin:14px 0 4px; color:var(--muted); text-transform:uppercase; }
