@@ -111,15 +111,51 @@ describe('dashboard in headless Chromium', { skip }, () => {
     await row(bob.id).waitFor();
   });
 
-  it('answers a parked task from its detail pane', async () => {
-    const parked = await h.create('ask', {}, 'dave');
+  it('answers a question through the form built from its requestedSchema', async () => {
+    const parked = await h.create('deploy', {}, 'dave');
     await row(parked.id).locator('.status.input_required').click();
-    await page
-      .locator('#detail textarea[data-key="confirm"]')
-      .fill('{"action":"accept","content":{"ok":true}}');
+    const form = page.locator('#detail form.answer-form[data-key="plan"]');
+    await form.waitFor();
+    assert.equal(await form.locator('select[name="env"]').count(), 1);
+    assert.equal(await form.locator('input[name="notify"][type="checkbox"]').count(), 1);
+    assert.equal(await form.locator('input[name="replicas"][type="number"]').count(), 1);
+    assert.equal(await form.locator('input[name="reason"][type="text"]').count(), 1);
+    assert.deepEqual(await form.locator('.field.required span').allTextContents(), [
+      'Environment *',
+      'reason *',
+    ]);
+    await form.locator('input[name="replicas"]').fill('12');
+    await form.locator('button.answer').click();
+    const problem = form.locator('.form-error');
+    await problem.filter({ hasText: 'reason is required' }).waitFor();
+    assert.match((await problem.textContent()) ?? '', /Environment is required/);
+    assert.match((await problem.textContent()) ?? '', /replicas must be at most 10/);
+    assert.equal(await statusOf(parked.id), 'input_required');
+    await form.locator('select[name="env"]').selectOption('production');
+    await form.locator('input[name="replicas"]').fill('3');
+    await form.locator('input[name="notify"]').check();
+    await form.locator('input[name="reason"]').fill('hotfix 42');
+    await form.locator('button.answer').click();
+    await waitFor('completion', async () => (await statusOf(parked.id)) === 'completed');
+    const done = await h.store.get(parked.id);
+    const content = done?.result?.['content'] as { text: string }[];
+    assert.deepEqual(JSON.parse(content[0]!.text), {
+      action: 'accept',
+      content: { env: 'production', replicas: 3, notify: true, reason: 'hotfix 42' },
+    });
+    assert.equal(h.runs.get('deploy'), 2, 'one run that parked, one resumed run');
+    await row(parked.id).locator('.status.completed').waitFor();
+  });
+
+  it('falls back to raw JSON for a schema the form cannot render', async () => {
+    const parked = await h.create('ask_list', {}, 'dave');
+    await row(parked.id).locator('.status.input_required').click();
+    const area = page.locator('#detail textarea[data-key="tags"]');
+    await area.fill('{"action":"accept","content":{"tags":[{"name":"x"}]}}');
     await page.click('#detail button.answer');
     await waitFor('completion', async () => (await statusOf(parked.id)) === 'completed');
-    await row(parked.id).locator('.status.completed').waitFor();
+    const content = (await h.store.get(parked.id))?.result?.['content'] as { text: string }[];
+    assert.deepEqual(JSON.parse(content[0]!.text).content, { tags: [{ name: 'x' }] });
   });
 
   it('cancels a task from the page', async () => {

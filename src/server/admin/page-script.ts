@@ -1,3 +1,5 @@
+import { ANSWER_FORM_SCRIPT } from './page-form.js';
+
 /**
  * The dashboard's browser script: plain ES2020, no build step, no CDN. It reads the live feed
  * with `fetch` streaming rather than `EventSource`, because EventSource cannot send the
@@ -209,21 +211,34 @@ export const DASHBOARD_SCRIPT = String.raw`
     var out = [el('h3', { text: 'Pending input' })];
     keys.forEach(function (key) {
       var request = task.pendingInputRequests[key];
-      out.push(el('div', { class: 'note', text: key + ' · ' + request.method }), json(request.params || {}));
+      var params = request.params || {};
+      out.push(el('div', { class: 'note', text: key + ' · ' + request.method }));
+      if (typeof params.message === 'string') out.push(el('p', { class: 'question', text: params.message }));
+      var fields = formSchema(request);
+      if (!may || !fields) out.push(json(params));
       if (!may) return;
+      var send = function (value) { answer(task.id, key, value); };
+      if (fields) { out.push(answerForm(key, fields, task.principal, send)); return; }
+      out.push(el('p', { class: 'note', text: 'This question cannot be shown as a form: answer with JSON.' }));
       var area = el('textarea', { 'data-key': key });
       area.value = JSON.stringify(answerTemplate(request), null, 2);
-      var send = el('button', { type: 'button', class: 'answer', text: 'Answer as ' + task.principal,
-        on: { click: function () { answer(task.id, key, area.value); } } });
-      out.push(area, send);
+      out.push(area, el('button', { type: 'button', class: 'answer', text: 'Answer as ' + task.principal,
+        on: { click: function () { answerRaw(task.id, key, area.value); } } }));
     });
     if (!may) out.push(el('p', { class: 'note', text: 'This admin token may not answer input.' }));
     return out;
   }
 
-  async function answer(id, key, text) {
+  function answerRaw(id, key, text) {
     var value;
     try { value = JSON.parse(text); } catch (e) { return window.alert('The answer is not valid JSON.'); }
+    if (!value || typeof value !== 'object' || Array.isArray(value)) {
+      return window.alert('The answer must be a JSON object, such as {"action": "accept", "content": {}}.');
+    }
+    return answer(id, key, value);
+  }
+
+  async function answer(id, key, value) {
     var responses = {}; responses[key] = value;
     var res = await api('tasks/' + id + '/answer', { method: 'POST',
       headers: { 'content-type': 'application/json' }, body: JSON.stringify({ inputResponses: responses }) });
@@ -231,7 +246,7 @@ export const DASHBOARD_SCRIPT = String.raw`
     if (body.task) upsert(body.task);
     if (!res.ok) window.alert('Not answered: ' + (body.message || body.error || res.status));
   }
-
+${ANSWER_FORM_SCRIPT}
   function timeline(task) {
     var items = task.timeline.map(function (e) {
       var what = e.kind === 'status' ? (e.from ? e.from + ' → ' : '') + e.status : e.kind;

@@ -47,4 +47,14 @@ ol.timeline { margin:0; padding-left:18px; font-size:13px; }
 ol.timeline .when { color:var(--muted); font-family:ui-monospace, monospace; font-size:12px; }
 textarea { width:100%; font-family:ui-monospace, monospace; font-size:12px; min-height:70px; }
 .note { color:var(--muted); font-size:12px; }
+.question { margin:4px 0; font-weight:600; }
+.answer-form { display:flex; flex-direction:column; gap:8px; margin:6px 0 10px; }
+.answer-form .field { display:flex; flex-direction:column; gap:2px; }
+.answer-form .field span { font-size:13px; }
+.answer-form .field.required span { font-weight:600; }
+.answer-form input[type=text], .answer-form input[type=number], .answer-form select { font:inherit; padding:3px 6px; max-width:100%; }
+.answer-form input[type=checkbox] { align-self:flex-start; }
+.answer-form .invalid { outline:2px solid var(--failed); }
+.answer-form .actions { display:flex; gap:8px; }
+.form-error { color:var(--failed); margin:0; min-height:1em; font-size:13px; }
 `;
