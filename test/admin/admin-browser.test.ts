@@ -145,6 +145,9 @@ describe('dashboard in headless Chromium', { skip }, () => {
     });
     assert.equal(h.runs.get('deploy'), 2, 'one run that parked, one resumed run');
     await row(parked.id).locator('.status.completed').waitFor();
+    const answered = page.locator('#detail ol.timeline li.answer');
+    await answered.filter({ hasText: 'answer plan by operator ops' }).waitFor();
+    assert.match((await answered.textContent()) ?? '', /"reason":"hotfix 42"/);
   });
 
   it('falls back to raw JSON for a schema the form cannot render', async () => {

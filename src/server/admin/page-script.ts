@@ -250,8 +250,10 @@ ${ANSWER_FORM_SCRIPT}
   function timeline(task) {
     var items = task.timeline.map(function (e) {
       var what = e.kind === 'status' ? (e.from ? e.from + ' → ' : '') + e.status : e.kind;
-      return el('li', {}, [el('span', { class: 'when', text: e.at.slice(11, 23) + ' ' }),
-        el('strong', { text: what }), el('span', { text: e.message ? ' — ' + e.message : '' })]);
+      if (e.kind === 'answer') what = 'answer ' + e.key + ' by ' + e.by.role + ' ' + e.by.name;
+      var said = e.kind === 'answer' ? e.answer : e.message;
+      return el('li', { class: e.kind }, [el('span', { class: 'when', text: e.at.slice(11, 23) + ' ' }),
+        el('strong', { text: what }), el('span', { text: said ? ' — ' + said : '' })]);
     });
     var note = task.timelineSource === 'derived'
       ? 'Rebuilt from the record: this server has seen no event for the task.'
