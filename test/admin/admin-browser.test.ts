@@ -24,6 +24,11 @@ const ARGS = [
   '--disable-component-update',
   '--disable-sync',
 ];
+/** Runs in the page before its own script: keeps every CSP violation it reports. */
+const RECORD_CSP_VIOLATIONS = `window.__csp = [];
+document.addEventListener('securitypolicyviolation', (e) => {
+  window.__csp.push(e.violatedDirective + ' ' + e.blockedURI + ' ' + e.sourceFile + ':' + e.lineNumber);
+});`;
 const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing (apt-get install -y chromium)`;
 if (skip !== false) process.stdout.write(`# skipping the dashboard browser tests: ${skip}\n`);
 
@@ -31,12 +36,17 @@ describe('dashboard in headless Chromium', { skip }, () => {
   let h: Harness;
   let browser: Browser;
   let page: Page;
+  const cspConsole: string[] = [];
 
   before(async () => {
     h = await startHarness();
     const { chromium } = await import('playwright-core');
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
     page = await browser.newPage({ viewport: { width: 1360, height: 760 } });
+    await page.addInitScript({ content: RECORD_CSP_VIOLATIONS });
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) cspConsole.push(message.text());
+    });
   });
   after(async () => {
     await browser?.close();
@@ -175,5 +185,40 @@ describe('dashboard in headless Chromium', { skip }, () => {
     await row(task.id).locator('.status.cancelled').waitFor();
     await waitFor('the handler to stop', () => h.aborted.has('stays-shut'));
     h.open('screenshot');
+  });
+
+  it('keeps the detail pane inside an 800 px wide window', async () => {
+    await page.setViewportSize({ width: 800, height: 700 });
+    const task = await h.create('gate', { key: `narrow-${'x'.repeat(300)}` }, 'frank');
+    await row(task.id).locator('td.msg', { hasText: 'waiting' }).click();
+    await page.locator('#detail h2', { hasText: task.id }).waitFor();
+    await page.locator('#detail pre', { hasText: 'narrow-xxx' }).waitFor();
+    const box = (await page.evaluate(`(() => {
+      const pane = document.getElementById('detail');
+      return { scroll: pane.scrollWidth, client: pane.clientWidth,
+        right: pane.getBoundingClientRect().right, page: document.documentElement.scrollWidth };
+    })()`)) as { scroll: number; client: number; right: number; page: number };
+    assert.ok(box.scroll <= box.client, `the pane scrolls sideways: ${JSON.stringify(box)}`);
+    assert.ok(box.right <= 800, `the pane ends past the window: ${JSON.stringify(box)}`);
+    assert.ok(box.page <= 800, `the page scrolls sideways: ${JSON.stringify(box)}`);
+    h.open(`narrow-${'x'.repeat(300)}`);
+    await row(task.id).locator('.status.completed').waitFor();
+  });
+
+  it('served a favicon, and the page broke no rule of its Content-Security-Policy', async () => {
+    const icon = await page.request.get(`${h.base}/dashboard/favicon.svg`);
+    assert.equal(icon.status(), 200);
+    assert.match(icon.headers()['content-type'] ?? '', /^image\/svg\+xml/);
+    assert.equal(
+      await page.locator('link[rel="icon"]').getAttribute('href'),
+      '/dashboard/favicon.svg',
+    );
+    const policy = (await page.request.get(`${h.base}/dashboard`)).headers()[
+      'content-security-policy'
+    ];
+    assert.match(policy ?? '', /style-src 'self'/);
+    assert.doesNotMatch(policy ?? '', /unsafe-inline/);
+    assert.deepEqual(await page.evaluate('window.__csp'), []);
+    assert.deepEqual(cspConsole, []);
   });
 });

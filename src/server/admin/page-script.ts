@@ -60,7 +60,8 @@ export const DASHBOARD_SCRIPT = String.raw`
     if (!res.ok) return logout('The server refused: HTTP ' + res.status);
     state.operator = await res.json();
     $('login').hidden = true; $('app').hidden = false; $('logout').hidden = false;
-    $('who').textContent = state.operator.name + (state.operator.canAnswer ? ' · may answer input' : '');
+    $('who').textContent = state.operator.name + (state.operator.canAnswer ? ' · may answer input'
+      : state.operator.canCancel ? '' : ' · read only');
     await loadList();
     connect();
   }
@@ -110,7 +111,7 @@ export const DASHBOARD_SCRIPT = String.raw`
   }
 
   function row(task) {
-    var cancel = LIVE.indexOf(task.status) >= 0
+    var cancel = state.operator.canCancel && LIVE.indexOf(task.status) >= 0
       ? el('button', { type: 'button', class: 'danger cancel', text: 'Cancel',
           on: { click: function (e) { e.stopPropagation(); cancelTask(task.id); } } })
       : null;
@@ -271,7 +272,7 @@ ${ANSWER_FORM_SCRIPT}
     var facts = 'tool ' + task.tool + ' · principal ' + task.principal + ' · attempt ' + task.attempt +
       ' · created ' + task.createdAt + (task.expiresAt ? ' · expires ' + task.expiresAt : '');
     var parts = [
-      el('button', { type: 'button', style: 'float:right', text: '×', on: { click: function () {
+      el('button', { type: 'button', class: 'close', title: 'Close', text: '×', on: { click: function () {
         state.selected = null; pane.hidden = true; render(); } } }),
       el('h2', { text: task.id }), badge(task),
       el('p', { class: 'note', text: facts }),

@@ -27,7 +27,7 @@ main { padding:16px 20px; }
 #filters input, #filters select { font:inherit; padding:3px 6px; margin-left:4px; }
 #count { color:var(--muted); }
 #panes { display:flex; gap:16px; align-items:flex-start; }
-table { border-collapse:collapse; background:var(--card); border:1px solid var(--line); flex:1; }
+table { border-collapse:collapse; background:var(--card); border:1px solid var(--line); }
 th, td { text-align:left; padding:6px 10px; border-bottom:1px solid var(--line); vertical-align:top; }
 th { font-size:12px; text-transform:uppercase; letter-spacing:.04em; color:var(--muted); }
 tbody tr { cursor:pointer; }
@@ -38,7 +38,7 @@ td.msg { max-width:340px; color:#394152; }
 .status.working { background:var(--working); } .status.input_required { background:var(--input_required); }
 .status.completed { background:var(--completed); } .status.failed { background:var(--failed); }
 .status.cancelled { background:var(--cancelled); } .status.tool_error { background:var(--tool_error); }
-aside { width:420px; background:var(--card); border:1px solid var(--line); border-radius:8px; padding:12px 16px; }
+aside { width:420px; min-width:0; background:var(--card); border:1px solid var(--line); border-radius:8px; padding:12px 16px; }
 aside h2 { font-size:15px; margin:0 0 8px; font-family:ui-monospace, monospace; word-break:break-all; }
 aside h3 { font-size:13px; margin:14px 0 4px; color:var(--muted); text-transform:uppercase; }
 pre { background:#f2f4f7; padding:8px; border-radius:6px; overflow:auto; max-height:220px; margin:0;
@@ -57,4 +57,15 @@ textarea { width:100%; font-family:ui-monospace, monospace; font-size:12px; min-
 .answer-form .invalid { outline:2px solid var(--failed); }
 .answer-form .actions { display:flex; gap:8px; }
 .form-error { color:var(--failed); margin:0; min-height:1em; font-size:13px; }
+aside { overflow-wrap:anywhere; }
+td.msg { overflow-wrap:anywhere; }
+aside button.close { float:right; }
+#tasks-wrap { flex:1; min-width:0; overflow-x:auto; }
+#tasks-wrap table { width:100%; }
+@media (max-width: 1000px) {
+  main { padding:12px; }
+  #panes { flex-direction:column; align-items:stretch; }
+  aside { width:auto; }
+  td.msg { max-width:220px; }
+}
 `;
