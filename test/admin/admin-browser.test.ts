@@ -1,36 +1,26 @@
 import assert from 'node:assert/strict';
-import { existsSync, rmSync, statSync } from 'node:fs';
+import { rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
+import { chromiumSkip, launchChromium } from '../helpers/chromium.js';
 import { waitFor } from '../helpers/wait.js';
 import { ADMIN, CALLER, startHarness, type Harness } from './harness.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 /** docs/dashboard.png is rewritten only on request, so test runs leave the tree clean. */
 const SCREENSHOT =
   process.env['TASKRAIL_UPDATE_SCREENSHOT'] === '1'
     ? fileURLToPath(new URL('../../../docs/dashboard.png', import.meta.url))
     : join(tmpdir(), `taskrail-dashboard-${process.pid}.png`);
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
+
 /** Runs in the page before its own script: keeps every CSP violation it reports. */
 const RECORD_CSP_VIOLATIONS = `window.__csp = [];
 document.addEventListener('securitypolicyviolation', (e) => {
   window.__csp.push(e.violatedDirective + ' ' + e.blockedURI + ' ' + e.sourceFile + ':' + e.lineNumber);
 });`;
-const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing (apt-get install -y chromium)`;
-if (skip !== false) process.stdout.write(`# skipping the dashboard browser tests: ${skip}\n`);
+const skip = chromiumSkip();
 
 describe('dashboard in headless Chromium', { skip }, () => {
   let h: Harness;
@@ -40,8 +30,7 @@ describe('dashboard in headless Chromium', { skip }, () => {
 
   before(async () => {
     h = await startHarness();
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1360, height: 760 } });
     await page.addInitScript({ content: RECORD_CSP_VIOLATIONS });
     page.on('console', (message) => {
