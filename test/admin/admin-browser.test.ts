@@ -9,11 +9,13 @@ import { chromiumSkip, launchChromium } from '../helpers/chromium.js';
 import { waitFor } from '../helpers/wait.js';
 import { ADMIN, CALLER, startHarness, type Harness } from './harness.js';
 
-/** docs/dashboard.png is rewritten only on request, so test runs leave the tree clean. */
-const SCREENSHOT =
+/** docs/dashboard*.png are rewritten only on request, so test runs leave the tree clean. */
+const screenshotPath = (name: string) =>
   process.env['TASKRAIL_UPDATE_SCREENSHOT'] === '1'
-    ? fileURLToPath(new URL('../../../docs/dashboard.png', import.meta.url))
-    : join(tmpdir(), `taskrail-dashboard-${process.pid}.png`);
+    ? fileURLToPath(new URL(`../../../docs/${name}.png`, import.meta.url))
+    : join(tmpdir(), `taskrail-${name}-${process.pid}.png`);
+const SCREENSHOT = screenshotPath('dashboard');
+const FORM_SCREENSHOT = screenshotPath('dashboard-answer');
 
 /** Runs in the page before its own script: keeps every CSP violation it reports. */
 const RECORD_CSP_VIOLATIONS = `window.__csp = [];
@@ -40,7 +42,9 @@ describe('dashboard in headless Chromium', { skip }, () => {
   after(async () => {
     await browser?.close();
     await h?.close();
-    if (!SCREENSHOT.includes('docs')) rmSync(SCREENSHOT, { force: true });
+    for (const path of [SCREENSHOT, FORM_SCREENSHOT]) {
+      if (!path.includes('docs')) rmSync(path, { force: true });
+    }
   });
 
   const row = (id: string) => page.locator(`#tasks tbody tr[data-id="${id}"]`);
@@ -131,6 +135,8 @@ describe('dashboard in headless Chromium', { skip }, () => {
     assert.match((await problem.textContent()) ?? '', /replicas must be at most 10/);
     assert.equal(await statusOf(parked.id), 'input_required');
     await form.locator('select[name="env"]').selectOption('production');
+    await page.locator('#detail').screenshot({ path: FORM_SCREENSHOT });
+    assert.ok(statSync(FORM_SCREENSHOT).size > 5_000);
     await form.locator('input[name="replicas"]').fill('3');
     await form.locator('input[name="notify"]').check();
     await form.locator('input[name="reason"]').fill('hotfix 42');
@@ -144,7 +150,7 @@ describe('dashboard in headless Chromium', { skip }, () => {
     });
     assert.equal(h.runs.get('deploy'), 2, 'one run that parked, one resumed run');
     await row(parked.id).locator('.status.completed').waitFor();
-    const answered = page.locator('#detail ol.timeline li.answer');
+    const answered = page.locator('#detail ol.timeline li.kind-answer');
     await answered.filter({ hasText: 'answer plan by operator ops' }).waitFor();
     assert.match((await answered.textContent()) ?? '', /"reason":"hotfix 42"/);
   });

@@ -253,7 +253,7 @@ ${ANSWER_FORM_SCRIPT}
       var what = e.kind === 'status' ? (e.from ? e.from + ' → ' : '') + e.status : e.kind;
       if (e.kind === 'answer') what = 'answer ' + e.key + ' by ' + e.by.role + ' ' + e.by.name;
       var said = e.kind === 'answer' ? e.answer : e.message;
-      return el('li', { class: e.kind }, [el('span', { class: 'when', text: e.at.slice(11, 23) + ' ' }),
+      return el('li', { class: 'kind-' + e.kind }, [el('span', { class: 'when', text: e.at.slice(11, 23) + ' ' }),
         el('strong', { text: what }), el('span', { text: said ? ' — ' + said : '' })]);
     });
     var note = task.timelineSource === 'derived'
