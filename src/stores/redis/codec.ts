@@ -1,6 +1,5 @@
 import { TaskrailError } from '../../task/errors.js';
 import { fixedFieldsOf, type FixedFields, type TaskRecord } from '../../task/record.js';
-import type { TaskStatus } from '../../task/status.js';
 
 /**
  * A record is stored in two JSON parts: `fixed` (written once at creation, so a compare-and-set

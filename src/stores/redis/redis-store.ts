@@ -359,3 +359,18 @@ export class RedisTaskStore implements TaskStore {
     );
   }
 }
+
+classifyFailures(RedisTaskStore.prototype, [
+  'create',
+  'get',
+  'compareAndSet',
+  'claim',
+  'renewLease',
+  'releaseLease',
+  'findRunnable',
+  'findLeased',
+  'saveStep',
+  'loadSteps',
+  'list',
+  'sweepExpired',
+]);
