@@ -49,7 +49,6 @@ await served.stop();
 const SLEEPS = { tool: 'io_wait', tasks: 160, ms: 100 };
 const BURNS = { tool: 'cpu_burn', tasks: 1000, ms: 1 };
 const replica = await startServer(MAIN, ['serve', '--port', '0', '--no-worker', ...quiet]);
-const ep = endpoint(replica.url);
 const observer = await openStore(store);
 const startWorker = (slots: number) =>
   startServer(MAIN, ['worker', '--concurrency', String(slots), ...quiet], {}, /(ready)/);
@@ -65,6 +64,9 @@ async function batch(job: typeof SLEEPS): Promise<number> {
       }
     });
   });
+  // Fresh sockets per batch: an idle keep-alive socket may be closed by the server (its 5 s
+  // keep-alive timeout) while workers start, and reusing it would fail the create.
+  const ep = endpoint(replica.url);
   const started = performance.now();
   const call = modern('tools/call', { name: job.tool, arguments: { ms: job.ms } }, true);
   let next = 0;
@@ -72,6 +74,7 @@ async function batch(job: typeof SLEEPS): Promise<number> {
     while (next++ < job.tasks) await checked(ep, call);
   };
   await Promise.all(Array.from({ length: 32 }, lane));
+  ep.close();
   await finished;
   return (performance.now() - started) / 1000;
 }
@@ -96,7 +99,6 @@ for (let round = 0; round < 3; round += 1) {
   one.push(await onWorkers(1, 8));
   two.push(await onWorkers(2, 4));
 }
-ep.close();
 await replica.stop();
 await observer.close();
 await deleteRedisKeys(base as string, prefix);
