@@ -34,7 +34,7 @@ function record(): TaskRecord {
   );
 }
 
-describe('sqlite synchronous=full: group commit', () => {
+describe('sqlite group commit (and synchronous=full)', () => {
   it('resolves every create and completion only once its row is in the file', async () => {
     const dir = tempDir();
     const path = join(dir.path, 'tasks.db');
@@ -68,26 +68,29 @@ describe('sqlite synchronous=full: group commit', () => {
     }
   });
 
-  it('lets concurrent creates share one commit, and gives each sequential create its own', async () => {
-    const dir = tempDir();
-    const path = join(dir.path, 'tasks.db');
-    const store = new SqliteTaskStore(path, { synchronous: 'full' });
-    try {
-      const start = walCommits(path);
-      for (let i = 0; i < 5; i += 1) await store.create(record());
-      const sequential = walCommits(path) - start;
-      await Promise.all(Array.from({ length: 32 }, () => store.create(record())));
-      const concurrent = walCommits(path) - start - sequential;
-      assert.equal(sequential, 5, 'one commit per create made alone');
-      assert.equal(concurrent, 1, '32 creates asked for at once share one commit');
-      const reader = new Database(path, { readonly: true });
-      assert.equal(reader.prepare('SELECT count(*) FROM tasks').pluck().get(), 37);
-      reader.close();
-    } finally {
-      await store.close();
-      dir.remove();
-    }
-  });
+  for (const synchronous of ['full', 'normal'] as const) {
+    it(`lets concurrent creates share one commit, and gives each sequential create its own (${synchronous})`, async () => {
+      const dir = tempDir();
+      const path = join(dir.path, 'tasks.db');
+      const store = new SqliteTaskStore(path, { synchronous });
+      try {
+        assert.equal(store.synchronous, synchronous);
+        const start = walCommits(path);
+        for (let i = 0; i < 5; i += 1) await store.create(record());
+        const sequential = walCommits(path) - start;
+        await Promise.all(Array.from({ length: 32 }, () => store.create(record())));
+        const concurrent = walCommits(path) - start - sequential;
+        assert.equal(sequential, 5, 'one commit per create made alone');
+        assert.equal(concurrent, 1, '32 creates asked for at once share one commit');
+        const reader = new Database(path, { readonly: true });
+        assert.equal(reader.prepare('SELECT count(*) FROM tasks').pluck().get(), 37);
+        reader.close();
+      } finally {
+        await store.close();
+        dir.remove();
+      }
+    });
+  }
 
   it('fails every create of a batch that cannot be written, and writes none of it', () => {
     const dir = tempDir();

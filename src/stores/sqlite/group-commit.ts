@@ -13,9 +13,10 @@ interface Pending {
 export type Runner = <T>(operation: () => T) => Promise<T>;
 
 /**
- * Group commit, for `synchronous=full`: the writes asked for while the event loop was busy
- * (in practice, while the previous commit's fsync held it) run in one IMMEDIATE transaction,
- * each in its own savepoint, and share that transaction's one commit, so one fsync.
+ * Group commit: the writes asked for while the event loop was busy (with `synchronous=full`,
+ * in practice while the previous commit's fsync held it) run in one IMMEDIATE transaction,
+ * each in its own savepoint, and share that transaction's one commit (and so, in full mode,
+ * one fsync); a transaction's fixed cost is paid once per batch, not once per write.
  * Every write's promise settles only after the commit returned: a reply built on it describes
  * data on disk. A write's own refusal (a TaskrailError such as a conflict) fails that write
  * alone; anything else (I/O error, full disk, a failed commit) rolls the whole batch back and
@@ -48,6 +49,11 @@ export class GroupCommit {
       this.#queue.push({ write, resolve: resolve as (value: unknown) => void, reject });
       this.#flushing ??= new Promise<void>((next) => setImmediate(next)).then(() => this.#drain());
     });
+  }
+
+  /** True while writes are queued or being committed. */
+  get pending(): boolean {
+    return this.#flushing !== undefined;
   }
 
   /** Resolves once every queued write has settled. */

@@ -67,7 +67,8 @@ type TaskHead = FixedColumns & {
 
 /**
  * A `TaskStore` in one SQLite file (better-sqlite3, WAL). Several processes may open the same
- * file: every write is one IMMEDIATE transaction and a compare-and-set on the revision.
+ * file: writes run in IMMEDIATE transactions (concurrent ones batched, see group-commit.ts),
+ * each a compare-and-set on the revision.
  * Events are local: listeners hear only the writes made through this instance, not those of
  * other processes sharing the file.
  */
@@ -95,8 +96,8 @@ export class SqliteTaskStore implements TaskStore {
   readonly #sweepTx: (limit: number) => string[];
   readonly #saveStepTx: (id: string, name: string, json: string) => void;
   readonly #lockBudgetMs: number;
-  /** With `synchronous: 'full'`, writes share commits. */
-  readonly #group: GroupCommit | undefined;
+  /** Concurrent writes share one transaction; with `synchronous: 'full'` also one fsync. */
+  readonly #group: GroupCommit;
   #closed = false;
 
   constructor(path: string, options: SqliteTaskStoreOptions = {}) {
@@ -116,15 +117,17 @@ export class SqliteTaskStore implements TaskStore {
     this.#renewTx = this.#db.transaction(this.#renewInTx.bind(this)).immediate;
     this.#sweepTx = this.#db.transaction(this.#sweepInTx.bind(this)).immediate;
     this.#saveStepTx = this.#db.transaction(this.#saveStepInTx.bind(this)).immediate;
-    this.#group =
-      options.synchronous === 'full'
-        ? new GroupCommit(this.#db, (operation) => this.#run(operation))
-        : undefined;
+    this.#group = new GroupCommit(this.#db, (operation) => this.#run(operation));
+  }
+
+  /** The durability in force on this file's connection (read back from SQLite itself). */
+  get synchronous(): 'normal' | 'full' {
+    return this.#db.pragma('synchronous', { simple: true }) === 2 ? 'full' : 'normal';
   }
 
   async create(task: TaskRecord, options: CreateOptions = {}): Promise<CreateOutcome> {
     if (options.lease !== undefined) assertLeaseMs(options.lease.leaseMs);
-    const result = await this.#write(() => {
+    const result = await this.#group.write(() => {
       if (task.idempotencyKey !== undefined || options.lease !== undefined) {
         return this.#createTx(task, this.#clock(), options.lease);
       }
@@ -147,7 +150,7 @@ export class SqliteTaskStore implements TaskStore {
 
   async compareAndSet(next: TaskRecord, expectedRevision: number): Promise<CompareAndSetOutcome> {
     assertNextRevision(next, expectedRevision);
-    const { outcome, previous } = await this.#write(() =>
+    const { outcome, previous } = await this.#group.write(() =>
       this.#casTx(next, expectedRevision, this.#clock()),
     );
     if (outcome.ok && previous !== undefined && this.#listened(previous, outcome.task.status)) {
@@ -163,17 +166,17 @@ export class SqliteTaskStore implements TaskStore {
     options: ClaimOptions = {},
   ): Promise<LeaseGrant | undefined> {
     assertLeaseMs(leaseMs);
-    return this.#write(() => this.#claimTx(id, owner, leaseMs, options.takeOverFrom));
+    return this.#group.write(() => this.#claimTx(id, owner, leaseMs, options.takeOverFrom));
   }
 
   async renewLease(id: string, token: string, leaseMs: number): Promise<LeaseRenewal> {
     assertLeaseMs(leaseMs);
-    return this.#write(() => this.#renewTx(id, token, leaseMs));
+    return this.#group.write(() => this.#renewTx(id, token, leaseMs));
   }
 
   async releaseLease(id: string, token: string, options: ReleaseOptions = {}): Promise<void> {
     const statement = options.abandoned === true ? this.#sql.abandonLease : this.#sql.releaseLease;
-    await this.#write(() => statement.run(id, token));
+    await this.#group.write(() => statement.run(id, token));
   }
 
   async findRunnable(limit: number): Promise<string[]> {
@@ -191,7 +194,7 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   async saveStep(id: string, name: string, value: unknown): Promise<void> {
-    await this.#write(() => this.#saveStepTx(id, name, JSON.stringify(value ?? null)));
+    await this.#group.write(() => this.#saveStepTx(id, name, JSON.stringify(value ?? null)));
   }
 
   async loadSteps(id: string): Promise<Record<string, unknown>> {
@@ -227,14 +230,14 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   async sweepExpired(limit: number): Promise<string[]> {
-    const ids = await this.#write(() => this.#sweepTx(limit));
+    const ids = await this.#group.write(() => this.#sweepTx(limit));
     for (const id of ids) this.events.emit('task:deleted', { id });
     return ids;
   }
 
   async close(): Promise<void> {
     if (this.#closed) return;
-    if (this.#group !== undefined) await this.#group.settled();
+    if (this.#group.pending) await this.#group.settled();
     if (this.#closed) return;
     this.#closed = true;
     this.#db.close();
@@ -251,11 +254,6 @@ export class SqliteTaskStore implements TaskStore {
   /** Runs one synchronous operation, waiting out another process's lock asynchronously. */
   #run<T>(operation: () => T): Promise<T> {
     return withLockWaits(operation, this.#lockBudgetMs, () => this.#closed);
-  }
-
-  /** A write: on its own, or with `synchronous: 'full'` in the next group commit. */
-  #write<T>(operation: () => T): Promise<T> {
-    return this.#group === undefined ? this.#run(operation) : this.#group.write(operation);
   }
 
   /** Inserts and returns the record as stored (a copy rebuilt from the written columns). */
