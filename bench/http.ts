@@ -26,7 +26,7 @@ import {
   type Endpoint,
 } from './_http.js';
 import { drive, type LoadResult } from './_load.js';
-import { compare, loadRow, LOAD_COLUMNS } from './_load-rows.js';
+import { compare, loadRow, LOAD_COLUMNS, type Comparison } from './_load-rows.js';
 import { taskrailCompletedTaskGet, v1CompletedTaskGet, v1Session } from './_peers.js';
 import { report, type Section } from './_stats.js';
 
@@ -123,6 +123,14 @@ const rssRatio = restRss.taskrail / restRss.v2;
 const allIn = (c: { found: number; of: number }) => c.found === c.of;
 const spot = (c: { found: number; of: number }) => `${c.found}/${c.of} rows in the file`;
 
+/**
+ * A goal holds only if both the req/s ratio and the server-CPU-per-request ratio reach it: on
+ * a loaded machine the baseline's req/s can fall with the load (flattering the ratio), while
+ * CPU per request is what the server itself spends.
+ */
+const meets = (c: Comparison, goal: number) => c.median >= goal && c.cpu >= goal;
+const both = (c: Comparison) => `req/s ${c.text}, server CPU per request ${c.cpu.toFixed(2)}×`;
+
 const section: Section = {
   title: 'HTTP: taskrail serve next to bare node:http, SDK v2 and SDK v1, 32 connections',
   description:
@@ -133,7 +141,7 @@ const section: Section = {
     'Baselines: the bare `node:http` answer of one fixed JSON-RPC result (the ceiling: it parses nothing); SDK v1.32 with one stateful session, experimental tasks on its InMemoryTaskStore (a no-op task tool that stores its result at once); ' +
     'an SDK v2 server built as taskrail builds its own (the tools’ schemas and configs once, a McpServer per request). ' +
     'taskrail: `taskrail serve` on SQLite with a no-op tool (`task: optional`), called with the tasks extension (a task is created, committed, and run) or without (synchronous). ' +
-    `The load generator’s own CPU per bare request was ${bareGen.map((v) => v.toFixed(0)).join(', ')} µs over the rounds: below the bare server’s, so the server, not the generator, is what saturates.`,
+    `A goal is met only when both the req/s ratio and the ratio of server CPU per request reach it. The load generator’s own CPU per bare request was ${bareGen.map((v) => v.toFixed(0)).join(', ')} µs over the rounds: below the bare server’s, so the server, not the generator, is what saturates.`,
   columns: LOAD_COLUMNS,
   rows: [
     loadRow('bare node:http JSON-RPC answer (the ceiling)', at('bare')),
@@ -176,28 +184,28 @@ const section: Section = {
   ],
   goals: [
     {
-      text: `create ≥ 0.3× the bare answer, default durability (${vs.createBare.text}; fails below 0.30), committed before the reply (${spot(committed.normal)} when 128 concurrent replies arrived; fails on any missing row)`,
-      met: vs.createBare.median >= 0.3 && allIn(committed.normal),
+      text: `create ≥ 0.3× the bare answer, default durability (${both(vs.createBare)}; fails if either is below 0.30), committed before the reply (${spot(committed.normal)} when 128 concurrent replies arrived; fails on any missing row)`,
+      met: meets(vs.createBare, 0.3) && allIn(committed.normal),
     },
     {
-      text: `create ≥ 0.15× the bare answer with \`synchronous=full\` group commit (${vs.createFullBare.text}; fails below 0.15), ${spot(committed.full)}`,
-      met: vs.createFullBare.median >= 0.15 && allIn(committed.full),
+      text: `create ≥ 0.15× the bare answer with \`synchronous=full\` group commit (${both(vs.createFullBare)}; fails if either is below 0.15), ${spot(committed.full)}`,
+      met: meets(vs.createFullBare, 0.15) && allIn(committed.full),
     },
     {
-      text: `create ≥ 3× SDK v1's in-memory create (default: ${vs.createV1.text}, full: ${vs.createFullV1.text}; fails below 3)`,
-      met: vs.createV1.median >= 3,
+      text: `create ≥ 3× SDK v1's in-memory create (default: ${both(vs.createV1)}; full: ${both(vs.createFullV1)}; fails if either default ratio is below 3)`,
+      met: meets(vs.createV1, 3),
     },
     {
-      text: `tasks/get ≥ 0.6× the bare answer (${vs.getBare.text}; fails below 0.60)`,
-      met: vs.getBare.median >= 0.6,
+      text: `tasks/get ≥ 0.6× the bare answer (${both(vs.getBare)}; fails if either is below 0.60)`,
+      met: meets(vs.getBare, 0.6),
     },
     {
-      text: `tasks/get ≥ 3× SDK v1's in-memory tasks/get (${vs.getV1.text}; fails below 3)`,
-      met: vs.getV1.median >= 3,
+      text: `tasks/get ≥ 3× SDK v1's in-memory tasks/get (${both(vs.getV1)}; fails if either is below 3)`,
+      met: meets(vs.getV1, 3),
     },
     {
-      text: `synchronous tools/call ≥ 1.0× an SDK v2 server built the same way (${vs.sync.text}; fails below 1.0)`,
-      met: vs.sync.median >= 1,
+      text: `synchronous tools/call ≥ 1.0× an SDK v2 server built the same way (${both(vs.sync)}; fails if either is below 1.0)`,
+      met: meets(vs.sync, 1),
     },
     {
       text: `resting RSS of serve ≤ 1.2× a bare SDK v2 server's (${rssRatio.toFixed(2)}×; fails above 1.2)`,
