@@ -1,5 +1,5 @@
 /** What each chaos task must end as, from its tool and arguments alone. */
-export type Kind = 'short' | 'long' | 'ask' | 'fail' | 'cancel';
+export type Kind = 'short' | 'long' | 'ask' | 'fail' | 'cancel' | 'once';
 
 export interface Spec {
   n: number;
@@ -15,7 +15,11 @@ export const TOOL: Record<Kind, string> = {
   ask: 'c_ask',
   fail: 'c_fail',
   cancel: 'c_long',
+  once: 'c_once',
 };
+
+/** Tools declared `retry: false`: a second execution of one task is a failure of the run. */
+export const AT_MOST_ONCE = new Set(['c_once']);
 
 /** The answer the clients give to `c_ask` (the question says `n=N`). */
 export const answerFor = (message: string): string => `v${message.replace(/^n=/, '')}`;
@@ -37,6 +41,12 @@ export function isRight(tool: string, n: number, final: Final, cancellable: bool
       return final.status === 'completed' && final.text === `long:${n + 1}`;
     case 'c_ask':
       return final.status === 'completed' && final.text === `ask:${n}:v${n}`;
+    case 'c_once':
+      // A crash mid-run may end it "interrupted"; it must never run twice (counted elsewhere).
+      return (
+        (final.status === 'completed' && final.text === `once:${n}`) ||
+        (final.status === 'failed' && (final.error ?? '').includes('interrupted'))
+      );
     case 'c_fail':
       return final.status === 'failed' && (final.error ?? '').includes(`fail:${n}`);
     default:
@@ -57,11 +67,15 @@ export function prng(seed: number): () => number {
 }
 
 export function plan(random: () => number, first: number, count: number): Spec[] {
-  const kinds: Kind[] = ['short', 'short', 'long', 'ask', 'fail', 'cancel'];
+  const kinds: Kind[] = ['short', 'short', 'long', 'ask', 'fail', 'cancel', 'once', 'once'];
   return Array.from({ length: count }, (_, i) => {
     const kind = kinds[Math.floor(random() * kinds.length)] as Kind;
     const ms =
-      kind === 'long' ? 500 + random() * 2500 : kind === 'cancel' ? 4000 : 20 + random() * 200;
+      kind === 'long' || kind === 'once'
+        ? 500 + random() * 2500
+        : kind === 'cancel'
+          ? 4000
+          : 20 + random() * 200;
     const spec: Spec = { n: first + i, kind, ms: Math.round(ms) };
     if (kind === 'cancel') spec.cancelAfterMs = Math.round(100 + random() * 1500);
     return spec;

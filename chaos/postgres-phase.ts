@@ -1,7 +1,8 @@
 /**
  * The Postgres phases of `npm run chaos` (with TASKRAIL_POSTGRES_URL):
  * - `postgres`: two `serve --no-worker` replicas and two workers on a fresh schema, SIGKILLed
- *   and restarted at random, as in the Redis phase;
+ *   or SIGTERMed and restarted at random, as in the Redis phase, one worker with its clock
+ *   shifted (faketime) when that is installed;
  * - `postgres-restart`: the same deployment on a PostgreSQL server of its own (initdb into a temp
  *   folder, as the `postgres` user when run as root), which is also crashed (`pg_ctl stop -m
  *   immediate`) and started again while tasks run. Runs only with CHAOS_PG_RESTART=1 for now
@@ -34,17 +35,20 @@ interface PhaseSpec {
   perClient: number;
   firstN: number;
   victims: (store: string) => Promise<Victim[]>;
+  faults: { name: string; run(): Promise<void> }[];
 }
 
 /** What chaos/run.ts lends this file, so the phases run exactly like the others. */
-export interface ChaosKit {
-  phase(spec: PhaseSpec): Promise<Counts>;
+export interface ChaosKit<R extends Counts> {
+  phase(spec: PhaseSpec): Promise<R>;
   servers(count: number, extra: string[]): (store: string) => Promise<Victim[]>;
-  workers(store: string, count: number): Promise<Victim[]>;
+  workers(store: string, count: number, shift?: string): Promise<Victim[]>;
   log(line: string): void;
+  /** The first worker's clock shift (faketime), when the machine can stage it. */
+  shift: string | undefined;
 }
 
-export async function postgresPhases(kit: ChaosKit): Promise<Counts[]> {
+export async function postgresPhases<R extends Counts>(kit: ChaosKit<R>): Promise<R[]> {
   const base = process.env['TASKRAIL_POSTGRES_URL'];
   if (base === undefined || base === '') {
     kit.log('postgres phases skipped: TASKRAIL_POSTGRES_URL is not set');
@@ -65,15 +69,15 @@ export async function postgresPhases(kit: ChaosKit): Promise<Counts[]> {
   return results;
 }
 
-function deployment(kit: ChaosKit, extra: Victim[] = []) {
+function deployment<R extends Counts>(kit: ChaosKit<R>, extra: Victim[] = []) {
   return async (store: string): Promise<Victim[]> => [
     ...(await kit.servers(2, ['--no-worker'])(store)),
-    ...(await kit.workers(store, 2)),
+    ...(await kit.workers(store, 2, kit.shift)),
     ...extra,
   ];
 }
 
-async function sharedServerPhase(kit: ChaosKit, base: string): Promise<Counts> {
+async function sharedServerPhase<R extends Counts>(kit: ChaosKit<R>, base: string): Promise<R> {
   const url = new URL(base);
   const schema = `chaos_${randomBytes(4).toString('hex')}`;
   url.searchParams.set('schema', schema);
@@ -85,6 +89,7 @@ async function sharedServerPhase(kit: ChaosKit, base: string): Promise<Counts> {
       perClient: 50,
       firstN: 100_001,
       victims: deployment(kit),
+      faults: [],
     });
   } finally {
     const client = new pg.Client({ connectionString: base });
@@ -94,7 +99,7 @@ async function sharedServerPhase(kit: ChaosKit, base: string): Promise<Counts> {
   }
 }
 
-async function restartPhase(kit: ChaosKit, own: OwnServer): Promise<Counts> {
+async function restartPhase<R extends Counts>(kit: ChaosKit<R>, own: OwnServer): Promise<R> {
   return kit.phase({
     name: 'postgres-restart',
     store: `postgres://postgres@127.0.0.1:${own.port}/postgres?schema=chaos`,
@@ -102,6 +107,7 @@ async function restartPhase(kit: ChaosKit, own: OwnServer): Promise<Counts> {
     perClient: 30,
     firstN: 100_001,
     victims: deployment(kit, [own.victim]),
+    faults: [],
   });
 }
 

@@ -11,13 +11,15 @@ export interface Proc {
   child: ChildProcess;
   lines: string[];
   exited: Promise<void>;
-  /** Resolves with the first stdout match (rejects on exit or after 30 s). */
+  /** Resolves with the first stdout match (rejects on exit or after 60 s). */
   waitFor(pattern: RegExp): Promise<RegExpMatchArray>;
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-export function start(args: string[], env: NodeJS.ProcessEnv = {}): Proc {
-  const child = spawn(process.execPath, args, {
+/** Starts `node args…` (behind `wrapper`, e.g. `faketime -f +30s`, when given). */
+export function start(args: string[], env: NodeJS.ProcessEnv = {}, wrapper: string[] = []): Proc {
+  const [command, ...rest] = [...wrapper, process.execPath, ...args] as [string, ...string[]];
+  const child = spawn(command, rest, {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -36,7 +38,7 @@ export function start(args: string[], env: NodeJS.ProcessEnv = {}): Proc {
     exited,
     waitFor: (pattern) =>
       new Promise((resolve, reject) => {
-        const timer = setTimeout(() => done(new Error(`no ${pattern}: ${stderr}`)), 30_000);
+        const timer = setTimeout(() => done(new Error(`no ${pattern}: ${stderr}`)), 60_000);
         const check = () => {
           const match = lines.map((line) => pattern.exec(line)).find((m) => m !== null);
           if (match) done(undefined, match);
@@ -80,19 +82,23 @@ export async function serve(
   return { proc, port: Number(match[1]) };
 }
 
-export async function worker(store: string): Promise<Proc> {
-  const proc = start([
-    MAIN,
-    'worker',
-    '--store',
-    store,
-    '--tools',
-    TOOLS,
-    '--concurrency',
-    '8',
-    '--log-level',
-    'error',
-  ]);
+export async function worker(store: string, wrapper: string[] = []): Promise<Proc> {
+  const proc = start(
+    [
+      MAIN,
+      'worker',
+      '--store',
+      store,
+      '--tools',
+      TOOLS,
+      '--concurrency',
+      '8',
+      '--log-level',
+      'error',
+    ],
+    {},
+    wrapper,
+  );
   await proc.waitFor(/ready/);
   return proc;
 }

@@ -1,11 +1,14 @@
 /**
  * `npm run chaos`: a few hundred mixed tasks while servers (and, on Redis, workers) are
- * SIGKILLed and restarted on the same store, every connection is cut after about a second by a
- * proxy, and client processes are killed and resumed from their ledgers. Ends with one line:
- * `chaos: tasks N, lost 0, duplicated terminal writes 0, stuck 0, wrong results 0,
- * duplicate creations 0` (a retried create that made a second task).
- * CHAOS_SEED replays a run; TASKRAIL_REDIS_URL adds the Redis phase, TASKRAIL_POSTGRES_URL the
- * Postgres ones (chaos/postgres-phase.ts).
+ * SIGKILLed or SIGTERMed and restarted on the same store, every connection is cut after about a
+ * second by a proxy, client processes are killed and resumed from their ledgers, and the store
+ * itself fails: another process holds the SQLite write lock, the disk under it fills up, our own
+ * redis-server (AOF) restarts, one worker runs with its clock 30 s ahead. The chaos tools log
+ * every handler start, so the run counts executions, not only final writes. Ends with one line:
+ * `chaos: tasks N, lost 0, duplicate executions 0 (retry:false), wrong outcomes 0, crashes 0, …`.
+ * CHAOS_SEED replays a run; CHAOS_MS sets each phase's chaos time. The Redis phase needs
+ * redis-server (or TASKRAIL_REDIS_URL, then without the restart fault); TASKRAIL_POSTGRES_URL
+ * adds the Postgres ones (chaos/postgres-phase.ts).
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -15,26 +18,38 @@ import { openStore } from '../src/stores/open.js';
 import { isTerminal } from '../src/task/status.js';
 import { deleteRedisKeys } from '../test/helpers/redis-keys.js';
 import { allTasks, judge, readClientLines, type Counts } from './check.js';
+import { countExecutions } from './executions.js';
 import { plan, prng, type Spec } from './expect.js';
+import {
+  faketimeMissing,
+  fillDisk,
+  holdSqliteLock,
+  mountSmallDisk,
+  shiftedClock,
+  startChaosRedis,
+} from './faults.js';
 import { CLIENT, serve, start, worker, type Proc } from './procs.js';
 import { startProxy } from './proxy.js';
 import { postgresPhases } from './postgres-phase.js';
 
 const seed = Number(process.env['CHAOS_SEED'] ?? randomInt(2 ** 31));
 const random = prng(seed);
-const CHAOS_MS = Number(process.env['CHAOS_MS'] ?? 50_000);
+const CHAOS_MS = Number(process.env['CHAOS_MS'] ?? 30_000);
 const CLIENT_MS = CHAOS_MS + 50_000;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const between = (lo: number, hi: number) => lo + random() * (hi - lo);
 const log = (line: string) => process.stderr.write(`chaos: ${line}\n`);
 
-/** A server or worker the chaos loop may kill; `restart` brings it back on the same store. */
+/** A server or worker the chaos loop may stop; `restart` brings it back on the same store. */
 interface Victim {
   name: string;
   proc: Proc;
   port?: number;
   restart(): Promise<void>;
 }
+
+/** A store fault: runs to its end (the fault is over when it resolves). */
+export type StoreFault = { name: string; run(): Promise<void> };
 
 interface Phase {
   name: string;
@@ -43,10 +58,38 @@ interface Phase {
   perClient: number;
   firstN: number;
   victims: (store: string) => Promise<Victim[]>;
+  faults: StoreFault[];
 }
 
-async function phase(p: Phase): Promise<Counts> {
+interface PhaseResult extends Counts {
+  executions: number;
+  duplicateOnce: number;
+  crashes: number;
+}
+
+/** Processes that exited without being told to: a crash, counted. */
+const expectedExits = new WeakSet<Proc>();
+let crashes = 0;
+
+function watched(proc: Proc, name: string): Proc {
+  void proc.exited.then(() => {
+    if (expectedExits.has(proc)) return;
+    crashes += 1;
+    log(`CRASH: ${name} exited on its own (code ${String(proc.child.exitCode)})`);
+  });
+  return proc;
+}
+
+async function stopVictim(victim: Victim, signal: NodeJS.Signals): Promise<void> {
+  expectedExits.add(victim.proc);
+  await victim.proc.kill(signal);
+}
+
+async function phase(p: Phase): Promise<PhaseResult> {
   const home = mkdtempSync(join(tmpdir(), `taskrail-chaos-${p.name}-`));
+  const execFile = join(home, 'executions.log');
+  process.env['CHAOS_EXEC_FILE'] = execFile;
+  const crashesBefore = crashes;
   const victims = await p.victims(p.store);
   const proxy = await startProxy(random);
   const route = () =>
@@ -73,40 +116,54 @@ async function phase(p: Phase): Promise<Counts> {
   };
   const slice = (i: number) => JSON.stringify(specs.slice(i * p.perClient, (i + 1) * p.perClient));
   const running = Array.from({ length: p.clients }, (_, i) => launch(i, 'run', [slice(i)]));
-  await chaosLoop(victims, running, route, (i) => launch(i, 'resume', [slice(i)]));
+  await chaosLoop(victims, p.faults, running, route, (i) => launch(i, 'resume', [slice(i)]));
   log(`${p.name}: chaos over, waiting for clients`);
   await Promise.all(clients.map((c) => c.exited));
   await pause(500);
   const seen = readClientLines(clients.flatMap((c) => c.lines));
   const counts = judge(specs, await allTasks(observer), seen, terminalWrites);
   await observer.close();
-  await Promise.all(victims.map((v) => v.proc.kill('SIGTERM')));
+  await Promise.all(victims.map((v) => stopVictim(v, 'SIGTERM')));
   await proxy.close();
+  const runs = countExecutions(execFile);
   rmSync(home, { recursive: true, force: true });
-  for (const note of counts.notes.slice(0, 20)) log(`${p.name}: ${note}`);
+  for (const note of [...runs.notes, ...counts.notes].slice(0, 20)) log(`${p.name}: ${note}`);
   log(
-    `${p.name}: ${counts.tasks} tasks, ${counts.extraCreations} extra creations from lost create replies`,
+    `${p.name}: ${counts.tasks} tasks, ${runs.total} handler executions, ` +
+      `${counts.extraCreations} extra creations from lost create replies`,
   );
-  return counts;
+  return {
+    ...counts,
+    executions: runs.total,
+    duplicateOnce: runs.duplicateOnce,
+    crashes: crashes - crashesBefore,
+  };
 }
 
-/** Kills a random victim every 2–5 s, and half the clients once each (then resumes them). */
+/**
+ * Every 2–5 s one fault: a victim SIGKILLed or SIGTERMed (then restarted), or a store fault once
+ * its time has come (spread over the chaos time, never two faults at once, every one run even
+ * on a slow machine); and half the clients are killed once each (then resumed from their ledgers).
+ */
 async function chaosLoop(
   victims: Victim[],
+  faults: StoreFault[],
   clients: Proc[],
   route: () => void,
   resume: (i: number) => Proc,
 ): Promise<void> {
-  const ends = Date.now() + CHAOS_MS;
+  const startedAt = Date.now();
+  const ends = startedAt + CHAOS_MS;
   const toKill = new Set(clients.map((_, i) => i).filter((i) => i % 2 === 0));
+  const pending = faults.map((fault, i) => ({
+    fault,
+    dueAt: startedAt + (CHAOS_MS * (i + 1)) / (faults.length + 2),
+  }));
   while (Date.now() < ends) {
     await pause(between(2000, 5000));
-    const victim = victims[Math.floor(random() * victims.length)] as Victim;
-    log(`SIGKILL ${victim.name}`);
-    await victim.proc.kill('SIGKILL');
-    await pause(between(100, 1000));
-    await victim.restart();
-    route();
+    const due = pending[0] !== undefined && pending[0].dueAt <= Date.now();
+    if (due) await runFault((pending.shift() as { fault: StoreFault }).fault);
+    else await stopAndRestart(victims[Math.floor(random() * victims.length)] as Victim, route);
     const client = [...toKill][0];
     if (client !== undefined && random() < 0.7) {
       toKill.delete(client);
@@ -115,18 +172,48 @@ async function chaosLoop(
       resume(client);
     }
   }
+  for (const { fault } of pending) await runFault(fault, ' (late: the machine is slow)');
+}
+
+async function runFault(fault: StoreFault, note = ''): Promise<void> {
+  log(`store fault: ${fault.name}${note}`);
+  await fault.run();
+}
+
+async function stopAndRestart(victim: Victim, route: () => void): Promise<void> {
+  const signal = random() < 0.3 ? 'SIGTERM' : 'SIGKILL';
+  log(`${signal} ${victim.name}`);
+  await stopVictim(victim, signal);
+  await pause(between(100, 1000));
+  await restartOrCount(victim);
+  route();
+}
+
+/** A victim that will not come back is a crash of the run, counted; one more try. */
+async function restartOrCount(victim: Victim): Promise<void> {
+  for (let attempt = 1; attempt <= 2; attempt += 1) {
+    try {
+      return await victim.restart();
+    } catch (error) {
+      crashes += 1;
+      log(`CRASH: ${victim.name} did not start again (${String(error).split('\n')[0]})`);
+    }
+  }
 }
 
 function servers(count: number, extra: string[]): (store: string) => Promise<Victim[]> {
   return async (store) =>
     Promise.all(
       Array.from({ length: count }, async (_, i) => {
+        const name = `serve ${i}`;
         const first = await serve(store, extra);
         const victim: Victim = {
-          name: `serve ${i}`,
+          name,
           ...first,
+          proc: watched(first.proc, name),
           async restart() {
-            Object.assign(victim, await serve(store, extra));
+            const next = await serve(store, extra);
+            Object.assign(victim, { ...next, proc: watched(next.proc, name) });
           },
         };
         return victim;
@@ -134,14 +221,17 @@ function servers(count: number, extra: string[]): (store: string) => Promise<Vic
     );
 }
 
-async function workers(store: string, count: number): Promise<Victim[]> {
+/** Workers; with `shift`, the first one runs with its wall clock moved (faketime). */
+async function workers(store: string, count: number, shift?: string): Promise<Victim[]> {
   return Promise.all(
     Array.from({ length: count }, async (_, i) => {
+      const wrapper = i === 0 && shift !== undefined ? shiftedClock(shift) : [];
+      const name = wrapper.length > 0 ? `worker ${i} (clock ${shift})` : `worker ${i}`;
       const victim: Victim = {
-        name: `worker ${i}`,
-        proc: await worker(store),
+        name,
+        proc: watched(await worker(store, wrapper), name),
         async restart() {
-          victim.proc = await worker(store);
+          victim.proc = watched(await worker(store, wrapper), name);
         },
       };
       return victim;
@@ -149,51 +239,98 @@ async function workers(store: string, count: number): Promise<Victim[]> {
   );
 }
 
-async function main(): Promise<number> {
-  process.stdout.write(`chaos seed ${seed} (replay with CHAOS_SEED=${seed})\n`);
-  const dir = mkdtempSync(join(tmpdir(), 'taskrail-chaos-'));
-  const results: Counts[] = [];
-  results.push(
-    await phase({
+async function sqlitePhase(): Promise<PhaseResult> {
+  const disk = mountSmallDisk(256);
+  const dir = typeof disk === 'string' ? mkdtempSync(join(tmpdir(), 'taskrail-chaos-')) : disk.path;
+  if (typeof disk === 'string') log(`sqlite: full-disk fault skipped: ${disk}`);
+  const file = join(dir, 'tasks.db');
+  const faults: StoreFault[] = [
+    {
+      name: 'another process holds the SQLite write lock for 6 s',
+      run: () => holdSqliteLock(file, 6000),
+    },
+  ];
+  if (typeof disk !== 'string') {
+    faults.push({
+      name: 'the disk under the SQLite file is full for 4 s',
+      run: () => fillDisk(dir, 4000),
+    });
+  }
+  try {
+    return await phase({
       name: 'sqlite',
-      store: `sqlite:${join(dir, 'tasks.db')}`,
+      store: `sqlite:${file}`,
       clients: 6,
       perClient: 50,
       firstN: 1,
       victims: servers(1, []),
-    }),
-  );
-  const redis = process.env['TASKRAIL_REDIS_URL'];
-  if (redis !== undefined && redis !== '') {
-    const url = new URL(redis);
-    url.searchParams.set('prefix', `chaos-${randomBytes(4).toString('hex')}`);
-    results.push(
-      await phase({
-        name: 'redis',
-        store: url.toString(),
-        clients: 4,
-        perClient: 50,
-        firstN: 100_001,
-        victims: async (store) => [
-          ...(await servers(2, ['--no-worker'])(store)),
-          ...(await workers(store, 2)),
-        ],
-      }),
-    );
-    await deleteRedisKeys(url.toString(), url.searchParams.get('prefix') as string);
-  } else log('redis phase skipped: TASKRAIL_REDIS_URL is not set');
-  results.push(...(await postgresPhases({ phase, servers, workers, log })));
-  rmSync(dir, { recursive: true, force: true });
-  const sum = (key: keyof Omit<Counts, 'notes'>) => results.reduce((a, c) => a + c[key], 0);
-  const bad = sum('lost') + sum('duplicated') + sum('stuck') + sum('wrong') + sum('extraCreations');
+      faults,
+    });
+  } finally {
+    if (typeof disk === 'string') rmSync(dir, { recursive: true, force: true });
+    else disk.unmount();
+  }
+}
+
+async function redisPhase(): Promise<PhaseResult | undefined> {
+  const own = await startChaosRedis();
+  const shared = process.env['TASKRAIL_REDIS_URL'];
+  if (typeof own === 'string' && (shared === undefined || shared === '')) {
+    log(`redis phase skipped: ${own}, and TASKRAIL_REDIS_URL is not set`);
+    return undefined;
+  }
+  const url = new URL(typeof own === 'string' ? (shared as string) : own.url);
+  const prefix = `chaos-${randomBytes(4).toString('hex')}`;
+  url.searchParams.set('prefix', prefix);
+  const faults: StoreFault[] = [];
+  if (typeof own === 'string') log(`redis: restart fault skipped (${own}); using the shared Redis`);
+  else
+    faults.push({ name: 'redis-server (AOF) restarts, down 1.5 s', run: () => own.restart(1500) });
+  const noFaketime = faketimeMissing();
+  if (noFaketime !== undefined) log(`redis: shifted-clock worker skipped: ${noFaketime}`);
+  try {
+    return await phase({
+      name: 'redis',
+      store: url.toString(),
+      clients: 4,
+      perClient: 50,
+      firstN: 100_001,
+      victims: async (store) => [
+        ...(await servers(2, ['--no-worker'])(store)),
+        ...(await workers(store, 2, noFaketime === undefined ? '+30s' : undefined)),
+      ],
+      faults,
+    });
+  } finally {
+    if (typeof own === 'string') await deleteRedisKeys(url.toString(), prefix);
+    else await own.stop();
+  }
+}
+
+async function main(): Promise<number> {
+  process.stdout.write(`chaos seed ${seed} (replay with CHAOS_SEED=${seed})\n`);
+  const results: PhaseResult[] = [await sqlitePhase()];
+  const redis = await redisPhase();
+  if (redis !== undefined) results.push(redis);
+  const shift = faketimeMissing() === undefined ? '+30s' : undefined;
+  results.push(...(await postgresPhases({ phase, servers, workers, log, shift })));
+  const sum = (key: keyof Omit<PhaseResult, 'notes'>) => results.reduce((a, c) => a + c[key], 0);
+  const bad =
+    sum('lost') +
+    sum('duplicateOnce') +
+    sum('wrong') +
+    sum('crashes') +
+    sum('duplicated') +
+    sum('stuck') +
+    sum('extraCreations');
   process.stdout.write(
-    `chaos: tasks ${sum('tasks')}, lost ${sum('lost')}, duplicated terminal writes ${sum('duplicated')}, ` +
-      `stuck ${sum('stuck')}, wrong results ${sum('wrong')}, ` +
-      `duplicate creations ${sum('extraCreations')}\n`,
+    `chaos: tasks ${sum('tasks')}, lost ${sum('lost')}, ` +
+      `duplicate executions ${sum('duplicateOnce')} (retry:false), wrong outcomes ${sum('wrong')}, ` +
+      `crashes ${sum('crashes')}, duplicated terminal writes ${sum('duplicated')}, ` +
+      `stuck ${sum('stuck')}, duplicate creations ${sum('extraCreations')}, ` +
+      `handler executions ${sum('executions')}\n`,
   );
   return bad === 0 ? 0 : 1;
 }
-
-/** Our keys only: the Redis is shared, so never FLUSHDB. */
 
 process.exit(await main());

@@ -18,7 +18,9 @@ const ALLOWED: Record<string, readonly string[]> = {
   server: ['runtime', 'store', 'task', 'protocol'],
   client: ['protocol', 'task'],
   testing: ['store', 'task', 'runtime'],
-  cli: ['client', 'server', 'runtime', 'stores', 'executors', 'store', 'task', 'protocol'],
+  // The proxy is a server whose tools call an upstream MCP server through the SDK client.
+  proxy: ['server', 'runtime', 'store', 'task', 'protocol'],
+  cli: ['client', 'server', 'runtime', 'stores', 'executors', 'store', 'task', 'protocol', 'proxy'],
   root: ['task', 'store', 'runtime'],
 };
 

@@ -4,6 +4,7 @@ import { TaskrailClient } from '../client/index.js';
 import { bearerFrom } from './options.js';
 import { follow, parseArguments, printOutcome, reportError, SigintRouter } from './host-output.js';
 import { ProgressLine } from './host-progress.js';
+import { followHandle, handleOf } from './call-handle.js';
 import { terminalInput } from './host-prompt.js';
 
 interface CallFlags {
@@ -23,7 +24,10 @@ export function registerCall(program: Command): void {
     .argument('<tool>', 'the tool name')
     .option('--args <json>', 'the arguments as a JSON object')
     .option('--args-file <file>', 'read the arguments (a JSON object) from a file')
-    .option('--no-tasks', 'do not declare the tasks extension (the server answers synchronously)')
+    .option(
+      '--no-tasks',
+      'do not declare the tasks extension (the answer comes inline, or as a handle this follows)',
+    )
     .option('--json', 'print the raw JSON result')
     .option('--detach', 'print the task id and return as soon as the task exists')
     .option('--bearer <token>', 'send Authorization: Bearer <token> (default: $TASKRAIL_BEARER)')
@@ -60,7 +64,12 @@ async function runCall(url: string, tool: string, flags: CallFlags): Promise<num
     }
     if (call.taskId !== undefined) progress.note(`task ${call.taskId} created`);
     const outcome = call.outcome ?? (await follow(call, progress, interrupt, sigint));
-    return printOutcome(outcome, flags.json === true);
+    // A server without tasks for this call may hand back a task id past its inline wait.
+    const final =
+      handleOf(outcome) === undefined
+        ? outcome
+        : await followHandle(client, outcome, progress, sigint);
+    return printOutcome(final, flags.json === true);
   } catch (error) {
     progress.stop();
     return reportError(error);

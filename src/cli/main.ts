@@ -13,6 +13,7 @@ type Register = (program: Command) => void;
  */
 const COMMANDS: Record<string, () => Promise<Register>> = {
   serve: async () => (await import('./serve.js')).registerServe,
+  proxy: async () => (await import('./proxy.js')).registerProxy,
   call: async () => (await import('./call.js')).registerCall,
   tasks: async () => (await import('./tasks.js')).registerTasks,
   worker: async () => (await import('./worker.js')).registerWorker,

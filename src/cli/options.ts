@@ -89,3 +89,49 @@ export function bearerFrom(flag: string | undefined, env = process.env): string 
   const token = flag ?? env['TASKRAIL_BEARER'];
   return token === undefined || token.trim() === '' ? undefined : token.trim();
 }
+
+/** A whole number ≥ 1 (`--max-connections`, `--max-sessions`, …). */
+export function parseCount(value: string): number {
+  const count = Number(value);
+  if (!/^\d+$/.test(value.trim()) || count < 1 || !Number.isSafeInteger(count))
+    throw new InvalidArgumentError('must be a whole number of at least 1');
+  return count;
+}
+
+/** Seconds, fractions allowed, as milliseconds (`--headers-timeout 10`, `0.5`). */
+export function parseSeconds(value: string): number {
+  const seconds = Number(value);
+  if (value.trim() === '' || !Number.isFinite(seconds) || seconds <= 0 || seconds > 86_400)
+    throw new InvalidArgumentError('must be a number of seconds from 0.001 to 86400');
+  return Math.max(1, Math.round(seconds * 1000));
+}
+
+/** Minutes, fractions allowed, as milliseconds (`--session-idle 60`). */
+export function parseMinutes(value: string): number {
+  const minutes = Number(value);
+  if (value.trim() === '' || !Number.isFinite(minutes) || minutes <= 0 || minutes > 10_080)
+    throw new InvalidArgumentError('must be a number of minutes from 0.001 to 10080 (a week)');
+  return Math.max(1, Math.round(minutes * 60_000));
+}
+
+export function parseLogFormat(value: string): 'text' | 'json' {
+  if (value !== 'text' && value !== 'json') throw new InvalidArgumentError('must be text or json');
+  return value;
+}
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000 };
+
+/**
+ * `--inline-wait`: `45s`, `1500ms`, `2m`, or a bare number of seconds; at most 10 minutes.
+ * Hand-written like parseSize: three units and a clear message need no dependency.
+ */
+export function parseDuration(value: string): number {
+  const match = /^(\d+(?:\.\d+)?)\s*(ms|s|m)?$/i.exec(value.trim());
+  const unit = DURATION_UNITS[(match?.[2] ?? 's').toLowerCase()];
+  if (match === null || unit === undefined) {
+    throw new InvalidArgumentError('must be a duration such as 45s, 1500ms or 2m');
+  }
+  const ms = Math.round(Number(match[1]) * unit);
+  if (ms > 600_000) throw new InvalidArgumentError('must be at most 10m');
+  return ms;
+}

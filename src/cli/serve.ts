@@ -1,59 +1,154 @@
 import type { Command } from 'commander';
+import type { Logger } from '../runtime/api.js';
 import { serveExecutor } from '../executors/bullmq/serve-executor.js';
-import { stderrLogger, type LogLevel } from '../runtime/logger.js';
+import {
+  defaultLogFormat,
+  stderrLogger,
+  type LogFormat,
+  type LogLevel,
+} from '../runtime/logger.js';
 import { installRejectionGuard } from '../runtime/rejection-guard.js';
-import { createTaskServer, type TaskServer } from '../server/app.js';
+import { createTaskServer, HTTP_DEFAULTS, type TaskServer } from '../server/app.js';
+import type { ExtraGauge } from '../server/admin/index.js';
+import { SESSION_DEFAULTS } from '../server/legacy/sessions.js';
 import { serveTaskServerStdio } from '../server/stdio.js';
 import type { TaskStore } from '../store/port.js';
 import { DEFAULT_STORE_URL, openStore } from '../stores/open.js';
 import { packageVersion } from './package-info.js';
-import { parseLogLevel, parsePort, parseSize } from './options.js';
+import {
+  parseCount,
+  parseDuration,
+  parseLogFormat,
+  parseLogLevel,
+  parseMinutes,
+  parsePort,
+  parseSeconds,
+  parseSize,
+} from './options.js';
 import { addAuthOptions, resolveAuth, type AuthFlags } from './serve-auth.js';
 import { announceToFleet } from './fleet.js';
 import { loadToolSet } from './tool-sets.js';
+import { watchWorkers, type WorkerWatch } from './worker-watch.js';
 
-interface ServeOptions extends AuthFlags {
+export interface ServeOptions extends AuthFlags {
   host: string;
   port: number;
   store?: string;
-  tools: string;
+  tools?: string;
   worker: boolean;
   maxBody: number;
   logLevel: LogLevel;
+  logFormat?: LogFormat;
   stdio?: boolean;
   fallbackTools?: boolean;
+  maxConnections?: number;
+  headersTimeout?: number;
+  requestTimeout?: number;
+  keepAliveTimeout?: number;
+  maxSessions?: number;
+  maxSessionsPerCaller?: number;
+  sessionIdle?: number;
+  inlineWait: number;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 const STOP_GRACE_MS = 10_000;
 
+/**
+ * Adds the tools before the server listens (serve: a tool set; proxy: an upstream's tools);
+ * the returned stop runs before the server stops.
+ */
+export type InstallTools = (
+  app: TaskServer,
+  logger: Logger,
+) => Promise<{ stop(): Promise<void> } | void>;
+
 export function registerServe(program: Command): void {
-  const command = program
-    .command('serve')
-    .description(
-      'Serve MCP over Streamable HTTP at http://HOST:PORT/mcp, running tools as durable tasks.',
-    )
+  addServeOptions(
+    program
+      .command('serve')
+      .description(
+        'Serve MCP over Streamable HTTP at http://HOST:PORT/mcp, running tools as durable tasks.',
+      ),
+  )
+    .option('--tools <module>', 'tool set: demo, conformance, or a module path', 'demo')
+    .action((options: ServeOptions & { tools: string }) =>
+      serve(options, (app) => loadToolSet(options.tools, app), options.tools),
+    );
+}
+
+/** The options `serve` and `proxy` share, including `--auth`/`--admin` and their OAuth flags. */
+export function addServeOptions(command: Command): Command {
+  command
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option('--port <port>', 'port (0 picks a free one)', parsePort, 3000)
     .option('--store <url>', `task store URL (default: $TASKRAIL_STORE or ${DEFAULT_STORE_URL})`)
-    .option('--tools <module>', 'tool set: demo, conformance, or a module path', 'demo')
     .option(
       '--no-worker',
       'do not run tasks here; leave them to `taskrail worker` (redis or postgres only)',
     )
     .option('--max-body <size>', 'largest request body', parseSize, 4 * 1024 * 1024)
     .option('--log-level <level>', 'debug, info, warn, error or silent', parseLogLevel, 'info')
+    .option(
+      '--log-format <format>',
+      'text or json (default: text on a terminal, json otherwise)',
+      parseLogFormat,
+    )
     .option('--stdio', 'speak MCP over standard input/output instead of HTTP')
     .option(
       '--fallback-tools',
-      'for hosts without tasks: required tools answer with a task id; adds task_status, task_result, task_cancel',
+      'for hosts without tasks: past the inline wait a task id instead of a time-out; adds task_status, task_result, task_cancel',
     )
-    .action((options: ServeOptions) => serve(options));
-  addAuthOptions(command);
+    .option(
+      '--inline-wait <duration>',
+      'how long a call from a host without tasks waits for its result (e.g. 45s, 1500ms)',
+      parseDuration,
+      45_000,
+    )
+    .option(
+      '--max-connections <n>',
+      `open sockets at most (default ${HTTP_DEFAULTS.maxConnections})`,
+      parseCount,
+    )
+    .option(
+      '--headers-timeout <seconds>',
+      `time a client has to send its request headers (default ${HTTP_DEFAULTS.headersTimeoutMs / 1000})`,
+      parseSeconds,
+    )
+    .option(
+      '--request-timeout <seconds>',
+      `time a client has to send a whole request; responses and streams are not limited (default ${HTTP_DEFAULTS.requestTimeoutMs / 1000})`,
+      parseSeconds,
+    )
+    .option(
+      '--keep-alive-timeout <seconds>',
+      `close an idle keep-alive socket after this long (default ${HTTP_DEFAULTS.keepAliveTimeoutMs / 1000})`,
+      parseSeconds,
+    )
+    .option(
+      '--max-sessions <n>',
+      `2025-11-25 sessions open at most; the oldest idle one is closed to make room (default ${SESSION_DEFAULTS.maxSessions})`,
+      parseCount,
+    )
+    .option(
+      '--max-sessions-per-caller <n>',
+      `2025-11-25 sessions open at most per principal (default ${SESSION_DEFAULTS.maxSessionsPerPrincipal})`,
+      parseCount,
+    )
+    .option(
+      '--session-idle <minutes>',
+      `close a 2025-11-25 session after this long without a request (default ${SESSION_DEFAULTS.idleMs / 60_000})`,
+      parseMinutes,
+    );
+  return addAuthOptions(command);
 }
 
-async function serve(options: ServeOptions): Promise<void> {
-  const logger = stderrLogger(options.logLevel);
+export async function serve(
+  options: ServeOptions,
+  install: InstallTools,
+  toolsLabel: string,
+): Promise<void> {
+  const logger = stderrLogger(options.logLevel, options.logFormat ?? defaultLogFormat());
   installRejectionGuard(logger);
   const storeUrl = options.store ?? process.env['TASKRAIL_STORE'] ?? DEFAULT_STORE_URL;
   if (!options.worker && !/^(rediss?|postgres(ql)?):\/\//.test(storeUrl.trim())) {
@@ -65,6 +160,8 @@ async function serve(options: ServeOptions): Promise<void> {
   const store = await openStore(storeUrl);
   // A redis store runs tasks through BullMQ; under --no-worker this replica only enqueues them.
   const executor = await serveExecutor({ storeUrl, store, worker: options.worker, logger });
+  let workers: WorkerWatch | undefined;
+  const gauges = options.worker ? [] : [workersGauge(() => workers)];
   const app = createTaskServer({
     store,
     name: 'taskrail',
@@ -72,23 +169,62 @@ async function serve(options: ServeOptions): Promise<void> {
     maxBodyBytes: options.maxBody,
     logger,
     ...auth,
+    ...(auth.admin === undefined ? {} : { admin: { ...auth.admin, gauges } }),
     runtime: { executor, logger },
     fallbackTools: options.fallbackTools === true,
+    http: defined({
+      maxConnections: options.maxConnections,
+      headersTimeoutMs: options.headersTimeout,
+      requestTimeoutMs: options.requestTimeout,
+      keepAliveTimeoutMs: options.keepAliveTimeout,
+    }),
+    legacySessions: defined({
+      maxSessions: options.maxSessions,
+      maxSessionsPerPrincipal: options.maxSessionsPerCaller,
+      idleMs: options.sessionIdle,
+    }),
+    inlineWaitMs: options.inlineWait,
   });
   let fleet;
+  let installed;
   try {
-    await loadToolSet(options.tools, app);
+    installed = await install(app, logger);
     fleet = await announceToFleet(storeUrl, 'serve', app, logger);
+    if (!options.worker && fleet !== undefined) workers = watchWorkers(fleet, logger);
   } catch (error) {
+    await installed?.stop();
     await store.close();
     throw error;
   }
   const stopApp = async (): Promise<void> => {
+    workers?.stop();
     await fleet?.leave();
     await app.close(STOP_GRACE_MS);
+    await installed?.stop();
   };
   if (options.stdio === true) return serveOverStdio(app, store, stopApp);
-  await serveOverHttp(app, store, options, auth.auth !== undefined, stopApp);
+  await serveOverHttp(
+    app,
+    store,
+    { ...options, tools: toolsLabel },
+    auth.auth !== undefined,
+    stopApp,
+  );
+}
+
+/** The given settings only (exactOptionalPropertyTypes-safe): the library fills in defaults. */
+function defined<T extends object>(values: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as {
+    [K in keyof T]?: Exclude<T[K], undefined>;
+  };
+}
+
+function workersGauge(watch: () => WorkerWatch | undefined): ExtraGauge {
+  return {
+    name: 'taskrail_workers_alive',
+    help: 'Live `taskrail worker` processes on this store (serve --no-worker only).',
+    value: () => watch()?.alive,
+  };
 }
 
 async function serveOverHttp(

@@ -1,21 +1,35 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { serveExecutor } from '../executors/bullmq/serve-executor.js';
 import type { Executor } from '../runtime/api.js';
-import { stderrLogger, type LogLevel } from '../runtime/logger.js';
+import {
+  defaultLogFormat,
+  stderrLogger,
+  type LogFormat,
+  type LogLevel,
+} from '../runtime/logger.js';
 import { installRejectionGuard } from '../runtime/rejection-guard.js';
 import { createTaskServer, type TaskServer } from '../server/app.js';
 import type { TaskStore } from '../store/port.js';
 import { openStore } from '../stores/open.js';
 import { packageVersion } from './package-info.js';
-import { parseLogLevel } from './options.js';
+import { parseLogFormat, parseLogLevel } from './options.js';
 import { announceToFleet } from './fleet.js';
+import { TaskrailError } from '../task/errors.js';
 import { loadToolSet } from './tool-sets.js';
+import type { InstallTools } from './serve.js';
+import {
+  addUpstreamOptions,
+  namesUpstream,
+  upstreamTools,
+  type UpstreamFlags,
+} from './upstream-options.js';
 
-interface WorkerOptions {
+interface WorkerOptions extends UpstreamFlags {
   store?: string;
-  tools: string;
+  tools?: string;
   concurrency: number;
   logLevel: LogLevel;
+  logFormat?: LogFormat;
 }
 
 /** What both job engines' executors offer a worker process. */
@@ -34,23 +48,49 @@ function parseConcurrency(value: string): number {
 }
 
 export function registerWorker(program: Command): void {
-  program
+  const command = program
     .command('worker')
     .description(
       'Run tasks for the servers sharing a redis:// store (through BullMQ) or a postgres:// store (through graphile-worker).',
     )
+    .usage('--store URL [options] [--upstream URL | -- COMMAND [ARGS…]]')
     .option(
       '--store <url>',
       'redis://HOST:PORT/DB[?prefix=NAME] or postgres://HOST:PORT/DB[?schema=NAME] (default: $TASKRAIL_STORE)',
     )
-    .option('--tools <module>', 'tool set: demo, conformance, or a module path', 'demo')
+    .option('--tools <module>', 'tool set: demo (default), conformance, or a module path')
     .option('--concurrency <n>', 'tasks run at once by this process', parseConcurrency, 10)
     .option('--log-level <level>', 'debug, info, warn, error or silent', parseLogLevel, 'info')
-    .action((options: WorkerOptions) => work(options));
+    .option(
+      '--log-format <format>',
+      'text or json (default: text on a terminal, json otherwise)',
+      parseLogFormat,
+    );
+  // For `taskrail proxy --no-worker`: the same upstream flags, and this worker calls it.
+  addUpstreamOptions(command).action((args: string[], options: WorkerOptions) =>
+    work(options, toolsOf(args, options)),
+  );
 }
 
-async function work(options: WorkerOptions): Promise<void> {
-  const logger = stderrLogger(options.logLevel);
+function toolsOf(args: string[], options: WorkerOptions): { install: InstallTools; label: string } {
+  if (!namesUpstream(args, options)) {
+    const tools = options.tools ?? 'demo';
+    return { install: (app) => loadToolSet(tools, app), label: tools };
+  }
+  if (options.tools !== undefined) {
+    throw new TaskrailError(
+      'CONFIG',
+      'give either --tools or an upstream (--upstream URL or -- COMMAND), not both',
+    );
+  }
+  return upstreamTools(args, options);
+}
+
+async function work(
+  options: WorkerOptions,
+  tools: { install: InstallTools; label: string },
+): Promise<void> {
+  const logger = stderrLogger(options.logLevel, options.logFormat ?? defaultLogFormat());
   installRejectionGuard(logger);
   const storeUrl = options.store ?? process.env['TASKRAIL_STORE'];
   if (storeUrl === undefined || !/^(rediss?|postgres(ql)?):\/\//.test(storeUrl.trim())) {
@@ -74,22 +114,25 @@ async function work(options: WorkerOptions): Promise<void> {
     runtime: { executor, logger },
   });
   let fleet;
+  let installed;
   try {
-    await loadToolSet(options.tools, app);
+    installed = await tools.install(app, logger);
     fleet = await announceToFleet(storeUrl, 'worker', app, logger);
     app.runtime.start();
     await executor.ready();
   } catch (error) {
     await fleet?.leave();
     await stopAll(app, executor, store);
+    await installed?.stop();
     throw error;
   }
   onShutdown(async () => {
     await fleet?.leave();
     await stopAll(app, executor, store);
+    await installed?.stop();
   });
   process.stdout.write(
-    `taskrail worker ready (store: ${store.description}, tools: ${options.tools}, ` +
+    `taskrail worker ready (store: ${store.description}, tools: ${tools.label}, ` +
       `concurrency: ${options.concurrency})\n`,
   );
 }

@@ -1,9 +1,13 @@
 /**
  * Local errors of the host client, with string codes. Wire errors (JSON-RPC codes) never become
- * exceptions here: they end up as a `failed` or `lost` outcome instead.
+ * exceptions here: they end up as a `failed` or `lost` outcome instead; except the server's own
+ * store trouble (a retryable `-32603`, HTTP 503), which says nothing about the call.
  */
 export type ClientErrorCode =
-  /** The server could not be reached, or answered something that is not JSON-RPC. */
+  /**
+   * The server could not be reached, answered something that is not JSON-RPC, or could not
+   * reach its own task store (a retryable 503 that outlasted `connectionGraceMs`).
+   */
   | 'CONNECTION'
   /** HTTP 401/403: the bearer token is missing or wrong. */
   | 'UNAUTHORIZED'
@@ -66,4 +70,16 @@ export function isClientError(
   code?: ClientErrorCode,
 ): error is TaskrailClientError {
   return error instanceof TaskrailClientError && (code === undefined || error.code === code);
+}
+
+/**
+ * A `tools/call` the server answered with its store trouble until the grace ran out: the call
+ * has no outcome yet (a keyed one stays pending for `resume()`), so it is never reported as the
+ * tool's failure.
+ */
+export function serverTroubleError(url: string, message: string): TaskrailClientError {
+  return new TaskrailClientError(
+    'CONNECTION',
+    `${url} cannot reach its task store right now (${message}); try the call again later`,
+  );
 }

@@ -1,4 +1,4 @@
-import { TaskrailClientError, isClientError } from './errors.js';
+import { TaskrailClientError, isClientError, serverTroubleError } from './errors.js';
 import { inputCapabilities, answerInputRequests, type InputHandlers } from './input.js';
 import { Ledger, type TaskLedger } from './ledger.js';
 import type { CallOutcome } from './outcome.js';
@@ -50,7 +50,8 @@ export interface CallToolOptions {
   /**
    * Names this call (1–128 characters of A–Z a–z 0–9 . _ : -), so a retry never makes a second
    * task: a `tools/call` whose reply is lost to the connection is sent again with the same key
-   * for up to `connectionGraceMs`, and a server that honours the key (taskrail does) answers
+   * (as is a -32603 the server marks retryable: HTTP 503, its store in trouble) for up to
+   * `connectionGraceMs`, and a server that honours the key (taskrail does) answers
    * with the task the first attempt created. The call is written to the ledger as pending
    * before it is sent: if this process dies before the reply, `resume()` sends it again with
    * its key. Use a new key for each new call.
@@ -169,6 +170,7 @@ export class TaskrailClient {
     for (let round = 0; round <= MAX_MRTR_ROUNDS; round++) {
       const reply = await send(params);
       if (reply.kind === 'error') {
+        if (reply.retryable === true) throw serverTroubleError(this.url, reply.error.message);
         answered();
         return settledCall({ kind: 'failed', error: reply.error });
       }

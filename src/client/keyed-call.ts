@@ -16,7 +16,8 @@ export function idempotencyMeta(key: string): Record<string, string> {
 
 /**
  * Sends one `tools/call`. With an idempotency key a lost reply is safe to send again, so
- * connection failures are retried with backoff until `graceMs` runs out; without one, once.
+ * connection failures and the server's own trouble (-32603 with HTTP 503: its store is locked,
+ * full or down) are retried with backoff until `graceMs` runs out; without one, once.
  */
 export async function sendToolCall(
   dispatch: RawDispatch,
@@ -29,11 +30,13 @@ export async function sendToolCall(
   const deadline = Date.now() + options.graceMs;
   for (let delay = 100; ; delay = Math.min(delay * 2, 1000)) {
     try {
-      return await dispatch(request, dispatchOptions);
+      const reply = await dispatch(request, dispatchOptions);
+      const again = reply.kind === 'error' && reply.retryable === true && !options.signal?.aborted;
+      if (!again || Date.now() + delay > deadline) return reply;
     } catch (error) {
       const retry = isClientError(error, 'CONNECTION') && options.signal?.aborted !== true;
       if (!retry || Date.now() + delay > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, delay));
     }
+    await new Promise((resolve) => setTimeout(resolve, delay));
   }
 }

@@ -15,7 +15,12 @@ type JsonObject = Record<string, unknown>;
 /** A JSON-RPC reply, shaped like `@modelcontextprotocol/ext-tasks`' `JsonRpcResponse`. */
 export type RpcReply =
   | { readonly kind: 'result'; readonly result: JsonObject }
-  | { readonly kind: 'error'; readonly error: JsonRpcErrorObject };
+  | {
+      readonly kind: 'error';
+      readonly error: JsonRpcErrorObject;
+      /** The server's own trouble (HTTP 503, or `data.retryable`): the same request may succeed later. */
+      readonly retryable?: boolean;
+    };
 
 export interface DispatchOptions {
   readonly signal?: AbortSignal;
@@ -175,12 +180,23 @@ async function readReply(response: HttpAnswer, id: string | number, url: URL): P
     );
   }
   const reply = message as { result?: unknown; error?: JsonRpcErrorObject };
-  if (reply.error !== undefined) return { kind: 'error', error: normaliseError(reply.error) };
+  if (reply.error !== undefined) {
+    const error = normaliseError(reply.error);
+    return isRetryable(response.status, error)
+      ? { kind: 'error', error, retryable: true }
+      : { kind: 'error', error };
+  }
   const result = reply.result;
   if (result === null || typeof result !== 'object' || Array.isArray(result)) {
     throw new TaskrailClientError('PROTOCOL', `${url.href} sent a result that is not an object`);
   }
   return { kind: 'result', result: result as JsonObject };
+}
+
+function isRetryable(status: number, error: JsonRpcErrorObject): boolean {
+  if (error.code !== -32603) return false;
+  const data = error.data as { retryable?: unknown } | undefined;
+  return status === 503 || data?.retryable === true;
 }
 
 function isResponseFor(message: unknown, id: string | number): boolean {

@@ -48,5 +48,7 @@ export function fleetMismatches(self: FleetMember, others: FleetMember[]): strin
 export interface FleetMembership {
   /** What was found at start: empty when every live member matches. */
   readonly mismatches: string[];
+  /** Workers that announced themselves within the last minute (throws while the store is down). */
+  liveWorkers(): Promise<number>;
   leave(): Promise<void>;
 }

@@ -2,6 +2,7 @@ import type { JsonObject, TaskRecord } from '../task/record.js';
 import { pendingInputRequests } from '../task/record.js';
 import { isoTime } from '../task/time.js';
 import { META } from './constants.js';
+import { withStructuredText } from './structured-text.js';
 
 /** The base `Task` fields of the 2026-07-28 extension wire. */
 export interface TaskV2Wire {
@@ -46,7 +47,7 @@ export function encodeInlineResult(result: JsonObject): JsonObject {
     else inline['_meta'] = rest;
   }
   if (!Array.isArray(inline['content'])) inline['content'] = [];
-  return inline;
+  return withStructuredText(inline);
 }
 
 /** The DetailedTask variant that matches the task's status (also the notification params). */

@@ -3,3 +3,4 @@ export * from './errors.js';
 export * from './encode.js';
 export * from './envelope.js';
 export * from './jsonrpc.js';
+export * from './structured-text.js';

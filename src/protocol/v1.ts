@@ -3,6 +3,7 @@ import type { JsonObject, TaskRecord } from '../task/record.js';
 import type { TaskStatus } from '../task/status.js';
 import { isoTime } from '../task/time.js';
 import { META } from './constants.js';
+import { withStructuredText } from './structured-text.js';
 
 /**
  * The 2025-11-25 ("v1") experimental tasks wire: nested CreateTaskResult, `ttl`/`pollInterval`,
@@ -79,7 +80,7 @@ export function encodeTaskPayloadV1(task: TaskRecord): TaskPayloadV1 {
     const meta = result['_meta'];
     const base = meta !== null && typeof meta === 'object' ? (meta as JsonObject) : {};
     result['_meta'] = { ...base, ...relatedTaskMeta(task.id) };
-    return { ok: true, result };
+    return { ok: true, result: withStructuredText(result) };
   }
   if (task.status === 'failed') {
     return { ok: false, error: task.error ?? { code: -32603, message: 'Task failed' } };

@@ -10,6 +10,8 @@ export interface ToolCatalog {
 }
 
 export interface Logger {
+  /** Per-request lines; optional so existing loggers keep working (they just skip them). */
+  debug?(message: string, fields?: JsonObject): void;
   info(message: string, fields?: JsonObject): void;
   warn(message: string, fields?: JsonObject): void;
   error(message: string, fields?: JsonObject): void;

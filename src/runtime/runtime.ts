@@ -28,7 +28,8 @@ import { stderrLogger } from './logger.js';
 import { StoreHealth } from './store-health.js';
 import { handBack, runTask, startLeasedTask, type RunnerSettings } from './task-runner.js';
 import { traced } from './tracing.js';
-import { waitForTerminal } from './wait.js';
+import { logTransitions } from './transition-log.js';
+import { waitForSettled, waitForTerminal, type SettleOptions } from './wait.js';
 import { updateTask } from './writes.js';
 
 const DEFAULTS = {
@@ -110,9 +111,14 @@ export class TaskRuntime {
   start(): void {
     if (this.#started) return;
     this.#started = true;
-    this.#unsubscribe = this.events.on('task:transition', ({ task, to }) => {
+    const offAbort = this.events.on('task:transition', ({ task, to }) => {
       if (isTerminal(to)) this.#running.get(task.id)?.abort(stopReasons.terminal(to));
     });
+    const offLog = logTransitions(this.events, this.#logger);
+    this.#unsubscribe = () => {
+      offAbort();
+      offLog();
+    };
     if (this.#executor !== undefined) {
       this.#executor.start((taskId) =>
         traced('taskrail.task.execute', { 'taskrail.task_id': taskId }, () =>
@@ -259,6 +265,15 @@ export class TaskRuntime {
     signal?: AbortSignal,
   ): Promise<TaskRecord | undefined> {
     return waitForTerminal(this, id, principal, signal);
+  }
+
+  /** Resolves when the task ends, asks for input, or `timeoutMs` passed: the latest version. */
+  async waitForSettled(
+    id: string,
+    principal: string,
+    options: SettleOptions,
+  ): Promise<TaskRecord | undefined> {
+    return waitForSettled(this, id, principal, options);
   }
 
   /**

@@ -21,6 +21,45 @@ export async function waitForTerminal(
   return task;
 }
 
+export interface SettleOptions {
+  /** Give up after this long and return the task as it is then. */
+  timeoutMs: number;
+  /** Stops the wait early (the caller went away); the task is returned as it is. */
+  signal?: AbortSignal;
+  /** Sees every version read while waiting (progress for an inline caller). */
+  onUpdate?: (task: TaskRecord) => void;
+}
+
+/**
+ * Waits until the task needs someone (terminal or `input_required`) or the time is up, and
+ * returns the last version read. Used by the inline wait of hosts without tasks.
+ */
+export async function waitForSettled(
+  runtime: TaskRuntime,
+  id: string,
+  principal: string,
+  options: SettleOptions,
+): Promise<TaskRecord | undefined> {
+  const deadline = Date.now() + options.timeoutMs;
+  let task = await runtime.getTask(id, principal);
+  let seen = task?.revision;
+  while (task !== undefined && !isSettled(task)) {
+    const left = deadline - Date.now();
+    if (left <= 0 || options.signal?.aborted === true) break;
+    await changeOrTimeout(runtime, id, Math.min(task.pollIntervalMs, left), options.signal);
+    task = await runtime.getTask(id, principal);
+    if (task !== undefined && task.revision !== seen) {
+      seen = task.revision;
+      options.onUpdate?.(task);
+    }
+  }
+  return task;
+}
+
+function isSettled(task: TaskRecord): boolean {
+  return isTerminal(task.status) || task.status === 'input_required';
+}
+
 function changeOrTimeout(
   runtime: TaskRuntime,
   id: string,

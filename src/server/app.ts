@@ -6,6 +6,7 @@ import {
   type ServerNotifier,
 } from '@modelcontextprotocol/server';
 import type { Logger, RuntimeOptions } from '../runtime/api.js';
+import { stderrLogger } from '../runtime/logger.js';
 import { TaskRuntime } from '../runtime/runtime.js';
 import type { ToolHandler } from '../runtime/tool.js';
 import type { TaskStore } from '../store/port.js';
@@ -20,7 +21,9 @@ import { createLegacySessions, type LegacySessionsOption } from './legacy/sessio
 import { ANONYMOUS, principalOf } from './principal.js';
 import { isLoopbackHost, localHostSet } from './host-check.js';
 import { ToolRegistry } from './registry.js';
+import { RequestLog } from './request-log.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
+import { guardFace, TroubleReporter, withTroubleStatus } from './server-trouble.js';
 import type { McpConfigurer, TaskToolConfig } from './types.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -59,6 +62,48 @@ export interface TaskServerOptions {
   legacySessions?: LegacySessionsOption;
   /** For hosts without tasks: required tools answer with a task id; adds task_status/result/cancel. */
   fallbackTools?: boolean;
+  /**
+   * How long a `tools/call` from a host that did not declare tasks waits for the task it runs
+   * behind the scenes before answering with a handle (with `fallbackTools`). Default 45 s.
+   */
+  inlineWaitMs?: number;
+  /** Socket limits of the server `listen` starts (not used by `fetch` / `nodeHandler`). */
+  http?: HttpLimits;
+}
+
+/** Limits that keep slow or idle clients from holding the server's sockets. */
+export interface HttpLimits {
+  /** Time a client has to send its request headers. Default 30 s (Node: 60 s). */
+  headersTimeoutMs?: number;
+  /** Time to receive a whole request. Default 60 s. Responses (SSE streams) are not limited. */
+  requestTimeoutMs?: number;
+  /** An idle keep-alive socket is closed after this long. Default 5 s. */
+  keepAliveTimeoutMs?: number;
+  /** Sockets open at once; more are refused at accept. Default 1024. */
+  maxConnections?: number;
+}
+
+export const HTTP_DEFAULTS = {
+  headersTimeoutMs: 30_000,
+  requestTimeoutMs: 60_000,
+  keepAliveTimeoutMs: 5_000,
+  maxConnections: 1024,
+} as const;
+
+function applyLimits(server: Server, limits: HttpLimits = {}): void {
+  const headersTimeout = limits.headersTimeoutMs ?? HTTP_DEFAULTS.headersTimeoutMs;
+  const requestTimeout = limits.requestTimeoutMs ?? HTTP_DEFAULTS.requestTimeoutMs;
+  server.headersTimeout = headersTimeout;
+  // Node wants requestTimeout ≥ headersTimeout (0 = off).
+  server.requestTimeout = requestTimeout === 0 ? 0 : Math.max(requestTimeout, headersTimeout);
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs ?? HTTP_DEFAULTS.keepAliveTimeoutMs;
+  server.maxConnections = limits.maxConnections ?? HTTP_DEFAULTS.maxConnections;
+}
+
+/** How often Node checks header/request timers: often enough to honour short limits. */
+function checkingInterval(limits: HttpLimits = {}): number {
+  const headersTimeout = limits.headersTimeoutMs ?? HTTP_DEFAULTS.headersTimeoutMs;
+  return Math.min(30_000, Math.max(250, Math.floor(headersTimeout / 4)));
 }
 
 type RequestStateVerify = NonNullable<InstanceDeps['requestState']>['verify'];
@@ -145,8 +190,9 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     tools,
     ...(options.logger === undefined ? {} : { logger: options.logger }),
   });
-  const traced = tracedFace(runtime);
-  const face = (): TaskRuntimeFace => traced;
+  const trouble = new TroubleReporter(options.logger ?? stderrLogger('warn'));
+  const guarded = guardFace(tracedFace(runtime), trouble);
+  const face = (): TaskRuntimeFace => guarded;
   const instanceDeps: InstanceDeps = {
     name: options.name ?? 'taskrail',
     version: options.version ?? '0.0.0',
@@ -155,6 +201,8 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     runtime: face,
     configurers,
     fallbackTools: options.fallbackTools === true,
+    trouble,
+    ...(options.inlineWaitMs === undefined ? {} : { inlineWaitMs: options.inlineWaitMs }),
   };
   const onError = (error: unknown): void =>
     options.logger?.error('request failed', { error: String(error) });
@@ -176,6 +224,8 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     },
     options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
   );
+  const debug = options.logger?.debug?.bind(options.logger);
+  const requestLog = debug === undefined ? undefined : new RequestLog(debug);
   const httpDeps: HttpDeps = {
     runtime: face,
     legacy,
@@ -183,7 +233,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     tools,
     serverInfo: { name: instanceDeps.name, version: instanceDeps.version },
     listen: createListenHub(runtime, options.listen),
-    sdk,
+    sdk: { ...sdk, fetch: withTroubleStatus(sdk.fetch) },
     path,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     auth,
@@ -191,8 +241,9 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     allowedHosts: options.allowedHosts === undefined ? undefined : new Set(options.allowedHosts),
     hostsBySocket: true,
     admin,
+    requestLog,
   };
-  const nodeHandler = createNodeHandler(httpDeps);
+  const nodeHandler = requestLog?.wrap(createNodeHandler(httpDeps)) ?? createNodeHandler(httpDeps);
   const fetchHandler = createFetchHandler(httpDeps);
   let http: Server | undefined;
 
@@ -222,7 +273,12 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
         if (isLoopbackHost(host)) httpDeps.allowedHosts = localHostSet();
         else httpDeps.hostsBySocket = false;
       }
-      http = createServer(nodeHandler);
+      http = createServer(
+        // The sweep interval is fixed at creation: pick it from the limits.
+        { connectionsCheckingInterval: checkingInterval(options.http) },
+        nodeHandler,
+      );
+      applyLimits(http, options.http);
       await new Promise<void>((resolve, reject) => {
         http?.once('error', reject);
         http?.listen(port, host, () => resolve());

@@ -15,7 +15,8 @@ import type { JsonObject } from '../task/record.js';
 import { missingFor } from './front-gates.js';
 import type { ToolRegistry } from './registry.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
-import { checkModern, type Reply } from './task-methods.js';
+import { isServerTrouble, troubleWire } from './server-trouble.js';
+import { checkModern, errorReply, type Reply } from './task-methods.js';
 import { startToolTask } from './tool-call.js';
 import type { RegisteredTaskTool } from './types.js';
 
@@ -56,6 +57,7 @@ export async function createInFront(
     // `content: []` as the SDK's CallToolResult projection adds it on its path.
     result = { content: [], ...encodeCreateTaskResult(task), _meta: meta };
   } catch (error) {
+    if (isServerTrouble(error)) return errorReply(req.id, troubleWire());
     // The SDK answers an error thrown by a tool as an isError result; so does this path.
     const text = error instanceof Error ? error.message : String(error);
     result = { content: [{ type: 'text', text }], isError: true, resultType: 'complete' };

@@ -9,6 +9,7 @@ import { decide, type FrontDeps } from './front.js';
 import type { LegacySessions } from './legacy/sessions.js';
 import { hostAllowed, hostsFor } from './host-check.js';
 import type { Reply } from './task-methods.js';
+import type { RequestLog } from './request-log.js';
 
 export interface HttpDeps extends FrontDeps {
   sdk: McpHttpHandler;
@@ -25,6 +26,8 @@ export interface HttpDeps extends FrontDeps {
   allowedHosts?: ReadonlySet<string> | undefined;
   /** Without `allowedHosts`: a request reaching a loopback address must name the local machine. */
   hostsBySocket?: boolean;
+  /** Per-request debug lines (only when the logger takes them). */
+  requestLog?: RequestLog | undefined;
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
@@ -104,6 +107,7 @@ export function createNodeHandler(
       const failed = failedBody(body);
       return send(res, failed.status, failed.body, { connection: 'close' });
     }
+    deps.requestLog?.note(req, body.text, auth.principal);
     const decision = await decide(deps, body.text, nodeHeaders(req), auth.principal);
     if (decision.kind === 'reply') return send(res, decision.reply.status, decision.reply.body);
     if (decision.kind === 'stream') return decision.stream.serveNode(res);

@@ -6,7 +6,9 @@
  *   await app.listen(3000);
  */
 export { createTaskServer, DEFAULT_MAX_BODY_BYTES } from './app.js';
-export type { ListenInfo, TaskServer, TaskServerOptions } from './app.js';
+export type { HttpLimits, ListenInfo, TaskServer, TaskServerOptions } from './app.js';
+export type { SessionLimits } from './legacy/sessions.js';
+export { SERVER_TROUBLE_MESSAGE } from './server-trouble.js';
 export { serveTaskServerStdio as serveStdio } from './stdio.js';
 export { loadTokenFile, type TokenMap } from './auth.js';
 export { ANONYMOUS } from './principal.js';

@@ -5,7 +5,9 @@ import type { JsonObject } from '../task/record.js';
 import type { ToolRegistry } from './registry.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
 import { callTaskTool } from './tool-call.js';
+import { DEFAULT_INLINE_WAIT_MS } from './inline-wait.js';
 import { registerFallbackTools } from './legacy/fallback-tools.js';
+import { surfaceCallTrouble, type TroubleReporter } from './server-trouble.js';
 import type { InstanceContext, McpConfigurer, RegisteredTaskTool } from './types.js';
 import { normalizeTaskOption } from '../runtime/tool.js';
 
@@ -18,6 +20,10 @@ export interface InstanceDeps {
   configurers: readonly McpConfigurer[];
   /** Hosts without tasks get task ids from required tools, and the task_* tools to follow them. */
   fallbackTools?: boolean;
+  /** Logs store trouble once and turns it into the retryable -32603. */
+  trouble?: TroubleReporter;
+  /** How long a call from a host without tasks waits for its task (default 45 s). */
+  inlineWaitMs?: number;
   /** Checks every echoed MRTR `requestState` before a handler runs (absent: passed through raw). */
   requestState?: ServerOptions['requestState'];
 }
@@ -46,6 +52,7 @@ function registerTaskTool(mcp: McpServer, deps: InstanceDeps, tool: RegisteredTa
     (args: unknown, ctx: ServerContext) =>
       callTaskTool(deps.runtime(), tool, (args ?? {}) as JsonObject, ctx, {
         fallbackTools: deps.fallbackTools === true,
+        ...(deps.inlineWaitMs === undefined ? {} : { inlineWaitMs: deps.inlineWaitMs }),
       }),
   );
 }
@@ -61,7 +68,42 @@ export function buildMcpServer(deps: InstanceDeps, ctx: InstanceContext): McpSer
   );
   mcp.server.registerCapabilities({ extensions: { [TASKS_EXTENSION]: {} } });
   for (const tool of deps.tools.all()) registerTaskTool(mcp, deps, tool);
-  if (deps.fallbackTools === true) registerFallbackTools(mcp, deps.runtime);
+  surfaceCallTrouble(mcp);
+  if (deps.fallbackTools === true)
+    registerFallbackTools(mcp, deps.runtime, deps.inlineWaitMs ?? DEFAULT_INLINE_WAIT_MS);
   for (const configure of deps.configurers) configure(mcp, ctx);
   return mcp;
+}
+
+type RegisteredTools = Record<string, { remove(): void } | undefined>;
+
+/**
+ * An SDK server that lives for a whole connection (a 2025-11-25 session, a stdio host) is built
+ * once, so tools added to or removed from the registry later (a proxy following its upstream)
+ * are added to or removed from it here; the SDK then tells the client `tools/list_changed`.
+ * Returns the unsubscribe function.
+ */
+export function followToolChanges(
+  mcp: McpServer,
+  deps: InstanceDeps,
+  onRegistered: (tool: RegisteredTaskTool) => void = () => undefined,
+): () => void {
+  const registered = (mcp as unknown as { _registeredTools: RegisteredTools })._registeredTools;
+  const mine = new Set(deps.tools.all().map((tool) => tool.name));
+  const sync = (): void => {
+    const current = new Map(deps.tools.all().map((tool) => [tool.name, tool]));
+    for (const name of mine) {
+      if (current.has(name)) continue;
+      registered[name]?.remove();
+      mine.delete(name);
+    }
+    for (const [name, tool] of current) {
+      if (mine.has(name)) continue;
+      registerTaskTool(mcp, deps, tool);
+      onRegistered(tool);
+      mine.add(name);
+    }
+  };
+  sync();
+  return deps.tools.onChange(sync);
 }

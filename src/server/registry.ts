@@ -9,6 +9,7 @@ const TOOL_NAME = /^[A-Za-z0-9_./-]{1,64}$/;
 export class ToolRegistry implements ToolCatalog {
   readonly #tools = new Map<string, RegisteredTaskTool>();
   readonly #runnable = new Map<string, RunnableTool>();
+  readonly #listeners = new Set<() => void>();
 
   add(name: string, config: TaskToolConfig, handler: ToolHandler): void {
     if (!TOOL_NAME.test(name)) throw new TaskrailError('CONFIG', `invalid tool name '${name}'`);
@@ -16,6 +17,28 @@ export class ToolRegistry implements ToolCatalog {
       throw new TaskrailError('CONFIG', `tool '${name}' is registered twice`);
     this.#tools.set(name, { name, config, handler });
     this.#runnable.set(name, { name, task: normalizeTaskOption(config.task), handler });
+    this.#changed();
+  }
+
+  /**
+   * Takes a tool away (a proxy's upstream dropped it): it is no longer listed or callable, and
+   * a task of it that has yet to run ends failed. False when there was no such tool.
+   */
+  remove(name: string): boolean {
+    const removed = this.#tools.delete(name);
+    this.#runnable.delete(name);
+    if (removed) this.#changed();
+    return removed;
+  }
+
+  /** Calls `listener` after each add or remove (2025-11-25 sessions keep their tools in step). */
+  onChange(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #changed(): void {
+    for (const listener of this.#listeners) listener();
   }
 
   get(name: string): RunnableTool | undefined {

@@ -26,10 +26,11 @@ import {
 import type { JsonObject, TaskRecord } from '../task/record.js';
 import type { TaskServer } from './app.js';
 import { missingFor } from './front-gates.js';
-import { buildMcpServer } from './mcp-instance.js';
+import { buildMcpServer, followToolChanges } from './mcp-instance.js';
 import type { ToolRegistry } from './registry.js';
 import { ANONYMOUS, envelopeCapabilities } from './principal.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
+import { isServerTrouble, troubleProtocolError } from './server-trouble.js';
 import { objectResponses } from './tool-call.js';
 
 function protocolError(wire: WireError): ProtocolError {
@@ -53,7 +54,9 @@ function taskMethod(
     if (!declaresTasks(envelopeCapabilities(ctx))) {
       throw protocolError(missingTasksCapability());
     }
-    const task = await lookup(runtime, params.taskId, ctx);
+    const task = await lookup(runtime, params.taskId, ctx).catch((error: unknown) => {
+      throw isServerTrouble(error) ? troubleProtocolError() : error;
+    });
     if (task === undefined) throw protocolError(taskNotFound());
     return encode(task) as { resultType: 'complete' };
   };
@@ -129,7 +132,9 @@ export function serveTaskServerStdio(
   if (server.tools.hasTaskTools()) server.runtime.start();
   const factory = (ctx: { era: 'legacy' | 'modern' }): McpServer => {
     const mcp = buildMcpServer(server.instanceDeps, { era: ctx.era, principal });
-    registerTaskMethods(mcp, server.runtime, principal);
+    registerTaskMethods(mcp, server.instanceDeps.runtime(), principal);
+    // One instance serves the whole connection (the process), so it follows later tool changes.
+    followToolChanges(mcp, server.instanceDeps);
     return mcp;
   };
   // With fallback tools a required tool answers hosts without tasks, as on HTTP.

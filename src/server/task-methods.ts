@@ -23,6 +23,7 @@ import { isRpcError, rpcErrorObject } from '../task/errors.js';
 import { isPlausibleTaskId } from '../task/ids.js';
 import type { JsonObject } from '../task/record.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
+import { isServerTrouble, troubleWire } from './server-trouble.js';
 import { objectResponses } from './tool-call.js';
 
 /** A finished HTTP answer: status and JSON body (empty for 202). */
@@ -33,6 +34,21 @@ export interface Reply {
 
 export function errorReply(id: RequestId | null, wire: WireError): Reply {
   return { status: wire.httpStatus, body: errorMessage(id, wire.error) };
+}
+
+export type TroubleOutcome<T> = { ok: true; value: T } | { ok: false; reply: Reply };
+
+/** Runs `work`; store trouble (already logged by the guarded face) becomes the 503 answer. */
+export async function troubleAsReply<T>(
+  id: RequestId | null,
+  work: () => Promise<T>,
+): Promise<TroubleOutcome<T>> {
+  try {
+    return { ok: true, value: await work() };
+  } catch (error) {
+    if (!isServerTrouble(error)) throw error;
+    return { ok: false, reply: errorReply(id, troubleWire()) };
+  }
 }
 
 /** Routing headers first, then the `_meta` envelope: the checks every modern request passes. */
@@ -95,15 +111,17 @@ export async function serveTaskMethod(
     return errorReply(id, invalidParams('inputResponses must be an object'));
   }
   if (!isPlausibleTaskId(taskId)) return errorReply(id, taskNotFound());
-  let result: JsonObject | undefined;
+  let outcome: TroubleOutcome<JsonObject | undefined>;
   try {
-    result = await handler(runtime, taskId, principal, params);
+    outcome = await troubleAsReply(id, () => handler(runtime, taskId, principal, params));
   } catch (error) {
     // The runtime refused the request itself (an answer that does not fit its question): an
     // in-band JSON-RPC error, like an unknown task, not a server failure.
     if (!isRpcError(error)) throw error;
     return { status: 200, body: errorMessage(id, rpcErrorObject(error)) };
   }
+  if (!outcome.ok) return outcome.reply;
+  const result = outcome.value;
   if (result === undefined) return errorReply(id, taskNotFound());
   result['_meta'] = { [META.serverInfo]: serverInfo };
   return { status: 200, body: resultMessage(req.id, result) };

@@ -11,14 +11,16 @@ import {
   isObject,
   missingTasksCapability,
   TASKRAIL_META,
+  withStructuredText,
 } from '../protocol/index.js';
 import { assertIdempotencyKey } from '../runtime/idempotency.js';
 import { normalizeTaskOption } from '../runtime/tool.js';
 import type { InputRequest, JsonObject, TaskRecord } from '../task/record.js';
 import { envelopeCapabilities, principalOf } from './principal.js';
+import { isServerTrouble, noteCallTrouble } from './server-trouble.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
 import type { RegisteredTaskTool } from './types.js';
-import { startForHost } from './legacy/fallback-tools.js';
+import { callBehindTheScenes, DEFAULT_INLINE_WAIT_MS } from './inline-wait.js';
 
 /** What an McpServer tool callback returns; a CreateTaskResult passes through the SDK as-is. */
 type CallOutcome = CallToolResult;
@@ -43,16 +45,51 @@ function askFirst(requests: Record<string, InputRequest>): CallOutcome {
   }) as unknown as CallOutcome;
 }
 
+export interface ToolCallSettings {
+  /** Hosts without tasks: past the inline wait a handle, and required tools are served. */
+  fallbackTools?: boolean;
+  /** How long a call from a host without tasks waits for its task (default 45 s). */
+  inlineWaitMs?: number;
+}
+
 /**
  * One `tools/call` of a taskrail tool: a task when the tool may run as one and THIS request
- * declares the extension; otherwise a synchronous run (MRTR rounds become InputRequired results).
+ * declares the extension; a durable task behind the scenes with an inline wait when it does not;
+ * a synchronous run for forbidden tools (MRTR rounds become InputRequired results). Whatever
+ * the path, a structured result also carries its JSON as text.
  */
 export async function callTaskTool(
   runtime: TaskRuntimeFace,
   tool: RegisteredTaskTool,
   args: JsonObject,
   ctx: ServerContext,
-  options: { fallbackTools?: boolean } = {},
+  options: ToolCallSettings = {},
+): Promise<CallOutcome> {
+  return withStructuredText(await routeCall(runtime, tool, args, ctx, options));
+}
+
+async function routeCall(
+  runtime: TaskRuntimeFace,
+  tool: RegisteredTaskTool,
+  args: JsonObject,
+  ctx: ServerContext,
+  options: ToolCallSettings,
+): Promise<CallOutcome> {
+  try {
+    return await callOnce(runtime, tool, args, ctx, options);
+  } catch (error) {
+    // The SDK would make any other throw an isError result: the tool's final word to a host.
+    if (isServerTrouble(error)) noteCallTrouble();
+    throw error;
+  }
+}
+
+async function callOnce(
+  runtime: TaskRuntimeFace,
+  tool: RegisteredTaskTool,
+  args: JsonObject,
+  ctx: ServerContext,
+  options: ToolCallSettings,
 ): Promise<CallOutcome> {
   const settings = normalizeTaskOption(tool.config.task);
   const caps = clientCapabilities(ctx);
@@ -63,13 +100,15 @@ export async function callTaskTool(
     const pre = { principal, inputResponses, clientCapabilities: caps };
     return createTask(runtime, tool, args, pre, ctx.mcpReq._meta);
   }
-  if (settings.mode === 'required') {
-    if (options.fallbackTools === true) {
-      const pre = { principal, inputResponses, clientCapabilities: caps };
-      return startForHost(runtime, tool, args, pre);
-    }
+  const fallbackTools = options.fallbackTools === true;
+  if (settings.mode === 'required' && !fallbackTools) {
     const { error } = missingTasksCapability();
     throw new ProtocolError(error.code, error.message, error.data);
+  }
+  if (settings.mode !== 'forbidden') {
+    const caller = { principal, clientCapabilities: caps, modern, inputResponses };
+    const wait = { fallbackTools, inlineWaitMs: options.inlineWaitMs ?? DEFAULT_INLINE_WAIT_MS };
+    return callBehindTheScenes(runtime, tool, args, caller, ctx, wait);
   }
   const outcome = await runtime.runInline({
     tool: tool.name,

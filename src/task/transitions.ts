@@ -32,9 +32,16 @@ function next(task: TaskRecord, now: number, changes: Partial<TaskRecord>): Task
   };
 }
 
+/** Clears a progress message or question that no longer describes the task. */
+function withoutStatusMessage(task: TaskRecord): TaskRecord {
+  const { statusMessage: _stale, ...rest } = task;
+  return rest;
+}
+
+/** The result speaks for itself: a last progress line ("writing 3/4") would be stale. */
 export function complete(task: TaskRecord, result: JsonObject, now: number): TaskRecord {
   assertTransition(task, 'completed');
-  return next(task, now, { status: 'completed', result });
+  return withoutStatusMessage(next(task, now, { status: 'completed', result }));
 }
 
 export function fail(
@@ -120,8 +127,10 @@ export function answerInput(
   for (const key of accepted) inputResponses[key] = responses[key] as JsonObject;
   const resumed = Object.keys(task.inputRequests).every((key) => key in inputResponses);
   const changes: Partial<TaskRecord> = { inputResponses };
-  if (resumed) changes.status = 'working';
-  return { task: next(task, now, changes), accepted, resumed };
+  if (!resumed) return { task: next(task, now, changes), accepted, resumed };
+  // The question ("Delete notes.txt?") is answered; it no longer describes the task.
+  const working = withoutStatusMessage(next(task, now, { ...changes, status: 'working' }));
+  return { task: working, accepted, resumed };
 }
 
 /** A re-run after a crash: a new attempt of the same task. */

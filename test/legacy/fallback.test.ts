@@ -26,6 +26,7 @@ describe('fallback tools for hosts without tasks', () => {
   before(async () => {
     server = await startServer({
       fallbackTools: true,
+      inlineWaitMs: 300,
       auth: { tokens: { 'tok-a': 'alice', 'tok-b': 'bob' } },
     });
     alice = await v1Client(server.url, { bearer: 'tok-a', tasks: false });
@@ -50,7 +51,7 @@ describe('fallback tools for hosts without tasks', () => {
     const taskId = started.structuredContent?.['taskId'] as string;
     assert.match(started.content[0]?.text ?? '', new RegExp(`${taskId}.*task_status`, 's'));
     const status = await call(alice, 'task_status', { taskId });
-    assert.match(status.content[0]?.text ?? '', /is working/);
+    assert.match(status.content[0]?.text ?? '', /still working/);
     const early = await call(alice, 'task_result', { taskId });
     assert.notEqual(early.isError, true);
     assert.equal(early.structuredContent?.['status'], 'working');

@@ -13,7 +13,8 @@ import {
 } from '../../src/stores/postgres/index.js';
 import { newTaskId } from '../../src/task/ids.js';
 import { newTaskRecord } from '../../src/task/record.js';
-import { complete } from '../../src/task/transitions.js';
+import { EventRelay } from '../../src/stores/postgres/event-relay.js';
+import { complete, report } from '../../src/task/transitions.js';
 import { waitFor } from '../helpers/wait.js';
 import {
   dropSchema,
@@ -192,6 +193,46 @@ if (!skipWithoutPostgres('postgres-specific behaviour')) {
       await other.compareAndSet(done, task.revision);
       await waitFor('the transition from the other store', () => seen.length === 1);
       assert.deepEqual(seen, [`${task.id} completed`]);
+    });
+
+    it('relays a write read back after a later one once, never as a second transition', async () => {
+      const { store, schema } = await fresh();
+      const listener = new pg.Client({ connectionString: POSTGRES_URL });
+      await listener.connect();
+      const payloads: string[] = [];
+      listener.on('notification', (message) => payloads.push(message.payload ?? ''));
+      await listener.query(`LISTEN "${schema}_events"`);
+      try {
+        // A progress write, then the terminal write: both committed before the first notice is
+        // read back, as when the relay falls behind a busy writer.
+        const task = (await store.create(record())).task;
+        const progressed = report(task, 'half way', Date.now());
+        assert.equal((await store.compareAndSet(progressed, task.revision)).ok, true);
+        const done = complete(progressed, { content: [] }, Date.now());
+        assert.equal((await store.compareAndSet(done, progressed.revision)).ok, true);
+        const sentinel = (await store.create(record())).task;
+        const closed = complete(sentinel, { content: [] }, Date.now());
+        assert.equal((await store.compareAndSet(closed, sentinel.revision)).ok, true);
+        await waitFor('five notifications', () => payloads.length >= 5);
+        const seen: string[] = [];
+        store.events.on('task:transition', ({ task: t, from, to }) =>
+          seen.push(`${t.id} ${from}>${to}`),
+        );
+        // The store's own relay skips its own writes; this one relays them as another process
+        // would, in commit order, the sentinel last.
+        const relay = new EventRelay(store, 'another-process', () => undefined);
+        for (const payload of payloads) relay.receive(payload);
+        await waitFor('the sentinel relayed', () =>
+          seen.some((line) => line.startsWith(sentinel.id)),
+        );
+        assert.deepEqual(
+          seen,
+          [`${task.id} working>completed`, `${sentinel.id} working>completed`],
+          'one transition per task, none doubled',
+        );
+      } finally {
+        await listener.end();
+      }
     });
 
     it('reports a connection dropped mid-query as STORE_UNAVAILABLE, then works again', async () => {

@@ -13,6 +13,24 @@ import {
 
 export { fleetMismatches, type FleetMember, type FleetMembership } from '../fleet-members.js';
 
+/**
+ * Without a listener an ioredis 'error' event is an "Unhandled error event" stack on every
+ * reconnect attempt. One warning per outage and one line on recovery instead.
+ */
+function reportOutages(redis: Redis, logger: Logger): void {
+  let down = false;
+  redis.on('error', (error: Error) => {
+    if (down) return;
+    down = true;
+    logger.warn('fleet: lost the redis connection (reconnecting)', { error: error.message });
+  });
+  redis.on('ready', () => {
+    if (!down) return;
+    down = false;
+    logger.info('fleet: redis connection restored');
+  });
+}
+
 /** Announces this process under the store URL's prefix and warns about mismatched members. */
 export async function joinFleet(
   storeUrl: string,
@@ -23,6 +41,7 @@ export async function joinFleet(
   const key = `${location.prefix}:fleet`;
   const field = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   const redis = new Redis(location.connectUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  reportOutages(redis, logger);
   await redis.connect();
   const self = (): FleetMember => ({
     ...member,
@@ -40,6 +59,10 @@ export async function joinFleet(
   timer.unref();
   return {
     mismatches,
+    async liveWorkers() {
+      const members = await liveMembers(redis, key, field);
+      return members.filter((other) => other.role === 'worker').length;
+    },
     async leave() {
       clearInterval(timer);
       await redis.hdel(key, field).catch(() => undefined);

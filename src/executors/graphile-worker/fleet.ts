@@ -53,6 +53,15 @@ export async function joinPostgresFleet(
     timer.unref();
     return {
       mismatches,
+      async liveWorkers() {
+        const { rows: live } = await pool.query<{ info: string }>(
+          `SELECT info FROM ${table}
+            WHERE member <> $1 AND seen_at >= now() - $2::float8 * interval '1 ms'`,
+          [field, STALE_MS],
+        );
+        return live.flatMap((row) => parseMember(row.info)).filter((m) => m.role === 'worker')
+          .length;
+      },
       async leave() {
         clearInterval(timer);
         await pool.query(`DELETE FROM ${table} WHERE member = $1`, [field]).catch(() => undefined);

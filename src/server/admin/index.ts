@@ -5,7 +5,7 @@ import { serveApi, json, type ApiDeps } from './api.js';
 import { AdminFeed } from './feed.js';
 import { instrumentStore } from './instrument-store.js';
 import { TaskJournal } from './journal.js';
-import { AdminMetrics } from './metrics.js';
+import { AdminMetrics, type ExtraGauge } from './metrics.js';
 import { serveOnNode } from './node-adapter.js';
 import { PAGE_ASSETS } from './page.js';
 import type { Logger } from '../../runtime/api.js';
@@ -18,6 +18,8 @@ import {
 } from './operators.js';
 import { checkAdminTokens, type AdminTokenEntry } from './tokens.js';
 
+export type { ExtraGauge } from './metrics.js';
+
 export interface AdminOptions {
   /**
    * Admin bearer token → operator: a name (`"ops"`), or `{ name, canAnswer }` for operators
@@ -28,6 +30,8 @@ export interface AdminOptions {
   oauth?: AdminOAuthOptions;
   /** Re-list interval while a dashboard is connected (catches other processes on SQLite). Default 2000 ms. */
   pollMs?: number;
+  /** More gauges on /metrics, read at each scrape (e.g. `taskrail_workers_alive` under --no-worker). */
+  gauges?: readonly ExtraGauge[];
 }
 
 export interface AdminContext {
@@ -66,7 +70,7 @@ function adminAuthenticator(options: AdminOptions, context: AdminContext): Admin
 export function createAdmin(options: AdminOptions, context: AdminContext): AdminFace {
   const authenticate = adminAuthenticator(options, context);
   const pollMs = options.pollMs ?? 2000;
-  const metrics = new AdminMetrics(() => store);
+  const metrics = new AdminMetrics(() => store, options.gauges);
   const store = instrumentStore(context.store, metrics);
   const journal = new TaskJournal();
   const feed = new AdminFeed({ store, journal, metrics, pollMs, pollLimit: 200 });

@@ -19,6 +19,13 @@ interface MetricSet {
   renewals: Counter<'outcome'>;
 }
 
+/** A gauge read at scrape time; undefined leaves it out of that scrape's value (kept as last set). */
+export interface ExtraGauge {
+  name: string;
+  help: string;
+  value: () => number | undefined;
+}
+
 /** Live counts read from the store at scrape time are capped, so a scrape stays cheap. */
 const COUNT_CAP = 10_000;
 const PAGE = 1000;
@@ -35,10 +42,11 @@ export class AdminMetrics implements StoreProbe {
   #set: MetricSet | undefined;
   #queue: ((set: MetricSet) => void)[] = [];
 
-  constructor(store: () => TaskStore) {
+  constructor(store: () => TaskStore, gauges: readonly ExtraGauge[] = []) {
     this.#store = store;
     this.#loaded = import('prom-client').then((client) => {
       const set = buildMetrics(client);
+      for (const extra of gauges) addGauge(client, set.registry, extra);
       this.#set = set;
       for (const apply of this.#queue.splice(0)) apply(set);
       return set;
@@ -122,6 +130,18 @@ function buildMetrics(client: PromClient): MetricSet {
       'outcome',
     ]),
   };
+}
+
+function addGauge(client: PromClient, registry: Registry, extra: ExtraGauge): void {
+  new client.Gauge({
+    name: extra.name,
+    help: extra.help,
+    registers: [registry],
+    collect() {
+      const value = extra.value();
+      if (value !== undefined) this.set(value);
+    },
+  });
 }
 
 async function liveCounts(

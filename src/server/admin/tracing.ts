@@ -23,6 +23,7 @@ export function tracedFace(runtime: TaskRuntimeFace): TaskRuntimeFace {
     cancelTask: (id, principal) =>
       traced('tasks/cancel', { 'taskrail.task_id': id }, () => runtime.cancelTask(id, principal)),
     runInline: (input) => runtime.runInline(input),
+    waitForSettled: (id, principal, options) => runtime.waitForSettled(id, principal, options),
     start: () => runtime.start(),
     stop: (graceMs) => runtime.stop(graceMs),
   };

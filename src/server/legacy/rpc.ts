@@ -1,8 +1,19 @@
 import { ProtocolError } from '@modelcontextprotocol/server';
 import { RPC, TaskrailError, isRpcError } from '../../task/errors.js';
+import {
+  isServerTrouble,
+  isStoreTrouble,
+  troubleProtocolError,
+  type TroubleReporter,
+} from '../server-trouble.js';
 
 /** Errors thrown into the SDK must be ProtocolErrors, or the client only sees "Internal error". */
-export function asProtocolError(error: unknown): unknown {
+export function asProtocolError(error: unknown, trouble?: TroubleReporter): unknown {
+  if (isServerTrouble(error)) return troubleProtocolError();
+  if (trouble !== undefined && isStoreTrouble(error)) {
+    trouble.report(error, 'session request');
+    return troubleProtocolError();
+  }
   if (isRpcError(error)) return new ProtocolError(error.code, error.message, error.data);
   if (error instanceof TaskrailError && error.code === 'INVALID_ARGUMENT') {
     return new ProtocolError(RPC.INVALID_PARAMS, error.message);
@@ -23,10 +34,10 @@ export function taskNotFound(): ProtocolError {
   return invalidParams('Failed to retrieve task: Task not found');
 }
 
-export async function rethrowing<T>(work: () => Promise<T>): Promise<T> {
+export async function rethrowing<T>(work: () => Promise<T>, trouble?: TroubleReporter): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    throw asProtocolError(error);
+    throw asProtocolError(error, trouble);
   }
 }

@@ -1,12 +1,16 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import { declaresV1Tasks, encodeTaskV1, V1_SERVER_TASK_CAPABILITIES } from '../../protocol/v1.js';
 import { normalizeTaskOption } from '../../runtime/tool.js';
-import { buildMcpServer } from '../mcp-instance.js';
+import { buildMcpServer, followToolChanges } from '../mcp-instance.js';
+import type { RegisteredTaskTool } from '../types.js';
 import { SESSION_META, type LegacyDeps } from './deps.js';
 import { registerV1TaskMethods } from './v1-task-methods.js';
 import { installV1ToolsCall } from './v1-tools-call.js';
 
-type RegisteredTools = Record<string, { execution?: { taskSupport: string } }>;
+type RegisteredTools = Record<
+  string,
+  { execution?: { taskSupport: string }; remove(): void } | undefined
+>;
 
 /**
  * The SDK server behind one 2025-11-25 session: the usual instance (tools, resources, prompts,
@@ -16,24 +20,34 @@ type RegisteredTools = Record<string, { execution?: { taskSupport: string } }>;
 export function buildSessionServer(deps: LegacyDeps, principal: string): McpServer {
   const mcp = buildMcpServer(deps.instanceDeps, { era: 'legacy', principal });
   mcp.server.registerCapabilities({ tasks: V1_SERVER_TASK_CAPABILITIES } as never);
-  // McpServer.registerTool has no `execution` option in SDK v2; its tools/list reads this field.
-  const registered = (mcp as unknown as { _registeredTools: RegisteredTools })._registeredTools;
+  for (const tool of deps.instanceDeps.tools.all()) exposeExecution(mcp, deps, tool);
+  installV1ToolsCall(mcp, deps);
+  registerV1TaskMethods(mcp, deps);
+  return mcp;
+}
+
+/** McpServer.registerTool has no `execution` option in SDK v2; its tools/list reads this field. */
+function exposeExecution(mcp: McpServer, deps: LegacyDeps, tool: RegisteredTaskTool): void {
+  const entry = registeredTools(mcp)[tool.name];
+  if (entry === undefined) return;
+  const execution = { taskSupport: normalizeTaskOption(tool.config.task).mode };
   // A host that declared no tasks gets plain tools when fallback tools serve its required ones
   // (SDK clients refuse to call a `required` tool without a task). Read at tools/list time.
   const plain = (): boolean =>
     deps.fallbackTools && !declaresV1Tasks(mcp.server.getClientCapabilities());
-  for (const tool of deps.instanceDeps.tools.all()) {
-    const entry = registered[tool.name];
-    const execution = { taskSupport: normalizeTaskOption(tool.config.task).mode };
-    if (entry === undefined) continue;
-    Object.defineProperty(entry, 'execution', {
-      get: () => (plain() ? undefined : execution),
-      configurable: true,
-    });
-  }
-  installV1ToolsCall(mcp, deps);
-  registerV1TaskMethods(mcp, deps);
-  return mcp;
+  Object.defineProperty(entry, 'execution', {
+    get: () => (plain() ? undefined : execution),
+    configurable: true,
+  });
+}
+
+function registeredTools(mcp: McpServer): RegisteredTools {
+  return (mcp as unknown as { _registeredTools: RegisteredTools })._registeredTools;
+}
+
+/** Keeps a session's tools in step with the registry, each with its `execution` field. */
+export function followSessionTools(mcp: McpServer, deps: LegacyDeps): () => void {
+  return followToolChanges(mcp, deps.instanceDeps, (tool) => exposeExecution(mcp, deps, tool));
 }
 
 /**

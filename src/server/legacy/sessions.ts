@@ -8,20 +8,48 @@ import {
 } from '@modelcontextprotocol/server';
 import { isObject } from '../../protocol/envelope.js';
 import { principalOf } from '../principal.js';
+import { withTroubleStatus } from '../server-trouble.js';
 import type { LegacyDeps } from './deps.js';
-import { buildSessionServer, forwardStatusNotifications } from './session-server.js';
+import {
+  buildSessionServer,
+  followSessionTools,
+  forwardStatusNotifications,
+} from './session-server.js';
 
-export interface LegacySessionOptions {
-  /** A session with no request for this long is closed. Default 1 hour. */
-  idleMs?: number;
+export interface LegacySessionOptions extends SessionLimits {
   maxBodyBytes: number;
 }
+
+/** Bounds on 2025-11-25 sessions (each holds an SDK server instance, ~30 KB, in memory). */
+export interface SessionLimits {
+  /** A session with no request for this long is closed. Default 1 hour. */
+  idleMs?: number;
+  /** Open sessions at most, all callers together. Default 1000. */
+  maxSessions?: number;
+  /** Open sessions at most per principal. Default 100. */
+  maxSessionsPerPrincipal?: number;
+  /**
+   * At a cap, the least recently used session is closed to make room if it has had no request
+   * for this long and none is in progress. Default 1 minute; fresher sessions are kept and the
+   * new `initialize` is refused instead.
+   */
+  evictAfterIdleMs?: number;
+}
+
+export const SESSION_DEFAULTS = {
+  idleMs: 60 * 60 * 1000,
+  maxSessions: 1000,
+  maxSessionsPerPrincipal: 100,
+  evictAfterIdleMs: 60 * 1000,
+} as const;
 
 interface Session {
   principal: string;
   mcp: McpServer;
   transport: WebStandardStreamableHTTPServerTransport;
   lastSeen: number;
+  /** Requests of this session being served now (a busy session is never evicted). */
+  busy: number;
   stop: () => void;
 }
 
@@ -36,6 +64,23 @@ const NOT_FOUND = JSON.stringify({
   error: { code: -32001, message: 'Session not found' },
 });
 
+function tooManySessions(id: unknown, scope: string): Response {
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: typeof id === 'string' || typeof id === 'number' ? id : null,
+    error: {
+      code: -32000,
+      message:
+        `Too many open sessions (${scope}): close an unused session (HTTP DELETE with its ` +
+        'Mcp-Session-Id) or retry later',
+    },
+  });
+  return new Response(body, {
+    status: 503,
+    headers: { 'content-type': 'application/json', 'retry-after': '60' },
+  });
+}
+
 /**
  * The 2025-11-25 sessions of one server: `initialize` opens one (in memory), requests carrying
  * its `Mcp-Session-Id` go to it. Tasks live in the store, so a lost session loses only its
@@ -44,13 +89,19 @@ const NOT_FOUND = JSON.stringify({
 export class LegacySessions {
   readonly #deps: LegacyDeps;
   readonly #sessions = new Map<string, Session>();
-  readonly #idleMs: number;
+  readonly #limits: Required<SessionLimits>;
   readonly #node: NodeHandler;
   #sweeper: NodeJS.Timeout | undefined;
 
   constructor(deps: LegacyDeps, options: LegacySessionOptions) {
     this.#deps = deps;
-    this.#idleMs = options.idleMs ?? 60 * 60 * 1000;
+    this.#limits = {
+      idleMs: options.idleMs ?? SESSION_DEFAULTS.idleMs,
+      maxSessions: options.maxSessions ?? SESSION_DEFAULTS.maxSessions,
+      maxSessionsPerPrincipal:
+        options.maxSessionsPerPrincipal ?? SESSION_DEFAULTS.maxSessionsPerPrincipal,
+      evictAfterIdleMs: options.evictAfterIdleMs ?? SESSION_DEFAULTS.evictAfterIdleMs,
+    };
     this.#node = toNodeHandler(
       { fetch: (request, opts) => this.fetch(request, opts ?? {}) },
       { maxRequestBodySize: options.maxBodyBytes },
@@ -74,7 +125,11 @@ export class LegacySessions {
     return this.#node(req, res, parsedBody);
   }
 
-  async fetch(request: Request, options: FetchOptions): Promise<Response> {
+  readonly fetch = withTroubleStatus((request: Request, options: FetchOptions) =>
+    this.#serve(request, options),
+  );
+
+  async #serve(request: Request, options: FetchOptions): Promise<Response> {
     const sessionId = request.headers.get(SESSION_HEADER);
     if (sessionId === null) return this.#open(request, options);
     const session = this.#sessions.get(sessionId);
@@ -85,7 +140,13 @@ export class LegacySessions {
       });
     }
     session.lastSeen = Date.now();
-    return session.transport.handleRequest(request, options);
+    session.busy += 1;
+    try {
+      return await session.transport.handleRequest(request, options);
+    } finally {
+      session.busy -= 1;
+      session.lastSeen = Date.now();
+    }
   }
 
   async close(): Promise<void> {
@@ -96,6 +157,15 @@ export class LegacySessions {
 
   async #open(request: Request, options: FetchOptions): Promise<Response> {
     const principal = principalOf({ http: options });
+    const full = await this.#makeRoom(principal);
+    if (full !== undefined) {
+      const id = isObject(options.parsedBody) ? options.parsedBody['id'] : undefined;
+      this.#deps.logger?.warn('2025-11-25 session refused: at the session cap', {
+        scope: full,
+        open: this.#sessions.size,
+      });
+      return tooManySessions(id, full);
+    }
     const mcp = buildSessionServer(this.#deps, principal);
     const session: Session = {
       principal,
@@ -106,6 +176,7 @@ export class LegacySessions {
         onsessionclosed: (id) => this.#drop(id),
       }),
       lastSeen: Date.now(),
+      busy: 0,
       stop: () => undefined,
     };
     session.transport.onclose = () => {
@@ -119,7 +190,12 @@ export class LegacySessions {
   }
 
   #register(id: string, session: Session): void {
-    session.stop = forwardStatusNotifications(session.mcp, this.#deps, id);
+    const stopStatus = forwardStatusNotifications(session.mcp, this.#deps, id);
+    const stopTools = followSessionTools(session.mcp, this.#deps);
+    session.stop = () => {
+      stopStatus();
+      stopTools();
+    };
     this.#sessions.set(id, session);
     this.#startSweeper();
   }
@@ -132,22 +208,51 @@ export class LegacySessions {
     await session.mcp.close().catch(() => undefined);
   }
 
+  /**
+   * Frees a place for one more session of `principal`: closes the least recently used idle one
+   * where a cap is reached. Returns which cap still blocks, or undefined when there is room.
+   */
+  async #makeRoom(principal: string): Promise<string | undefined> {
+    const { maxSessions, maxSessionsPerPrincipal } = this.#limits;
+    const own = [...this.#sessions].filter(([, session]) => session.principal === principal);
+    if (own.length >= maxSessionsPerPrincipal && !(await this.#evictOldest(own))) {
+      return `at most ${maxSessionsPerPrincipal} per caller`;
+    }
+    if (this.#sessions.size >= maxSessions && !(await this.#evictOldest([...this.#sessions]))) {
+      return `at most ${maxSessions} in all`;
+    }
+    return undefined;
+  }
+
+  async #evictOldest(candidates: [string, Session][]): Promise<boolean> {
+    const before = Date.now() - this.#limits.evictAfterIdleMs;
+    let oldest: [string, Session] | undefined;
+    for (const entry of candidates) {
+      const session = entry[1];
+      if (session.busy > 0 || session.lastSeen > before) continue;
+      if (oldest === undefined || session.lastSeen < oldest[1].lastSeen) oldest = entry;
+    }
+    if (oldest === undefined) return false;
+    await this.#drop(oldest[0]);
+    return true;
+  }
+
   #startSweeper(): void {
     if (this.#sweeper !== undefined) return;
     this.#sweeper = setInterval(
       () => {
-        const before = Date.now() - this.#idleMs;
+        const before = Date.now() - this.#limits.idleMs;
         for (const [id, session] of this.#sessions)
-          if (session.lastSeen < before) void this.#drop(id);
+          if (session.lastSeen < before && session.busy === 0) void this.#drop(id);
       },
-      Math.max(1000, Math.floor(this.#idleMs / 4)),
+      Math.max(1000, Math.min(60_000, Math.floor(this.#limits.idleMs / 4))),
     );
     this.#sweeper.unref();
   }
 }
 
 /** `false` turns 2025-11-25 sessions off (every `initialize` is then served statelessly). */
-export type LegacySessionsOption = false | { idleMs?: number };
+export type LegacySessionsOption = false | SessionLimits;
 
 export function createLegacySessions(
   option: LegacySessionsOption | undefined,
@@ -155,8 +260,5 @@ export function createLegacySessions(
   maxBodyBytes: number,
 ): LegacySessions | undefined {
   if (option === false) return undefined;
-  return new LegacySessions(
-    { ...deps, inFlight: new Set() },
-    { maxBodyBytes, ...(option?.idleMs === undefined ? {} : { idleMs: option.idleMs }) },
-  );
+  return new LegacySessions({ ...deps, inFlight: new Set() }, { maxBodyBytes, ...option });
 }

@@ -132,6 +132,8 @@ export function registerV1TaskMethods(mcp: McpServer, deps: LegacyDeps): void {
     setRequestHandler(method: string, handler: Handler): void;
   };
   for (const [method, handler] of Object.entries(methods)) {
-    server.setRequestHandler(method, (request, ctx) => rethrowing(() => handler(request, ctx)));
+    server.setRequestHandler(method, (request, ctx) =>
+      rethrowing(() => handler(request, ctx), deps.instanceDeps.trouble),
+    );
   }
 }

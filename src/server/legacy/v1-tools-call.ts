@@ -33,7 +33,10 @@ export function installV1ToolsCall(mcp: McpServer, deps: LegacyDeps): void {
     if (request.method !== 'tools/call') {
       return Promise.reject(methodNotFound(`Method not found: ${request.method}`));
     }
-    return rethrowing(() => toolsCall(deps, server, sdkToolsCall, request, ctx));
+    return rethrowing(
+      () => toolsCall(deps, server, sdkToolsCall, request, ctx),
+      deps.instanceDeps.trouble,
+    );
   };
 }
 

@@ -57,7 +57,8 @@ export function registerBuildReport(app: TaskServer): void {
       const report = [`Report on ${topic} (for ${reader})`, ...notes].join('\n');
       return {
         content: [text(report)],
-        structuredContent: { topic, audience: reader, sections: total },
+        // The report itself too: Claude Code shows the model only structuredContent.
+        structuredContent: { topic, audience: reader, sections: total, report },
       };
     },
   );

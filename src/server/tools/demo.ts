@@ -36,10 +36,14 @@ function registerBasics(app: TaskServer): void {
     },
     async (args, ctx) => {
       const seconds = Number(args['seconds']);
-      const label = typeof args['label'] === 'string' ? args['label'] : 'computation';
-      await ctx.progress(`computing ${label} for ${seconds}s`);
+      const label = typeof args['label'] === 'string' ? args['label'] : undefined;
+      await ctx.progress(
+        label === undefined ? `computing (${seconds}s)` : `computing ${label} (${seconds}s)`,
+      );
       await sleep(seconds * 1000, ctx.signal);
-      return { content: [text(`Finished ${label} after ${seconds} second(s).`)] };
+      return {
+        content: [text(`Finished ${label ?? 'the computation'} after ${seconds} second(s).`)],
+      };
     },
   );
 }

@@ -66,10 +66,10 @@ export class EventRelay {
       events.listenerCount('task:updated') > 0 || events.listenerCount('task:transition') > 0;
     if (!wanted || !isTaskStatus(notice.p)) return;
     const task = await this.#store.get(notice.id);
-    // A record already overtaken by a later write is left to that write's own notice, so each
-    // version is delivered once, with the previous status it really had.
-    if (task !== undefined && (notice.r === undefined || task.revision === notice.r)) {
-      events.emitWrite(task, notice.p);
-    }
+    if (task === undefined) return;
+    // The read-back may already show a later write; that write's own notice reports it (with
+    // its own previous status). Emitting it here too would report one transition twice.
+    if (notice.r !== undefined && task.revision !== notice.r) return;
+    events.emitWrite(task, notice.p);
   }
 }

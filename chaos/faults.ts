@@ -1,0 +1,131 @@
+/**
+ * Store faults of the chaos run, each real: another process holding the SQLite write lock, a
+ * full disk under the SQLite file (a tmpfs), our own redis-server restarted (AOF on), a worker
+ * whose clock is shifted (`faketime`). A fault that this machine cannot stage is skipped with
+ * a printed reason.
+ */
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { createConnection, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { start } from './procs.js';
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Holds `BEGIN IMMEDIATE` on the database for `ms` from a separate process, then lets go. */
+export async function holdSqliteLock(file: string, ms: number): Promise<void> {
+  const script =
+    "const D=require('better-sqlite3');const d=new D(process.argv[1],{timeout:30000});" +
+    "d.exec('BEGIN IMMEDIATE');console.log('locked');" +
+    "setTimeout(()=>{d.exec('ROLLBACK');d.close();process.exit(0)},Number(process.argv[2]));";
+  const proc = start(['-e', script, file, String(ms)]);
+  await proc.waitFor(/locked/);
+  await proc.exited;
+}
+
+/** A tmpfs for the SQLite phase, so a full disk is real and quick; undefined when not root. */
+export function mountSmallDisk(sizeMb: number): { path: string; unmount(): void } | string {
+  const path = mkdtempSync(join(tmpdir(), 'taskrail-chaos-disk-'));
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${sizeMb}m`, 'tmpfs', path], {
+      stdio: 'pipe',
+    });
+  } catch (error) {
+    rmSync(path, { recursive: true, force: true });
+    return `cannot mount a tmpfs: ${String(error).split('\n')[0]}`;
+  }
+  return {
+    path,
+    unmount() {
+      spawnSync('umount', ['-l', path]);
+      rmSync(path, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Fills the disk holding `folder` for `ms`, then frees it. */
+export async function fillDisk(folder: string, ms: number): Promise<void> {
+  const filler = join(folder, 'filler');
+  const fd = openSync(filler, 'w');
+  const chunk = Buffer.alloc(256 * 1024);
+  try {
+    for (;;) writeSync(fd, chunk);
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'ENOSPC') throw error;
+  } finally {
+    closeSync(fd);
+  }
+  await pause(ms);
+  rmSync(filler, { force: true });
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ port, host: '127.0.0.1' });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** Our own redis-server with AOF (fsync always): restarting it must lose no acknowledged write. */
+export interface ChaosRedis {
+  url: string;
+  restart(downMs: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startChaosRedis(): Promise<ChaosRedis | string> {
+  if (spawnSync('redis-server', ['--version']).status !== 0) return 'redis-server not installed';
+  const dir = mkdtempSync(join(tmpdir(), 'taskrail-chaos-redis-'));
+  const port = await freePort();
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', ''];
+  args.push('--appendonly', 'yes', '--appendfsync', 'always', '--maxmemory-policy', 'noeviction');
+  let proc = spawn('redis-server', args, { stdio: 'ignore' });
+  const up = async () => {
+    for (let i = 0; i < 100 && !(await accepts(port)); i += 1) await pause(50);
+  };
+  const down = async () => {
+    if (proc.exitCode !== null) return;
+    const exited = new Promise((resolve) => proc.once('exit', resolve));
+    proc.kill('SIGTERM');
+    await exited;
+  };
+  await up();
+  return {
+    url: `redis://127.0.0.1:${port}/0`,
+    async restart(downMs) {
+      await down();
+      await pause(downMs);
+      proc = spawn('redis-server', args, { stdio: 'ignore' });
+      await up();
+    },
+    async stop() {
+      await down();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** `faketime` from Debian, or why not. */
+export function faketimeMissing(): string | undefined {
+  return spawnSync('faketime', ['-f', '+0s', 'true']).status === 0
+    ? undefined
+    : 'faketime is not installed (apt-get install faketime)';
+}
+
+/** The wrapper that runs a process with its wall clock shifted (monotonic time untouched). */
+export function shiftedClock(shift: string): string[] {
+  return ['env', 'FAKETIME_DONT_FAKE_MONOTONIC=1', 'faketime', '-f', shift];
+}

@@ -1,0 +1,225 @@
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  CallToolResultSchema,
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ErrorCode,
+  McpError,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from '../runtime/api.js';
+import type { ProgressUpdate, ToolResult } from '../runtime/tool.js';
+import type { JsonObject } from '../task/record.js';
+import { connectModern } from './modern-client.js';
+import type { UpstreamSpec } from './upstream-spec.js';
+
+/** A request the upstream sent us (elicitation or sampling), to be answered by the caller. */
+export type ServerRequestHandler = (method: string, params: JsonObject) => Promise<JsonObject>;
+
+export interface UpstreamCallOptions {
+  signal: AbortSignal;
+  timeout?: number;
+  onprogress?: (progress: ProgressUpdate) => void;
+}
+
+type Params = Record<string, unknown> | undefined;
+
+/** What the proxy asks of an upstream, whichever protocol generation it speaks. */
+export interface UpstreamClient {
+  callTool(
+    params: { name: string; arguments: JsonObject },
+    options: UpstreamCallOptions,
+  ): Promise<ToolResult>;
+  listTools(params: {
+    cursor?: string;
+  }): Promise<{ tools: Tool[]; nextCursor?: string | undefined }>;
+  /** Capabilities as the upstream stated them (2026-07-28: from `server/discover`). */
+  getServerCapabilities(): Record<string, unknown> | undefined;
+  listResources(params: Params): Promise<unknown>;
+  listResourceTemplates(params: Params): Promise<unknown>;
+  readResource(params: Params): Promise<unknown>;
+  listPrompts(params: Params): Promise<unknown>;
+  getPrompt(params: Params): Promise<unknown>;
+}
+
+export interface UpstreamConnection {
+  readonly client: UpstreamClient;
+  /**
+   * The SDK v1 client of a 2025-11-25 (or older) connection, which alone carries that
+   * generation's task wire; undefined on a 2026-07-28 connection.
+   */
+  readonly tasks: Client | undefined;
+  /** Where this connection's server→client requests go; set by whoever holds it. */
+  onServerRequest: ServerRequestHandler | undefined;
+  readonly closed: boolean;
+  /** The upstream's HTTP session id (2025-11-25 sessions), which scopes its tasks. */
+  readonly sessionId: string | undefined;
+  close(): Promise<void>;
+}
+
+export interface ConnectOptions {
+  spec: UpstreamSpec;
+  logger: Logger;
+  version: string;
+  /** Called with the upstream's new tool list when it says its tools changed. */
+  onToolsChanged?: (tools: Tool[]) => void;
+  /** Called once when the session ends (a stdio child that exited, a closed HTTP session). */
+  onClose?: () => void;
+  /** Rejoin this HTTP session instead of opening one (to follow a task it holds). */
+  sessionId?: string;
+}
+
+/** Upstreams found to speak only 2026-07-28: later connections go straight to the v2 client. */
+const modernOnly = new WeakSet<UpstreamSpec>();
+
+/**
+ * One client session with the upstream. Made with the official SDK v1 client first: the v2
+ * client no longer carries the 2025-11-25 task wire (tasks/get, tasks/result with queued
+ * elicitations) that existing servers speak, and a proxy must follow their tasks. An upstream
+ * that refuses `initialize` (2026-07-28 only) gets the v2 client pinned to 2026-07-28.
+ */
+export async function connectUpstream(options: ConnectOptions): Promise<UpstreamConnection> {
+  if (modernOnly.has(options.spec)) return connectModern(options);
+  try {
+    return await connectLegacy(options);
+  } catch (legacyError) {
+    if (options.sessionId !== undefined || !refusedHandshake(legacyError)) throw legacyError;
+    try {
+      const connection = await connectModern(options);
+      modernOnly.add(options.spec);
+      options.logger.info('the upstream speaks MCP 2026-07-28 only', {});
+      return connection;
+    } catch {
+      throw legacyError;
+    }
+  }
+}
+
+/**
+ * True when the upstream answered but refused `initialize` (it may speak only 2026-07-28);
+ * false when it could not be reached or went away (a dead child, a refused connection), where
+ * another try with another client would only start another child for nothing.
+ */
+function refusedHandshake(error: unknown): boolean {
+  if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) return false;
+  const message = error instanceof Error ? error.message : String(error);
+  return !/connection closed|ECONNREFUSED|ECONNRESET|ENOTFOUND|EHOSTUNREACH|fetch failed|socket hang up|timed out|ENOENT|EACCES/i.test(
+    message,
+  );
+}
+
+async function connectLegacy(options: ConnectOptions): Promise<UpstreamConnection> {
+  const client = new Client(
+    { name: 'taskrail-proxy', version: options.version },
+    {
+      capabilities: { elicitation: { form: {} }, sampling: {} },
+      ...(options.onToolsChanged === undefined ? {} : { listChanged: toolsChanged(options) }),
+    },
+  );
+  const transport = legacyTransport(options);
+  const connection = {
+    client: legacyClient(client),
+    tasks: client,
+    onServerRequest: undefined as ServerRequestHandler | undefined,
+    closed: false,
+    get sessionId() {
+      return transport.sessionId;
+    },
+    close: () => client.close(),
+  };
+  const forward = (method: string) => async (request: { params: unknown }) => {
+    const handler = connection.onServerRequest;
+    if (handler === undefined) {
+      throw new Error(`${method} arrived with no call in progress on this connection`);
+    }
+    // The SDK's result schemas check the answer's shape before it goes upstream.
+    return (await handler(method, request.params as JsonObject)) as never;
+  };
+  client.setRequestHandler(ElicitRequestSchema, forward('elicitation/create'));
+  client.setRequestHandler(CreateMessageRequestSchema, forward('sampling/createMessage'));
+  client.onclose = () => {
+    connection.closed = true;
+    options.onClose?.();
+  };
+  await connectOrClose(client, transport, connection);
+  return connection;
+}
+
+/** A failed connect still started a child or a stream: close it, quietly, before retrying. */
+async function connectOrClose(
+  client: Client,
+  transport: Transport,
+  connection: { closed: boolean },
+): Promise<void> {
+  try {
+    await client.connect(transport);
+  } catch (error) {
+    client.onclose = () => undefined;
+    connection.closed = true;
+    await client.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+function legacyClient(client: Client): UpstreamClient {
+  return {
+    callTool: async (params, options) =>
+      (await client.callTool(params, CallToolResultSchema, options)) as ToolResult,
+    listTools: (params) => client.listTools(params),
+    getServerCapabilities: () => client.getServerCapabilities(),
+    listResources: (params) => client.listResources(params),
+    listResourceTemplates: (params) => client.listResourceTemplates(params),
+    readResource: (params) => client.readResource(params as never),
+    listPrompts: (params) => client.listPrompts(params),
+    getPrompt: (params) => client.getPrompt(params as never),
+  };
+}
+
+export function toolsChanged(options: ConnectOptions) {
+  return {
+    tools: {
+      onChanged: (error: Error | null, tools: Tool[] | null) => {
+        if (error !== null) {
+          options.logger.warn('upstream tools/list failed', { error: error.message });
+        } else if (tools !== null) options.onToolsChanged?.(tools);
+      },
+    },
+  };
+}
+
+export function legacyTransport({ spec, logger, sessionId }: ConnectOptions): Transport {
+  if (spec.kind === 'http') {
+    // With a session id the SDK client skips `initialize` and rejoins that session.
+    return new StreamableHTTPClientTransport(spec.url, {
+      requestInit: { headers: spec.headers },
+      ...(sessionId === undefined ? {} : { sessionId }),
+    });
+  }
+  const transport = new StdioClientTransport({
+    command: spec.command,
+    args: spec.args,
+    env: inheritedEnv(),
+    stderr: 'pipe',
+  });
+  logStderr(transport.stderr as Readable | null, logger);
+  return transport;
+}
+
+export function logStderr(stderr: Readable | null, logger: Logger): void {
+  if (stderr === null) return;
+  createInterface({ input: stderr }).on('line', (line) => logger.info('upstream stderr', { line }));
+}
+
+/** The child gets the proxy's environment: upstream credentials may come from there. */
+export function inheritedEnv(): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(process.env).filter(
+      (entry): entry is [string, string] => entry[1] !== undefined,
+    ),
+  );
+}

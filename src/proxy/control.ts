@@ -1,0 +1,106 @@
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from '../runtime/api.js';
+import { TaskrailError } from '../task/errors.js';
+import { connectUpstream, type UpstreamConnection } from './connection.js';
+import { sleep } from './pool.js';
+import { describeUpstream, type UpstreamSpec } from './upstream-spec.js';
+
+export interface ControlOptions {
+  spec: UpstreamSpec;
+  logger: Logger;
+  version: string;
+  /** The upstream's tools, and whether it can run tool calls as its own tasks. */
+  onTools: (tools: Tool[], upstreamHasTasks: boolean) => void;
+}
+
+const FIRST_BACKOFF_MS = 200;
+const MAX_BACKOFF_MS = 10_000;
+
+/**
+ * The proxy's own session with the upstream: lists its tools, hears `list_changed`, and
+ * serves the passed-through resources and prompts. Restarted with backoff when it closes (a
+ * stdio child that exited), so the proxy recovers from an upstream crash by itself.
+ */
+export class ControlSession {
+  readonly #options: ControlOptions;
+  #connection: UpstreamConnection | undefined;
+  #closed = false;
+
+  private constructor(options: ControlOptions) {
+    this.#options = options;
+  }
+
+  /** Connects once, failing with a clear error when the upstream cannot be reached at all. */
+  static async open(options: ControlOptions): Promise<ControlSession> {
+    const session = new ControlSession(options);
+    try {
+      await session.#connect();
+    } catch (error) {
+      throw new TaskrailError(
+        'CONFIG',
+        `cannot connect to the upstream ${describeUpstream(options.spec)}: ${(error as Error).message}`,
+      );
+    }
+    return session;
+  }
+
+  /** The live connection, or an error saying the upstream is being reconnected. */
+  get connection(): UpstreamConnection {
+    const connection = this.#connection;
+    if (connection === undefined || connection.closed) {
+      throw new Error('the upstream is not connected right now; it is being restarted');
+    }
+    return connection;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#connection?.close().catch(() => undefined);
+  }
+
+  async #connect(): Promise<void> {
+    const connection = await connectUpstream({
+      ...this.#options,
+      onToolsChanged: (tools) => this.#options.onTools(tools, runsToolTasks(connection)),
+      onClose: () => void this.#reconnect(),
+    });
+    this.#connection = connection;
+    this.#options.onTools(await listAllTools(connection), runsToolTasks(connection));
+  }
+
+  async #reconnect(): Promise<void> {
+    if (this.#closed) return;
+    for (let failures = 0; !this.#closed; failures += 1) {
+      const delay = Math.min(FIRST_BACKOFF_MS * 2 ** failures, MAX_BACKOFF_MS);
+      this.#options.logger.warn('the upstream session closed; reconnecting', {
+        upstream: describeUpstream(this.#options.spec),
+        retryInMs: delay,
+      });
+      await sleep(delay);
+      if (this.#closed) return;
+      try {
+        await this.#connect();
+        return;
+      } catch (error) {
+        this.#options.logger.warn('cannot reach the upstream', { error: (error as Error).message });
+      }
+    }
+  }
+}
+
+export async function listAllTools(connection: UpstreamConnection): Promise<Tool[]> {
+  const tools: Tool[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await connection.client.listTools(cursor === undefined ? {} : { cursor });
+    tools.push(...page.tools);
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  return tools;
+}
+
+/** The 2025-11-25 capability `tasks.requests.tools.call`: the upstream runs tool calls as tasks. */
+function runsToolTasks(connection: UpstreamConnection): boolean {
+  const tasks = connection.tasks?.getServerCapabilities()?.tasks;
+  return tasks?.requests?.tools?.call !== undefined;
+}

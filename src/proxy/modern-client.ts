@@ -1,0 +1,98 @@
+import type { Readable } from 'node:stream';
+import {
+  Client,
+  StreamableHTTPClientTransport,
+  type Transport,
+} from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolResult } from '../runtime/tool.js';
+import type { JsonObject } from '../task/record.js';
+import {
+  inheritedEnv,
+  logStderr,
+  toolsChanged,
+  type ConnectOptions,
+  type ServerRequestHandler,
+  type UpstreamClient,
+  type UpstreamConnection,
+} from './connection.js';
+
+const MODERN = '2026-07-28';
+/** A server that does not answer `server/discover` by then is not a 2026-07-28 server. */
+const CONNECT_TIMEOUT_MS = 15_000;
+
+/**
+ * A connection to an upstream that speaks only MCP 2026-07-28, with the official SDK v2
+ * client pinned to that revision. Its questions come back inside the call (multi round-trip
+ * requests); the client answers them through the handlers below, so they reach the task the
+ * same way an older upstream's elicitation requests do.
+ */
+export async function connectModern(options: ConnectOptions): Promise<UpstreamConnection> {
+  const client = new Client(
+    { name: 'taskrail-proxy', version: options.version },
+    {
+      capabilities: { elicitation: { form: {} }, sampling: {} },
+      versionNegotiation: { mode: { pin: MODERN } },
+      ...(options.onToolsChanged === undefined
+        ? {}
+        : { listChanged: toolsChanged(options) as never }),
+    },
+  );
+  const connection = {
+    client: modernClient(client),
+    tasks: undefined,
+    onServerRequest: undefined as ServerRequestHandler | undefined,
+    closed: false,
+    sessionId: undefined,
+    close: () => client.close(),
+  };
+  const forward = (method: string) => async (request: { params?: unknown }) => {
+    const handler = connection.onServerRequest;
+    if (handler === undefined) {
+      throw new Error(`${method} arrived with no call in progress on this connection`);
+    }
+    return (await handler(method, (request.params ?? {}) as JsonObject)) as never;
+  };
+  client.setRequestHandler('elicitation/create', forward('elicitation/create'));
+  client.setRequestHandler('sampling/createMessage', forward('sampling/createMessage'));
+  client.onclose = () => {
+    connection.closed = true;
+    options.onClose?.();
+  };
+  try {
+    await client.connect(modernTransport(options), { timeout: CONNECT_TIMEOUT_MS });
+  } catch (error) {
+    client.onclose = () => undefined;
+    await client.close().catch(() => undefined);
+    throw error;
+  }
+  return connection;
+}
+
+function modernClient(client: Client): UpstreamClient {
+  return {
+    callTool: async (params, options) => (await client.callTool(params, options)) as ToolResult,
+    listTools: async (params) => (await client.listTools(params)) as { tools: Tool[] },
+    getServerCapabilities: () => client.getServerCapabilities() as Record<string, unknown>,
+    listResources: (params) => client.listResources(params),
+    listResourceTemplates: (params) => client.listResourceTemplates(params),
+    readResource: (params) => client.readResource(params as never),
+    listPrompts: (params) => client.listPrompts(params),
+    getPrompt: (params) => client.getPrompt(params as never),
+  };
+}
+
+function modernTransport({ spec, logger }: ConnectOptions): Transport {
+  if (spec.kind === 'http') {
+    return new StreamableHTTPClientTransport(spec.url, { requestInit: { headers: spec.headers } });
+  }
+  const transport = new StdioClientTransport({
+    command: spec.command,
+    args: spec.args,
+    env: inheritedEnv(),
+    stderr: 'pipe',
+  });
+  logStderr(transport.stderr as Readable | null, logger);
+  return transport;
+}

@@ -1,0 +1,188 @@
+import {
+  fromJsonSchema,
+  type JsonSchemaType,
+  type McpServer,
+  type ToolAnnotations,
+} from '@modelcontextprotocol/server';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from '../runtime/api.js';
+import type { TaskMode, ToolHandler } from '../runtime/tool.js';
+import type { TaskServer } from '../server/app.js';
+import type { TaskToolConfig } from '../server/types.js';
+import { TaskrailError } from '../task/errors.js';
+import { ControlSession } from './control.js';
+import type { LiveCall } from './live-call.js';
+import { UpstreamPool } from './pool.js';
+import { proxyHandler, type ProxyToolDeps } from './proxy-tool.js';
+import type { UpstreamSpec } from './upstream-spec.js';
+
+export interface ProxyOptions {
+  upstream: UpstreamSpec;
+  /** Tools served without tasks (mode `forbidden`), unless the upstream requires tasks. */
+  syncTools?: readonly string[];
+  /** Tools called again after a proxy crash instead of failing "interrupted". */
+  retryTools?: readonly string[];
+  /** Deadline of each upstream request in ms; 0 = none. Default 1 hour. */
+  upstreamTimeoutMs?: number;
+  /** Upstream calls in flight at once. Default 8. */
+  concurrency?: number;
+  logger: Logger;
+  version: string;
+}
+
+export interface RunningProxy {
+  /** The upstream tools served so far, by name. */
+  readonly tools: ReadonlySet<string>;
+  close(): Promise<void>;
+}
+
+const DEFAULT_TIMEOUT_MS = 60 * 60 * 1000;
+const UPSTREAM_TASK_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** Serves the upstream's tools (as durable tasks), resources and prompts through `app`. */
+export async function startProxy(app: TaskServer, options: ProxyOptions): Promise<RunningProxy> {
+  const concurrency = options.concurrency ?? 8;
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    throw new TaskrailError(
+      'CONFIG',
+      '--upstream-concurrency must be a whole number of at least 1',
+    );
+  }
+  const pool = new UpstreamPool({ ...options, spec: options.upstream, size: concurrency });
+  const deps: ProxyToolDeps = {
+    pool,
+    timeoutMs: options.upstreamTimeoutMs ?? DEFAULT_TIMEOUT_MS,
+    upstreamTaskTtlMs: UPSTREAM_TASK_TTL_MS,
+    store: app.store,
+    calls: new Map<string, LiveCall>(),
+    parkedCheckMs: 1000,
+  };
+  // Each served tool's upstream definition, to see what a `list_changed` changed.
+  const served = new Map<string, string>();
+  let started = false;
+  const onTools = (tools: Tool[], upstreamHasTasks: boolean): void => {
+    const handlerOf = (tool: Tool): ToolHandler =>
+      proxyHandler(
+        {
+          name: tool.name,
+          asTask: callsAsTask(tool, upstreamHasTasks),
+          retry: options.retryTools?.includes(tool.name) === true,
+        },
+        deps,
+      );
+    const changed = followUpstreamTools(app, served, tools, handlerOf, options);
+    if (changed && started) app.notify.toolsChanged();
+  };
+  const session = await ControlSession.open({ ...options, spec: options.upstream, onTools });
+  started = true;
+  app.configure((mcp) => passThrough(mcp, session));
+  warnUnknownNames(options, new Set(served.keys()));
+  return {
+    get tools() {
+      return new Set(served.keys());
+    },
+    async close() {
+      await pool.close();
+      await session.close();
+    },
+  };
+}
+
+/**
+ * Serves `tools` as the upstream lists them now: new ones added, removed ones taken away (a
+ * call to one then gets the server's unknown-tool error), changed ones replaced. True when
+ * anything changed.
+ */
+function followUpstreamTools(
+  app: TaskServer,
+  served: Map<string, string>,
+  tools: Tool[],
+  handlerOf: (tool: Tool) => ToolHandler,
+  options: ProxyOptions,
+): boolean {
+  const listed = new Map(tools.map((tool) => [tool.name, tool]));
+  let changed = false;
+  for (const [name, definition] of served) {
+    const now = listed.get(name);
+    if (now !== undefined && JSON.stringify(now) === definition) continue;
+    app.tools.remove(name);
+    served.delete(name);
+    changed = true;
+    if (now === undefined) options.logger.info('the upstream removed a tool', { tool: name });
+  }
+  for (const tool of listed.values()) {
+    if (served.has(tool.name)) continue;
+    app.tool(tool.name, toolConfig(tool, options), handlerOf(tool));
+    served.set(tool.name, JSON.stringify(tool));
+    changed = true;
+  }
+  return changed;
+}
+
+function modeOf(tool: Tool, options: ProxyOptions): TaskMode {
+  const upstream = tool.execution?.taskSupport;
+  if (upstream === 'required') return 'required';
+  return options.syncTools?.includes(tool.name) === true ? 'forbidden' : 'optional';
+}
+
+/** An upstream that can run this tool as its own task is asked to: that task survives us. */
+function callsAsTask(tool: Tool, upstreamHasTasks: boolean): boolean {
+  const support = tool.execution?.taskSupport;
+  return upstreamHasTasks && (support === 'required' || support === 'optional');
+}
+
+function toolConfig(tool: Tool, options: ProxyOptions): TaskToolConfig {
+  const mode = modeOf(tool, options);
+  return {
+    description: tool.description ?? '',
+    ...(tool.title === undefined ? {} : { title: tool.title }),
+    inputSchema: fromJsonSchema(tool.inputSchema as JsonSchemaType),
+    ...(tool.outputSchema === undefined
+      ? {}
+      : { outputSchema: fromJsonSchema(tool.outputSchema as JsonSchemaType) }),
+    ...(tool.annotations === undefined ? {} : { annotations: tool.annotations as ToolAnnotations }),
+    // The handler itself decides what a re-run after a crash does (see proxy-tool.ts).
+    task: mode === 'forbidden' ? false : { mode, retry: true },
+  };
+}
+
+function warnUnknownNames(options: ProxyOptions, served: ReadonlySet<string>): void {
+  for (const [flag, names] of [
+    ['--sync-tools', options.syncTools],
+    ['--retry-tools', options.retryTools],
+  ] as const) {
+    for (const name of names ?? []) {
+      if (!served.has(name)) {
+        options.logger.warn(`${flag} names '${name}', which the upstream does not list (yet)`);
+      }
+    }
+  }
+}
+
+/** Upstream resources and prompts, answered by the upstream itself through the control session. */
+function passThrough(mcp: McpServer, control: ControlSession): void {
+  let capabilities;
+  try {
+    capabilities = control.connection.client.getServerCapabilities();
+  } catch {
+    return;
+  }
+  const client = () => control.connection.client;
+  if (capabilities?.resources !== undefined) {
+    mcp.server.registerCapabilities({ resources: {} });
+    mcp.server.setRequestHandler(
+      'resources/list',
+      (r) => client().listResources(r.params) as never,
+    );
+    mcp.server.setRequestHandler(
+      'resources/templates/list',
+      (r) => client().listResourceTemplates(r.params) as never,
+    );
+    mcp.server.setRequestHandler('resources/read', (r) => client().readResource(r.params) as never);
+  }
+  if (capabilities?.prompts !== undefined) {
+    mcp.server.registerCapabilities({ prompts: {} });
+    mcp.server.setRequestHandler('prompts/list', (r) => client().listPrompts(r.params) as never);
+    mcp.server.setRequestHandler('prompts/get', (r) => client().getPrompt(r.params) as never);
+  }
+}

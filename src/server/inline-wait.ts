@@ -1,0 +1,201 @@
+import {
+  inputRequired,
+  type CallToolResult,
+  type InputRequest as SdkInputRequest,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import { isObject } from '../protocol/index.js';
+import { normalizeTaskOption } from '../runtime/tool.js';
+import { isPlausibleTaskId } from '../task/ids.js';
+import { pendingInputRequests, type JsonObject, type TaskRecord } from '../task/record.js';
+import { isTerminal } from '../task/status.js';
+import type { TaskRuntimeFace } from './runtime-port.js';
+import { endedWithoutResult, taskHandle } from './task-handle.js';
+import type { RegisteredTaskTool } from './types.js';
+
+/** Below the 60 s after which common hosts (Claude Code `-p`, many SDK clients) give up. */
+export const DEFAULT_INLINE_WAIT_MS = 45_000;
+
+export interface InlineWaitSettings {
+  /** How long a call waits for its task before handing back (or, without fallback tools, on). */
+  inlineWaitMs: number;
+  /** Past the wait, answer with a handle naming the task and `task_result`. */
+  fallbackTools: boolean;
+}
+
+export interface InlineCaller {
+  principal: string;
+  clientCapabilities: JsonObject;
+  /** False on a 2025-11-25 session, where the SDK turns questions into real requests. */
+  modern: boolean;
+  inputResponses: Record<string, JsonObject>;
+}
+
+/** Questions of the task asked over the request are keyed `TASK_ID/KEY`, so answers find it. */
+const KEY_SEPARATOR = '/';
+
+/**
+ * A task-capable tool called by a host that did not declare tasks: a durable task behind the
+ * scenes, its result inline when it comes within the wait, progress to a caller that sent a
+ * `progressToken`, questions over the request when the host can answer them, and past the
+ * wait a handle (with fallback tools) instead of the host's time-out.
+ */
+export async function callBehindTheScenes(
+  runtime: TaskRuntimeFace,
+  tool: RegisteredTaskTool,
+  args: JsonObject,
+  caller: InlineCaller,
+  ctx: ServerContext,
+  settings: InlineWaitSettings,
+): Promise<CallToolResult> {
+  const answered = answersForTask(caller.inputResponses);
+  if (answered !== undefined) {
+    const task = await runtime.answerInput(answered.taskId, caller.principal, answered.responses);
+    if (task === undefined) return noSuchTask(answered.taskId);
+    return followInline(runtime, task, caller, ctx, settings);
+  }
+  let taskArgs = args;
+  if (tool.config.beforeTask !== undefined) {
+    const outcome = await tool.config.beforeTask(args, caller);
+    if (outcome && 'inputRequests' in outcome) return ask(outcome.inputRequests);
+    if (outcome && 'arguments' in outcome) taskArgs = outcome.arguments;
+  }
+  const options = normalizeTaskOption(tool.config.task);
+  const task = await runtime.createTask({
+    tool: tool.name,
+    arguments: taskArgs,
+    principal: caller.principal,
+    ...(options.ttlMs === undefined ? {} : { ttlMs: options.ttlMs }),
+    ...(options.pollIntervalMs === undefined ? {} : { pollIntervalMs: options.pollIntervalMs }),
+    generation: 'local',
+    meta: { clientCapabilities: caller.clientCapabilities },
+  });
+  return followInline(runtime, task, caller, ctx, settings);
+}
+
+/**
+ * Waits for the task within the inline wait, as often as needed when there is no handle to
+ * give (without fallback tools the host keeps waiting, as a plain call would).
+ */
+export async function followInline(
+  runtime: TaskRuntimeFace,
+  task: TaskRecord,
+  caller: InlineCaller,
+  ctx: ServerContext,
+  settings: InlineWaitSettings,
+): Promise<CallToolResult> {
+  const onUpdate = progressNotifier(ctx);
+  const signal = ctx.mcpReq.signal;
+  let latest: TaskRecord | undefined = task;
+  for (;;) {
+    latest = await runtime.waitForSettled(latest.id, caller.principal, {
+      timeoutMs: settings.inlineWaitMs,
+      signal,
+      ...(onUpdate === undefined ? {} : { onUpdate }),
+    });
+    if (latest === undefined) return noSuchTask(task.id);
+    if (isTerminal(latest.status)) return finalResult(latest);
+    if (latest.status === 'input_required') return askOrHandOver(latest, caller, settings);
+    if (settings.fallbackTools || signal.aborted) return taskHandle(latest, settings.inlineWaitMs);
+  }
+}
+
+function finalResult(task: TaskRecord): CallToolResult {
+  if (task.status === 'completed') {
+    const result = { ...(task.result ?? {}) } as CallToolResult;
+    if (!Array.isArray(result.content)) result.content = [];
+    return result;
+  }
+  return endedWithoutResult(task);
+}
+
+function askOrHandOver(
+  task: TaskRecord,
+  caller: InlineCaller,
+  settings: InlineWaitSettings,
+): CallToolResult {
+  const pending = pendingInputRequests(task);
+  if (!caller.modern || canAnswer(caller.clientCapabilities, Object.values(pending))) {
+    const keyed = Object.fromEntries(
+      Object.entries(pending).map(([key, request]) => [
+        `${task.id}${KEY_SEPARATOR}${key}`,
+        request,
+      ]),
+    );
+    return ask(keyed);
+  }
+  if (settings.fallbackTools) return taskHandle(task, settings.inlineWaitMs);
+  const handle = taskHandle(task, settings.inlineWaitMs);
+  return {
+    ...handle,
+    content: [
+      {
+        type: 'text',
+        text:
+          `Task ${task.id} (${task.tool}) needs input this host cannot give (it declares no ` +
+          'elicitation). Answer it with a client that supports tasks (`taskrail tasks answer`).',
+      },
+    ],
+    isError: true,
+  } as CallToolResult;
+}
+
+const CAPABILITY_OF: Record<string, string> = {
+  'elicitation/create': 'elicitation',
+  'sampling/createMessage': 'sampling',
+  'roots/list': 'roots',
+};
+
+function canAnswer(capabilities: JsonObject, requests: { method: string }[]): boolean {
+  return requests.every((request) => {
+    const capability = CAPABILITY_OF[request.method];
+    return capability !== undefined && isObject(capabilities[capability]);
+  });
+}
+
+function ask(requests: Record<string, unknown>): CallToolResult {
+  return inputRequired({
+    inputRequests: requests as Record<string, SdkInputRequest>,
+  }) as unknown as CallToolResult;
+}
+
+/** Answers keyed `TASK_ID/KEY` belong to a task this server asked about over the request. */
+function answersForTask(
+  responses: Record<string, JsonObject>,
+): { taskId: string; responses: Record<string, JsonObject> } | undefined {
+  let taskId: string | undefined;
+  const byKey: Record<string, JsonObject> = {};
+  for (const [wireKey, response] of Object.entries(responses)) {
+    const at = wireKey.indexOf(KEY_SEPARATOR);
+    const id = at < 0 ? undefined : wireKey.slice(0, at);
+    if (!isPlausibleTaskId(id) || (taskId !== undefined && id !== taskId)) return undefined;
+    taskId = id;
+    byKey[wireKey.slice(at + 1)] = response;
+  }
+  return taskId === undefined ? undefined : { taskId, responses: byKey };
+}
+
+/** `notifications/progress` carrying each new status message, when the caller sent a token. */
+function progressNotifier(ctx: ServerContext): ((task: TaskRecord) => void) | undefined {
+  const token = ctx.mcpReq._meta?.progressToken;
+  if (token === undefined) return undefined;
+  let count = 0;
+  let last: string | undefined;
+  return (task) => {
+    if (task.statusMessage === undefined || task.statusMessage === last) return;
+    last = task.statusMessage;
+    count += 1;
+    const params = { progressToken: token, progress: count, message: task.statusMessage };
+    // A caller that went away cannot be told; the task is unaffected.
+    ctx.mcpReq.notify({ method: 'notifications/progress', params }).catch(() => undefined);
+  };
+}
+
+function noSuchTask(taskId: string): CallToolResult {
+  return {
+    content: [
+      { type: 'text', text: `There is no task '${taskId}' (unknown, expired, or not yours).` },
+    ],
+    isError: true,
+  } as CallToolResult;
+}

@@ -1,0 +1,71 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, createConnection } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { waitFor } from './wait.js';
+
+/** A private redis-server (never the shared one on 6379): tests may stop and restart it. */
+export interface OwnRedis {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  /** Stops it and deletes its folder. */
+  remove(): Promise<void>;
+}
+
+export function hasRedisServer(): boolean {
+  return spawnSync('redis-server', ['--version']).status === 0;
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ port, host: '127.0.0.1' });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** Starts redis-server on a free port in a temp folder (`appendonly`: AOF with fsync always). */
+export async function startOwnRedis(options: { appendonly?: boolean } = {}): Promise<OwnRedis> {
+  const dir = mkdtempSync(join(tmpdir(), 'taskrail-redis-'));
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', ''];
+  if (options.appendonly === true) args.push('--appendonly', 'yes', '--appendfsync', 'always');
+  else args.push('--appendonly', 'no');
+  const own: OwnRedis = {
+    url: `redis://127.0.0.1:${port}/0`,
+    port,
+    async start() {
+      child = spawn('redis-server', args, { stdio: 'ignore' });
+      await waitFor(`redis-server on port ${port}`, () => accepts(port));
+    },
+    async stop() {
+      const running = child;
+      child = undefined;
+      if (running === undefined || running.exitCode !== null) return;
+      const exited = new Promise((resolve) => running.once('exit', resolve));
+      running.kill('SIGTERM');
+      await exited;
+    },
+    async remove() {
+      await own.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  await own.start();
+  return own;
+}

@@ -1,0 +1,182 @@
+import assert from 'node:assert/strict';
+import { connect, type Socket } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { createTaskServer, type TaskServer } from '../../src/server/index.js';
+import type { SessionLimits } from '../../src/server/index.js';
+import { MemoryTaskStore } from '../../src/stores/memory/index.js';
+import { waitFor } from '../helpers/wait.js';
+
+const TOKENS = { 'tok-a': 'alice', 'tok-b': 'bob', 'tok-c': 'carol' };
+
+async function start(
+  sessions: SessionLimits,
+  http = {},
+): Promise<{ app: TaskServer; url: string }> {
+  const app = createTaskServer({
+    store: new MemoryTaskStore(),
+    auth: { tokens: TOKENS },
+    legacySessions: sessions,
+    http,
+  }).tool('noop', { description: 'x', task: true }, async () => ({ content: [] }));
+  const { url } = await app.listen(0);
+  return { app, url };
+}
+
+/** A 2025-11-25 `initialize`; resolves with the HTTP status, session id and JSON-RPC error. */
+async function initialize(url: string, token: string) {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      authorization: `Bearer ${token}`,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-11-25',
+        capabilities: {},
+        clientInfo: { name: 'bounds', version: '1.0.0' },
+      },
+    }),
+  });
+  const text = await res.text();
+  const json = /"jsonrpc"/.test(text) ? text.slice(text.indexOf('{')) : '{}';
+  const body = JSON.parse(json.split('\n')[0] ?? '{}') as {
+    error?: { code: number; message: string };
+  };
+  return { status: res.status, session: res.headers.get('mcp-session-id'), error: body.error };
+}
+
+/** A request on an open session: 404 once the session is gone. */
+async function ping(url: string, token: string, session: string): Promise<number> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      authorization: `Bearer ${token}`,
+      'mcp-session-id': session,
+      'mcp-protocol-version': '2025-11-25',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }),
+  });
+  await res.text();
+  return res.status;
+}
+
+describe('2025-11-25 session caps', () => {
+  let strict: { app: TaskServer; url: string };
+  let evicting: { app: TaskServer; url: string };
+  before(async () => {
+    const caps = { maxSessions: 3, maxSessionsPerPrincipal: 2 };
+    strict = await start({ ...caps, evictAfterIdleMs: 60_000 });
+    evicting = await start({ ...caps, evictAfterIdleMs: 1 });
+  });
+  after(async () => {
+    await strict.app.close(500);
+    await evicting.app.close(500);
+  });
+
+  it('refuses a caller past its own cap with a clean JSON-RPC error while its sessions are fresh', async () => {
+    for (let i = 0; i < 2; i++) assert.ok((await initialize(strict.url, 'tok-a')).session);
+    const refused = await initialize(strict.url, 'tok-a');
+    assert.equal(refused.status, 503);
+    assert.equal(refused.session, null);
+    assert.equal(refused.error?.code, -32000);
+    assert.match(refused.error?.message ?? '', /Too many open sessions \(at most 2 per caller\)/);
+    assert.ok((await initialize(strict.url, 'tok-b')).session, 'another caller still gets one');
+    const total = await initialize(strict.url, 'tok-c');
+    assert.equal(total.status, 503);
+    assert.match(total.error?.message ?? '', /at most 3 in all/);
+  });
+
+  it('closes the least recently used idle session to make room', async () => {
+    const first = (await initialize(evicting.url, 'tok-a')).session as string;
+    const second = (await initialize(evicting.url, 'tok-a')).session as string;
+    assert.equal(await ping(evicting.url, 'tok-a', second), 200, 'second used last');
+    const third = await initialize(evicting.url, 'tok-a');
+    assert.ok(third.session, JSON.stringify(third));
+    assert.equal(await ping(evicting.url, 'tok-a', first), 404, 'the oldest idle one was closed');
+    assert.equal(await ping(evicting.url, 'tok-a', second), 200);
+  });
+});
+
+function rawSocket(url: string): Promise<Socket> {
+  const { port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1', () => resolve(socket));
+    socket.once('error', reject);
+  });
+}
+
+function closed(socket: Socket): Promise<string> {
+  let data = '';
+  socket.on('data', (chunk: Buffer) => (data += chunk.toString()));
+  socket.on('error', () => undefined);
+  return new Promise((resolve) => socket.once('close', () => resolve(data)));
+}
+
+describe('socket limits of listen()', () => {
+  let server: { app: TaskServer; url: string };
+  before(async () => {
+    server = await start({}, { headersTimeoutMs: 400, keepAliveTimeoutMs: 300, maxConnections: 3 });
+  });
+  after(async () => server.app.close(500));
+
+  it('closes a socket whose headers never finish (408)', async () => {
+    const socket = await rawSocket(server.url);
+    const done = closed(socket);
+    socket.write('POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ');
+    assert.match(await done, /408/);
+  });
+
+  it('closes an idle keep-alive socket', async () => {
+    const socket = await rawSocket(server.url);
+    const done = closed(socket);
+    socket.write('GET /nothing HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n');
+    // Node's own default keeps it 5 s: closing well before that shows the setting took.
+    const deadline = new Promise<string>((resolve) =>
+      setTimeout(() => resolve('still open'), 3000),
+    );
+    assert.match(await Promise.race([done, deadline]), /HTTP\/1\.1 404/);
+    socket.destroy();
+  });
+});
+
+describe('connection cap of listen()', () => {
+  let server: { app: TaskServer; url: string };
+  before(async () => {
+    server = await start({}, { maxConnections: 2 });
+  });
+  after(async () => server.app.close(500));
+
+  /** A keep-alive socket the server has surely accepted: it answered one request on it. */
+  async function heldSocket(): Promise<Socket> {
+    const socket = await rawSocket(server.url);
+    const answered = new Promise((resolve) => socket.once('data', resolve));
+    socket.write('GET /nothing HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n');
+    await answered;
+    return socket;
+  }
+
+  it('drops sockets past the cap and accepts again once one closes', async () => {
+    const held = [await heldSocket(), await heldSocket()];
+    const extra = await rawSocket(server.url);
+    const done = closed(extra);
+    extra.write('GET /nothing HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    assert.equal(await done, '', 'dropped without an answer');
+    held[0]?.destroy();
+    const again = await waitFor('a socket accepted after one closed', async () => {
+      const socket = await rawSocket(server.url);
+      const reply = closed(socket);
+      socket.write('GET /nothing HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
+      const text = await reply;
+      return text.includes('404') ? text : undefined;
+    });
+    assert.match(again, /HTTP\/1\.1 404/);
+    held[1]?.destroy();
+  });
+});
