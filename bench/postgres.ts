@@ -6,67 +6,48 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import type { TaskStore } from '../src/store/port.js';
 import { openPostgresStore } from '../src/stores/postgres/index.js';
 import type { TaskRecord } from '../src/task/record.js';
-import { benchRecords } from './_records.js';
-import { median, report, spread, type Section } from './_stats.js';
+import { report, type Section } from './_stats.js';
+import {
+  compareThroughput,
+  storeRatio,
+  storeTarget,
+  throughputRows,
+  type Mode,
+  type Op,
+  type Plan,
+  type Target,
+} from './_store-throughput.js';
 
 const TITLE = 'Postgres store: create and get throughput';
 const ROUNDS = 3;
 const WRITES = 500;
 const READS = 1500;
 const IN_FLIGHT = 10;
+const PLAN: Plan = { rounds: ROUNDS, writes: WRITES, reads: READS, inFlight: IN_FLIGHT };
 
-type Op = 'create' | 'get';
-type Mode = 'sequential' | 'concurrent';
-interface Target {
-  create(task: TaskRecord): Promise<unknown>;
-  get(id: string): Promise<unknown>;
-}
-
-function storeTarget(store: TaskStore): Target {
-  return { create: (task) => store.create(task), get: (id) => store.get(id) };
-}
-
-/** The floor: one INSERT of the record's JSON per create, one SELECT + JSON.parse per read. */
+/**
+ * The floor: one INSERT of the record's JSON per create, one SELECT + JSON.parse per read, as
+ * prepared statements like the store's.
+ */
 function rawTarget(pool: pg.Pool, table: string): Target {
   return {
     create: (task) =>
-      pool.query(`INSERT INTO ${table} (id, body) VALUES ($1, $2)`, [
-        task.id,
-        JSON.stringify(task),
-      ]),
+      pool.query({
+        name: 'raw_insert',
+        text: `INSERT INTO ${table} (id, body) VALUES ($1, $2)`,
+        values: [task.id, JSON.stringify(task)],
+      }),
     get: async (id) => {
-      const { rows } = await pool.query<{ body: string }>(
-        `SELECT body FROM ${table} WHERE id = $1`,
-        [id],
-      );
+      const { rows } = await pool.query<{ body: string }>({
+        name: 'raw_select',
+        text: `SELECT body FROM ${table} WHERE id = $1`,
+        values: [id],
+      });
       return rows[0] === undefined ? undefined : (JSON.parse(rows[0].body) as TaskRecord);
     },
   };
-}
-
-async function rate<T>(items: T[], mode: Mode, op: (item: T) => Promise<unknown>): Promise<number> {
-  const started = performance.now();
-  if (mode === 'sequential') {
-    for (const item of items) await op(item);
-  } else {
-    let next = 0;
-    const lane = async () => {
-      while (next < items.length) await op(items[next++] as T);
-    };
-    await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
-  }
-  return items.length / ((performance.now() - started) / 1000);
-}
-
-async function measure(target: Target, mode: Mode): Promise<Record<Op, number>> {
-  const tasks = benchRecords(WRITES);
-  const create = await rate(tasks, mode, (task) => target.create(task));
-  const ids = Array.from({ length: READS }, (_, i) => (tasks[i % WRITES] as TaskRecord).id);
-  const get = await rate(ids, mode, (id) => target.get(id));
-  return { create, get };
 }
 
 async function main(base: string): Promise<Section> {
@@ -77,41 +58,19 @@ async function main(base: string): Promise<Section> {
   const pool = new pg.Pool({ connectionString: base, max: 10 });
   const table = `"${schema}".raw`;
   await pool.query(`CREATE TABLE ${table} (id text PRIMARY KEY, body text NOT NULL)`);
-  const samples: Record<string, number[]> = {};
-  const add = (key: string, value: number) => (samples[key] ??= []).push(value);
+  let samples: Record<string, number[]>;
   try {
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const mode of ['sequential', 'concurrent'] as const) {
-        const sides = [
-          ['store', storeTarget(store)],
-          ['raw', rawTarget(pool, table)],
-        ] as const;
-        for (const [side, target] of round % 2 === 0 ? sides : [...sides].reverse()) {
-          const rates = await measure(target, mode);
-          add(`${mode} create ${side}`, rates.create);
-          add(`${mode} get ${side}`, rates.get);
-        }
-      }
-    }
+    samples = await compareThroughput(PLAN, storeTarget(store), rawTarget(pool, table));
   } finally {
     await store.close();
     await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     await pool.end();
   }
-  const of = (key: string) => samples[key] ?? [0];
-  const ratio = (mode: Mode, op: Op) =>
-    median(of(`${mode} ${op} store`)) / median(of(`${mode} ${op} raw`));
-  const rows = (['sequential', 'concurrent'] as const).flatMap((mode) =>
-    (['create', 'get'] as const).flatMap((op) =>
-      (['raw', 'store'] as const).map((side) => [
-        `${op} (${mode === 'sequential' ? 'one at a time' : `${IN_FLIGHT} in flight`})`,
-        side === 'raw' ? 'raw pg INSERT/SELECT (baseline)' : 'postgres store',
-        Math.round(median(of(`${mode} ${op} ${side}`))),
-        spread(of(`${mode} ${op} ${side}`), 0),
-        side === 'raw' ? 1 : ratio(mode, op),
-      ]),
-    ),
-  );
+  const ratio = (mode: Mode, op: Op) => storeRatio(samples, mode, op);
+  const rows = throughputRows(PLAN, samples, {
+    raw: 'raw pg INSERT/SELECT (baseline)',
+    store: 'postgres store',
+  });
   return {
     title: TITLE,
     description:

@@ -18,11 +18,13 @@ export interface Counts {
 interface Seen {
   created: Map<string, number>;
   ended: Map<string, Final & { n: number }>;
+  /** Planned calls a client never got a task for, with the last answer it got (if any). */
+  uncreated: Map<number, string>;
 }
 
 /** Parses the JSON lines of every client process. */
 export function readClientLines(lines: string[]): Seen {
-  const seen: Seen = { created: new Map(), ended: new Map() };
+  const seen: Seen = { created: new Map(), ended: new Map(), uncreated: new Map() };
   for (const line of lines) {
     let event: Record<string, unknown>;
     try {
@@ -32,6 +34,9 @@ export function readClientLines(lines: string[]): Seen {
     }
     if (typeof event['created'] === 'string')
       seen.created.set(event['created'], Number(event['n']));
+    if (typeof event['uncreated'] === 'number') {
+      seen.uncreated.set(event['uncreated'], JSON.stringify(event['outcome'] ?? 'no answer'));
+    }
     if (typeof event['end'] === 'string') {
       const final = event as unknown as Final & { n: number };
       seen.ended.set(event['end'], final);
@@ -103,7 +108,12 @@ export function judge(
     const made = perN.get(spec.n) ?? 0;
     if (made === 0) {
       counts.lost += 1;
-      counts.notes.push(`lost: no task for n=${spec.n} (${spec.kind})`);
+      const answer = seen.uncreated.get(spec.n);
+      const why =
+        answer === undefined
+          ? 'its client never reported on it'
+          : `its client got no task, last answer ${answer.slice(0, 200)}`;
+      counts.notes.push(`lost: no task for n=${spec.n} (${spec.kind}): ${why}`);
     }
     if (made > 1) counts.extraCreations += made - 1;
   }

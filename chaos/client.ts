@@ -51,26 +51,35 @@ async function follow(taskId: string, first: ToolCall): Promise<void> {
   emit({ timeout: taskId });
 }
 
+/** The server could not make the task for now (its store is down): JSON-RPC internal error. */
+const INTERNAL_ERROR = -32603;
+
 async function create(spec: Spec): Promise<ToolCall | undefined> {
+  let last: ToolCall | undefined;
   while (Date.now() < DEADLINE) {
     try {
       // One key per planned call: a retry (after a cut reply, or in a resumed process) must
       // land on the task the first attempt made.
-      return await client.callTool(
+      last = await client.callTool(
         TOOL[spec.kind],
         { n: spec.n, ms: spec.ms },
         { idempotencyKey: `chaos-${spec.n}` },
       );
+      const outcome = last.outcome;
+      // A required-task tool answered without a task: the server refused the call for now.
+      const refused = last.taskId === undefined && outcome?.kind === 'failed';
+      if (!refused || outcome.error.code !== INTERNAL_ERROR) return last;
     } catch {
-      await pause(300);
+      // no answer at all: the same key again
     }
+    await pause(300);
   }
-  return undefined;
+  return last;
 }
 
 async function runOne(spec: Spec): Promise<void> {
   const call = await create(spec);
-  if (call?.taskId === undefined) return void emit({ uncreated: spec.n });
+  if (call?.taskId === undefined) return void emit({ uncreated: spec.n, outcome: call?.outcome });
   emit({ created: call.taskId, n: spec.n });
   if (spec.cancelAfterMs !== undefined) {
     await pause(spec.cancelAfterMs);

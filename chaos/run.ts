@@ -8,7 +8,8 @@
  * `chaos: tasks N, lost 0, duplicate executions 0 (retry:false), wrong outcomes 0, crashes 0, …`.
  * CHAOS_SEED replays a run; CHAOS_MS sets each phase's chaos time. The Redis phase needs
  * redis-server (or TASKRAIL_REDIS_URL, then without the restart fault); TASKRAIL_POSTGRES_URL
- * adds the Postgres ones (chaos/postgres-phase.ts).
+ * adds the Postgres ones (chaos/postgres-phase.ts). CHAOS_PHASES=NAME,… runs only the phases
+ * named (sqlite, redis, postgres, postgres-restart).
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -39,6 +40,8 @@ const CLIENT_MS = CHAOS_MS + 50_000;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const between = (lo: number, hi: number) => lo + random() * (hi - lo);
 const log = (line: string) => process.stderr.write(`chaos: ${line}\n`);
+const chosen = (process.env['CHAOS_PHASES'] ?? '').split(',').filter((name) => name !== '');
+const wanted = (name: string) => chosen.length === 0 || chosen.includes(name);
 
 /** A server or worker the chaos loop may stop; `restart` brings it back on the same store. */
 interface Victim {
@@ -185,7 +188,10 @@ async function stopAndRestart(victim: Victim, route: () => void): Promise<void> 
   log(`${signal} ${victim.name}`);
   await stopVictim(victim, signal);
   await pause(between(100, 1000));
+  const restarting = Date.now();
   await restartOrCount(victim);
+  const took = Date.now() - restarting;
+  if (took > 5000) log(`${victim.name} took ${took} ms to come back`);
   route();
 }
 
@@ -309,11 +315,11 @@ async function redisPhase(): Promise<PhaseResult | undefined> {
 
 async function main(): Promise<number> {
   process.stdout.write(`chaos seed ${seed} (replay with CHAOS_SEED=${seed})\n`);
-  const results: PhaseResult[] = [await sqlitePhase()];
-  const redis = await redisPhase();
+  const results: PhaseResult[] = wanted('sqlite') ? [await sqlitePhase()] : [];
+  const redis = wanted('redis') ? await redisPhase() : undefined;
   if (redis !== undefined) results.push(redis);
   const shift = faketimeMissing() === undefined ? '+30s' : undefined;
-  results.push(...(await postgresPhases({ phase, servers, workers, log, shift })));
+  results.push(...(await postgresPhases({ phase, servers, workers, log, shift, wanted })));
   const sum = (key: keyof Omit<PhaseResult, 'notes'>) => results.reduce((a, c) => a + c[key], 0);
   const bad =
     sum('lost') +

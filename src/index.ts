@@ -43,6 +43,7 @@ export { installRejectionGuard } from './runtime/rejection-guard.js';
 export type { LogLevel } from './runtime/logger.js';
 export type {
   CreateTaskInput,
+  DispatchReason,
   Executor,
   InlineOutcome,
   InlineRunInput,

@@ -191,7 +191,10 @@ export async function serve(
     installed = await install(app, logger);
     fleet = await announceToFleet(storeUrl, 'serve', app, logger);
     if (!options.worker && fleet !== undefined) workers = watchWorkers(fleet, logger);
+    // Set up the job engine before the first request (on Postgres: the enqueue trigger).
+    if (executor !== 'local' && app.tools.hasTaskTools()) await executor.ready?.();
   } catch (error) {
+    workers?.stop();
     await installed?.stop();
     await store.close();
     throw error;

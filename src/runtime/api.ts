@@ -18,14 +18,26 @@ export interface Logger {
 }
 
 /**
- * Runs tasks somewhere. The local executor runs them in this process; the BullMQ executor
- * hands them to `taskrail worker` processes. `run` is the runtime's own task runner.
+ * Why a task is dispatched: it was just created, or resumed after input (both by a write of
+ * this process), or a recovery scan found it runnable with nobody holding it.
+ */
+export type DispatchReason = 'created' | 'resumed' | 'recovery';
+
+/**
+ * Runs tasks somewhere. The local executor runs them in this process; the BullMQ and
+ * graphile-worker executors hand them to `taskrail worker` processes. `run` is the runtime's
+ * own task runner.
  */
 export interface Executor {
   /** Begin taking work. Called lazily, the first time a task-capable tool is used. */
   start(run: (taskId: string) => Promise<void>): void;
-  /** A task became runnable (created, or resumed after input). */
-  dispatch(taskId: string): Promise<void>;
+  /**
+   * A task became runnable. An executor whose store enqueues new and resumed tasks in the
+   * writing transaction itself may ignore `created` and `resumed`; `recovery` always counts.
+   */
+  dispatch(taskId: string, reason?: DispatchReason): Promise<void>;
+  /** Resolves once the executor is connected and set up; serve waits for it before listening. */
+  ready?(): Promise<void>;
   /**
    * Holds a slot for a task this process is about to create and run at once, so its lease can
    * be taken in the creating write. Undefined when no slot is free, or when work runs elsewhere.

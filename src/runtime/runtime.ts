@@ -9,6 +9,7 @@ import { systemClock, type Clock } from '../task/time.js';
 import * as t from '../task/transitions.js';
 import type {
   CreateTaskInput,
+  DispatchReason,
   Executor,
   InlineOutcome,
   InlineRunInput,
@@ -43,6 +44,8 @@ const DEFAULTS = {
   maxAttempts: 3,
   sweepIntervalMs: 60_000,
   sweepBatch: 500,
+  /** Wall time one sweep batch may hold the thread; the batch size adapts to stay near it. */
+  sweepBatchBudgetMs: 8,
 };
 
 /**
@@ -204,7 +207,7 @@ export class TaskRuntime {
     }
     slot?.release();
     if (!created) assertSameCall(task, record);
-    else await this.#dispatch(task.id);
+    else await this.#dispatch(task.id, 'created');
     return task;
   }
 
@@ -232,7 +235,7 @@ export class TaskRuntime {
       resumed = outcome.resumed;
       return outcome.task;
     });
-    if (resumed && task !== undefined) await this.#dispatch(task.id);
+    if (resumed && task !== undefined) await this.#dispatch(task.id, 'resumed');
     return task;
   }
 
@@ -283,29 +286,34 @@ export class TaskRuntime {
   async recoverNow(limit = 500): Promise<number> {
     if (this.#executor === undefined) return 0;
     const ids = await this.store.findRunnable(limit);
-    for (const id of ids) if (!this.#running.has(id)) await this.#dispatch(id);
+    for (const id of ids) if (!this.#running.has(id)) await this.#dispatch(id, 'recovery');
     const taken = await takeOverFromGone(this.#settings, this.#executor, this.#logger, limit);
     return ids.length + taken;
   }
 
   /**
-   * Deletes expired tasks in bounded batches, yielding to the event loop between batches: a
-   * synchronous store (SQLite) would otherwise hold the thread for the whole sweep.
+   * Deletes expired tasks in batches, yielding to the event loop between them: a synchronous
+   * store (SQLite) would otherwise hold the thread for the whole sweep. The batch size follows
+   * the time each batch took, so a slow disk or a busy machine gets smaller batches rather than
+   * longer stalls.
    */
   async sweepNow(): Promise<number> {
     let total = 0;
+    let batch = DEFAULTS.sweepBatch;
     for (;;) {
-      const deleted = await this.store.sweepExpired(DEFAULTS.sweepBatch);
+      const started = performance.now();
+      const deleted = await this.store.sweepExpired(batch);
       total += deleted.length;
-      if (deleted.length < DEFAULTS.sweepBatch) return total;
+      if (deleted.length < batch) return total;
+      batch = nextSweepBatch(batch, performance.now() - started);
       await yieldToLoop();
     }
   }
 
-  async #dispatch(taskId: string): Promise<void> {
+  async #dispatch(taskId: string, reason: DispatchReason): Promise<void> {
     if (this.#executor === undefined) return;
     this.start();
-    await this.#executor.dispatch(taskId);
+    await this.#executor.dispatch(taskId, reason);
   }
 
   #every(name: string, intervalMs: number, work: () => Promise<unknown>): void {
@@ -335,4 +343,11 @@ function pickExecutor(options: RuntimeOptions): Executor | undefined {
     return new LocalExecutor({ concurrency: options.concurrency ?? DEFAULTS.concurrency });
   }
   return options.executor;
+}
+
+/** Scales a sweep batch toward the time budget, within bounds, changing at most 2× a step. */
+export function nextSweepBatch(batch: number, tookMs: number): number {
+  const scale = DEFAULTS.sweepBatchBudgetMs / Math.max(tookMs, 0.1);
+  const next = Math.round(batch * Math.min(2, Math.max(0.5, scale)));
+  return Math.min(DEFAULTS.sweepBatch * 4, Math.max(16, next));
 }

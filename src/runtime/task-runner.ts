@@ -40,8 +40,12 @@ export function runClaimedTask(
   lease: LeaseGrant,
 ): Promise<void> {
   return runUnderLease(settings, taskId, lease, new AbortController(), async () => {
-    const task = await prepare(settings, taskId, lease);
-    return task === undefined ? undefined : { task, steps: await settings.store.loadSteps(taskId) };
+    // Both reads at once: one round trip less before the handler starts.
+    const [task, steps] = await Promise.all([
+      prepare(settings, taskId, lease),
+      settings.store.loadSteps(taskId),
+    ]);
+    return task === undefined ? undefined : { task, steps };
   });
 }
 

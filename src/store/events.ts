@@ -12,6 +12,11 @@ export interface TaskEventMap {
   'task:transition': { task: TaskRecord; from: TaskStatus; to: TaskStatus };
   /** The task is gone (expired and swept). */
   'task:deleted': { id: string };
+  /**
+   * Other processes' writes may have been missed: the store's connection for change events
+   * was lost and is back. Whoever follows tasks should read them again.
+   */
+  'store:resync': Record<string, never>;
 }
 
 export type TaskEventName = keyof TaskEventMap;

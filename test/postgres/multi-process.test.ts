@@ -1,17 +1,17 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createHttpDispatch, type RawDispatch } from '../../src/client/rpc-http.js';
+import type { RawDispatch } from '../../src/client/rpc-http.js';
 import type { TaskStore } from '../../src/store/port.js';
 import { openPostgresStore } from '../../src/stores/postgres/index.js';
 import { isTerminal } from '../../src/task/status.js';
-import { startNode, type Child } from '../helpers/child.js';
+import type { Child } from '../helpers/child.js';
+import { createTask, deployment, reach, statusOn } from '../helpers/deployment.js';
 import { waitFor } from '../helpers/wait.js';
 import { dropSchema, skipWithoutPostgres, uniqueSchema, urlWithSchema } from './postgres-env.js';
 
-const MAIN = process.env['TASKRAIL_E2E_MAIN'] ?? 'dist/cli/main.js';
 /** A killed worker's task is found once its lease (15 s) expires, by the next recovery scan. */
 const PICKUP_MS = 60_000;
 const TOOLS = '.build/test/postgres/fixtures/e2e-tools.js';
@@ -25,32 +25,20 @@ if (!skipWithoutPostgres('multi-process postgres deployment')) {
     const schema = uniqueSchema();
     const url = urlWithSchema(schema);
     const dir = mkdtempSync(join(tmpdir(), 'taskrail-pg-e2e-'));
-    const env = { TASKRAIL_E2E_LOG: join(dir, 'events.log') };
-    const children: Child[] = [];
+    const processes = deployment({ store: url, tools: TOOLS, logPath: join(dir, 'events.log') });
     let workers: Child[] = [];
     const terminalWrites = new Map<string, number>();
     let observer: TaskStore;
     let replicaA: RawDispatch;
     let replicaB: RawDispatch;
 
-    const start = (args: string[]) => {
-      const child = startNode(MAIN, [...args, '--store', url, '--tools', TOOLS], env);
-      children.push(child);
-      return child;
-    };
-    const serveReplica = async () => {
-      const child = start(['serve', '--no-worker', '--port', '0', '--log-level', 'warn']);
-      const [, endpoint] = (await child.line(/(http:\/\/\S+\/mcp)/, 20_000)) as RegExpMatchArray;
-      return dispatchTo(endpoint as string);
-    };
     const startWorker = async () => {
-      const worker = start(['worker', '--concurrency', '2', '--log-level', 'warn']);
-      await worker.line(/ready/, 20_000);
+      const worker = await processes.worker();
       workers.push(worker);
       return worker;
     };
     const startAll = async () => {
-      [replicaA, replicaB] = await Promise.all([serveReplica(), serveReplica()]);
+      [replicaA, replicaB] = await Promise.all([processes.replica(), processes.replica()]);
       await Promise.all([startWorker(), startWorker()]);
     };
 
@@ -63,30 +51,18 @@ if (!skipWithoutPostgres('multi-process postgres deployment')) {
     });
 
     after(async () => {
-      await Promise.all(children.map((child) => child.kill('SIGTERM')));
+      await processes.stopAll();
       await observer.close();
       await dropSchema(schema);
       rmSync(dir, { recursive: true, force: true });
     });
 
-    const events = () => readLog(env.TASKRAIL_E2E_LOG);
+    const events = () => processes.events();
     const find = (event: string, taskId: string) =>
       waitFor(
         `${event} of task ${taskId}`,
         () => events().find((e) => e.event === event && e.taskId === taskId),
         { timeoutMs: PICKUP_MS },
-      );
-    const getOn = async (replica: RawDispatch, taskId: string) => {
-      const reply = await replica({ method: 'tasks/get', params: { taskId } });
-      return reply.kind === 'result' ? reply.result : { status: `error ${reply.error.message}` };
-    };
-    const statusOn = async (replica: RawDispatch, taskId: string) =>
-      String((await getOn(replica, taskId)).status);
-    const reach = (replica: RawDispatch, taskId: string, status: string, timeoutMs = PICKUP_MS) =>
-      waitFor(
-        `task ${taskId} to be ${status}`,
-        async () => (await statusOn(replica, taskId)) === status,
-        { timeoutMs, intervalMs: 50 },
       );
     const killWorkerRunning = async (pid: number) => {
       const victim = workers.find((worker) => worker.process.pid === pid);
@@ -98,7 +74,7 @@ if (!skipWithoutPostgres('multi-process postgres deployment')) {
 
     it('serves a task created on replica A through replica B: read, answer, cancel', async () => {
       const taskId = await createTask(replicaA, 'ask_then_wait', {});
-      await reach(replicaB, taskId, 'input_required');
+      await reach(replicaB, taskId, 'input_required', PICKUP_MS);
       const answered = await replicaB({
         method: 'tasks/update',
         params: {
@@ -155,58 +131,15 @@ if (!skipWithoutPostgres('multi-process postgres deployment')) {
       const before = await observer.list({ limit: 1000 });
       const taskId = await createTask(replicaA, 'durable_job', { seconds: 2 });
       await find('running-attempt-1', taskId);
-      await Promise.all(children.map((child) => child.kill('SIGKILL')));
+      await Promise.all(processes.children.map((child) => child.kill('SIGKILL')));
       workers = [];
       await startAll();
       await reach(replicaB, taskId, 'completed', 90_000);
       for (const task of before.tasks) {
-        const now = await getOn(replicaA, task.id);
-        assert.equal(now.status, task.status, `task ${task.id} kept its status`);
+        assert.equal(await statusOn(replicaA, task.id), task.status, `task ${task.id} kept it`);
       }
       const firstSteps = events().filter((e) => e.event === 'first-step' && e.taskId === taskId);
       assert.equal(firstSteps.length, 1, 'the finished first step ran once across the restart');
     });
   });
-}
-
-function dispatchTo(endpoint: string): RawDispatch {
-  return createHttpDispatch({
-    url: endpoint,
-    framing: {
-      protocolVersion: '2026-07-28',
-      clientInfo: { name: 'taskrail-e2e', version: '0' },
-      clientCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } },
-    },
-  });
-}
-
-async function createTask(replica: RawDispatch, name: string, args: object): Promise<string> {
-  const reply = await replica({ method: 'tools/call', params: { name, arguments: args } });
-  assert.equal(reply.kind, 'result', JSON.stringify(reply));
-  const result = reply.kind === 'result' ? reply.result : {};
-  const task = (result.task ?? result) as { taskId?: unknown };
-  assert.equal(typeof task.taskId, 'string', `a CreateTaskResult: ${JSON.stringify(result)}`);
-  return task.taskId as string;
-}
-
-interface LogEvent {
-  event: string;
-  taskId: string;
-  pid: number;
-}
-
-function readLog(path: string): LogEvent[] {
-  let text = '';
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch {
-    return [];
-  }
-  return text
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => {
-      const [event, taskId, pid] = line.split(' ');
-      return { event: event as string, taskId: taskId as string, pid: Number(pid) };
-    });
 }

@@ -1,17 +1,17 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createHttpDispatch, type RawDispatch } from '../../src/client/rpc-http.js';
+import type { RawDispatch } from '../../src/client/rpc-http.js';
 import type { TaskStore } from '../../src/store/port.js';
 import { openRedisStore } from '../../src/stores/redis/index.js';
 import { isTerminal } from '../../src/task/status.js';
-import { startNode, type Child } from '../helpers/child.js';
+import type { Child } from '../helpers/child.js';
+import { createTask, deployment, reach, statusOn } from '../helpers/deployment.js';
 import { waitFor } from '../helpers/wait.js';
 import { deletePrefix, skipWithoutRedis, uniquePrefix, urlWithPrefix } from './redis-env.js';
 
-const MAIN = process.env['TASKRAIL_E2E_MAIN'] ?? 'dist/cli/main.js';
 /**
  * Serve replicas dispatch new and resumed tasks to the workers at once; a replica that does not
  * (executor 'none') leaves them to the workers' recovery scan, which runs every lease period.
@@ -28,62 +28,38 @@ if (!skipWithoutRedis('multi-process redis deployment')) {
     const prefix = uniquePrefix();
     const url = urlWithPrefix(prefix);
     const dir = mkdtempSync(join(tmpdir(), 'taskrail-e2e-'));
-    const env = { TASKRAIL_E2E_LOG: join(dir, 'events.log') };
-    const children: Child[] = [];
-    const workers: Child[] = [];
+    const processes = deployment({ store: url, tools: TOOLS, logPath: join(dir, 'events.log') });
+    let workers: Child[] = [];
     const terminalWrites = new Map<string, number>();
     let observer: TaskStore;
     let replicaA: RawDispatch;
     let replicaB: RawDispatch;
-
-    const start = (args: string[]) => {
-      const child = startNode(MAIN, [...args, '--store', url, '--tools', TOOLS], env);
-      children.push(child);
-      return child;
-    };
-    const serveReplica = async () => {
-      const child = start(['serve', '--no-worker', '--port', '0', '--log-level', 'warn']);
-      const [, endpoint] = (await child.line(/(http:\/\/\S+\/mcp)/, 20_000)) as RegExpMatchArray;
-      return dispatchTo(endpoint as string);
-    };
 
     before(async () => {
       observer = await openRedisStore(url);
       observer.events.on('task:transition', ({ task, to }) => {
         if (isTerminal(to)) terminalWrites.set(task.id, (terminalWrites.get(task.id) ?? 0) + 1);
       });
-      for (let i = 0; i < 2; i++) {
-        workers.push(start(['worker', '--concurrency', '2', '--log-level', 'warn']));
-      }
-      [replicaA, replicaB] = await Promise.all([serveReplica(), serveReplica()]);
-      await Promise.all(workers.map((worker) => worker.line(/ready/, 20_000)));
+      [replicaA, replicaB, ...workers] = await Promise.all([
+        processes.replica(),
+        processes.replica(),
+        processes.worker(),
+        processes.worker(),
+      ]);
     });
 
     after(async () => {
-      await Promise.all(children.map((child) => child.kill('SIGTERM')));
+      await processes.stopAll();
       await observer.close();
       await deletePrefix(prefix);
       rmSync(dir, { recursive: true, force: true });
     });
 
-    const events = () => readLog(env.TASKRAIL_E2E_LOG);
-    const statusOn = async (replica: RawDispatch, taskId: string) => {
-      const reply = await replica({ method: 'tasks/get', params: { taskId } });
-      return reply.kind === 'result' ? String(reply.result.status) : `error ${reply.error.message}`;
-    };
-    const reach = (replica: RawDispatch, taskId: string, status: string, timeoutMs = PICKUP_MS) =>
-      waitFor(
-        `task ${taskId} to be ${status}`,
-        async () => (await statusOn(replica, taskId)) === status,
-        {
-          timeoutMs,
-          intervalMs: 50,
-        },
-      );
+    const events = () => processes.events();
 
     it('serves a task created on replica A through replica B: read, answer, cancel', async () => {
       const taskId = await createTask(replicaA, 'ask_then_wait', {});
-      await reach(replicaB, taskId, 'input_required');
+      await reach(replicaB, taskId, 'input_required', PICKUP_MS);
       const answered = await replicaB({
         method: 'tasks/update',
         params: {
@@ -144,46 +120,4 @@ if (!skipWithoutRedis('multi-process redis deployment')) {
       assert.equal(terminalWrites.get(taskId), 1, 'exactly one terminal write');
     });
   });
-}
-
-function dispatchTo(endpoint: string): RawDispatch {
-  return createHttpDispatch({
-    url: endpoint,
-    framing: {
-      protocolVersion: '2026-07-28',
-      clientInfo: { name: 'taskrail-e2e', version: '0' },
-      clientCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } },
-    },
-  });
-}
-
-async function createTask(replica: RawDispatch, name: string, args: object): Promise<string> {
-  const reply = await replica({ method: 'tools/call', params: { name, arguments: args } });
-  assert.equal(reply.kind, 'result', JSON.stringify(reply));
-  const result = reply.kind === 'result' ? reply.result : {};
-  const task = (result.task ?? result) as { taskId?: unknown };
-  assert.equal(typeof task.taskId, 'string', `a CreateTaskResult: ${JSON.stringify(result)}`);
-  return task.taskId as string;
-}
-
-interface LogEvent {
-  event: string;
-  taskId: string;
-  pid: number;
-}
-
-function readLog(path: string): LogEvent[] {
-  let text = '';
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch {
-    return [];
-  }
-  return text
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => {
-      const [event, taskId, pid] = line.split(' ');
-      return { event: event as string, taskId: taskId as string, pid: Number(pid) };
-    });
 }

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { TaskRuntime } from '../../src/runtime/runtime.js';
+import { TaskRuntime, nextSweepBatch } from '../../src/runtime/runtime.js';
 import { createTaskServer, type TaskServer } from '../../src/server/index.js';
 import registerDemo from '../../src/server/tools/demo.js';
 import { SqliteTaskStore } from '../../src/stores/sqlite/index.js';
@@ -95,5 +95,15 @@ describe('the TTL sweeper yields between batches', () => {
       await store.close();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('sweep batches follow their time budget', () => {
+  it('shrinks a batch that took too long and grows one that was quick, within bounds', () => {
+    assert.equal(nextSweepBatch(500, 16), 250, 'twice the budget halves the batch');
+    assert.equal(nextSweepBatch(500, 200), 250, 'never shrinks more than 2x in one step');
+    assert.equal(nextSweepBatch(500, 4), 1000, 'half the budget doubles the batch');
+    assert.equal(nextSweepBatch(1600, 0), 2000, 'never above the ceiling');
+    assert.equal(nextSweepBatch(20, 1000), 16, 'never below the floor');
   });
 });

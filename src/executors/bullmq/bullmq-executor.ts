@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import type { Executor, Logger, Reservation } from '../../runtime/api.js';
 import type { TaskStore } from '../../store/port.js';
 import { parseRedisUrl } from '../../stores/redis/url.js';
-import { Slots } from './slots.js';
+import { waitAtMost, warnTo, WorkerSlots } from '../worker-slots.js';
 
 export const QUEUE_NAME = 'tasks';
 
@@ -51,17 +51,13 @@ export class BullmqExecutor implements Executor {
   #worker: Worker<JobData> | undefined;
   #connections: Redis[] = [];
   #closing: Promise<void> | undefined;
-  readonly #slots: Slots;
-  readonly #localRuns = new Set<Promise<void>>();
+  readonly #slots: WorkerSlots;
 
   constructor(options: BullmqExecutorOptions) {
     const location = parseRedisUrl(options.connectionUrl);
     const concurrency = options.concurrency ?? 10;
-    if (!Number.isInteger(concurrency) || concurrency < 1) {
-      throw new RangeError(`concurrency must be a positive integer, got ${concurrency}`);
-    }
+    this.#slots = new WorkerSlots(concurrency, (message, error) => this.#warn(message, error));
     this.#options = { ...options, concurrency };
-    this.#slots = new Slots(concurrency);
     this.#connectUrl = location.connectUrl;
     this.#prefix = `${options.prefix ?? location.prefix}:bull`;
   }
@@ -73,14 +69,8 @@ export class BullmqExecutor implements Executor {
   start(run: (taskId: string) => Promise<void>): void {
     if (this.#options.mode !== 'work' || this.#worker !== undefined) return;
     const lockMs = this.#options.lockMs ?? 15_000;
-    const processJob = async (job: Job<JobData>): Promise<void> => {
-      await this.#slots.acquire();
-      try {
-        await run(job.data.taskId);
-      } finally {
-        this.#slots.release();
-      }
-    };
+    const processJob = (job: Job<JobData>): Promise<void> =>
+      this.#slots.runJob(() => run(job.data.taskId));
     this.#worker = new Worker<JobData>(QUEUE_NAME, processJob, {
       connection: this.#connection(null),
       prefix: this.#prefix,
@@ -103,27 +93,7 @@ export class BullmqExecutor implements Executor {
    */
   reserve(): Reservation | undefined {
     if (this.#worker === undefined || this.#closing !== undefined) return undefined;
-    if (!this.#slots.tryAcquire()) return undefined;
-    let used = false;
-    return {
-      run: (taskId, work) => {
-        if (used) throw new Error('a reservation runs once');
-        used = true;
-        const done = new Promise<void>((resolve) => setImmediate(resolve))
-          .then(work)
-          .catch((error: unknown) => this.#warn(`running task ${taskId} failed`, error))
-          .finally(() => {
-            this.#slots.release();
-            this.#localRuns.delete(done);
-          });
-        this.#localRuns.add(done);
-      },
-      release: () => {
-        if (used) return;
-        used = true;
-        this.#slots.release();
-      },
-    };
+    return this.#slots.reserve();
   }
 
   /** Resolves once the worker (in `work` mode) is connected and fetching jobs. */
@@ -148,14 +118,7 @@ export class BullmqExecutor implements Executor {
    */
   async stop(graceMs: number): Promise<void> {
     this.#closing ??= this.#close();
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      this.#closing,
-      new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, graceMs);
-      }),
-    ]);
-    clearTimeout(timer);
+    await waitAtMost(this.#closing, graceMs);
   }
 
   closed(): Promise<void> {
@@ -163,7 +126,11 @@ export class BullmqExecutor implements Executor {
   }
 
   async #close(): Promise<void> {
-    await Promise.allSettled([this.#worker?.close(), this.#queue?.close(), ...this.#localRuns]);
+    await Promise.allSettled([
+      this.#worker?.close(),
+      this.#queue?.close(),
+      ...this.#slots.inFlight,
+    ]);
     await Promise.allSettled(this.#connections.map((connection) => connection.quit()));
   }
 
@@ -207,9 +174,7 @@ export class BullmqExecutor implements Executor {
   }
 
   #warn(message: string, error: unknown): void {
-    const detail = error instanceof Error ? error.message : String(error);
-    if (this.#options.logger !== undefined) this.#options.logger.warn(message, { error: detail });
-    else process.emitWarning(`taskrail: ${message}: ${detail}`);
+    warnTo(this.#options.logger, message, error);
   }
 }
 

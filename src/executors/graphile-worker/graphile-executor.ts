@@ -1,8 +1,11 @@
 import type { Runner, WorkerUtils } from 'graphile-worker';
-import type { Executor, Logger, Reservation } from '../../runtime/api.js';
+import type pg from 'pg';
+import type { DispatchReason, Executor, Logger, Reservation } from '../../runtime/api.js';
 import type { TaskStore } from '../../store/port.js';
+import { loadPg } from '../../stores/postgres/driver.js';
 import { parsePostgresUrl } from '../../stores/postgres/url.js';
-import { Slots } from '../bullmq/slots.js';
+import { waitAtMost, warnTo, WorkerSlots } from '../worker-slots.js';
+import { installEnqueueTrigger } from './enqueue-trigger.js';
 import { loadGraphileWorker, type GraphileWorkerModule } from './load.js';
 
 export const TASK_IDENTIFIER = 'taskrail_run';
@@ -26,33 +29,46 @@ interface JobPayload {
   taskId: string;
 }
 
+/** graphile-worker's connections and helpers, set up once. */
+interface Engine {
+  graphile: GraphileWorkerModule;
+  pool: pg.Pool;
+  utils: WorkerUtils;
+}
+
 /**
  * Hands tasks to worker processes through graphile-worker (jobs in Postgres, picked up through
  * LISTEN/NOTIFY). graphile-worker only delivers: the runtime's `run(taskId)` claims the task's
  * lease in the store, so a duplicate or late delivery is harmless, and a killed worker's task
  * is found by the store's lease expiry and dispatched again (graphile-worker itself would hold
- * a dead worker's job for hours).
+ * a dead worker's job for hours). New and resumed tasks get their job from a trigger in the
+ * store's own transaction (enqueue-trigger.ts); only recovery scans add jobs from here.
+ *
+ * graphile-worker's own connections commit without waiting for the disk
+ * (`synchronous_commit=off`): its job rows are only a wake-up. A job lost in a database crash is
+ * a task left runnable, which the next recovery scan dispatches again; a fetch or completion
+ * lost is a job run twice, which the lease turns away. The task rows and leases, written
+ * through the store, stay fully durable.
  */
 export class GraphileExecutor implements Executor {
   readonly #options: GraphileExecutorOptions;
   readonly #url: string;
+  readonly #storeSchema: string;
   readonly #schema: string;
-  readonly #slots: Slots;
-  readonly #localRuns = new Set<Promise<void>>();
-  #module: Promise<GraphileWorkerModule> | undefined;
-  #utils: Promise<WorkerUtils> | undefined;
+  readonly #slots: WorkerSlots;
+  #engine: Promise<Engine> | undefined;
   #runner: Promise<Runner> | undefined;
   #closing: Promise<void> | undefined;
+  /** Set once the store's writes add jobs themselves (the trigger is installed). */
+  #enqueuedByStore = false;
 
   constructor(options: GraphileExecutorOptions) {
     const location = parsePostgresUrl(options.connectionUrl);
     const concurrency = options.concurrency ?? 10;
-    if (!Number.isInteger(concurrency) || concurrency < 1) {
-      throw new RangeError(`concurrency must be a positive integer, got ${concurrency}`);
-    }
+    this.#slots = new WorkerSlots(concurrency, (message, error) => this.#warn(message, error));
     this.#options = { ...options, concurrency };
-    this.#slots = new Slots(concurrency);
     this.#url = location.connectUrl;
+    this.#storeSchema = location.schema;
     this.#schema = `${location.schema}_jobs`;
   }
 
@@ -66,42 +82,28 @@ export class GraphileExecutor implements Executor {
     this.#runner.catch((error: unknown) => this.#warn('graphile-worker did not start', error));
   }
 
-  /** Resolves once the worker (in `work` mode) is connected and listening for jobs. */
+  /**
+   * Resolves once graphile-worker's schema and the store's enqueue trigger are in place and, in
+   * `work` mode after `start`, the worker is connected and listening for jobs. Tasks created
+   * before this dispatch themselves the slower way (a job added after the create).
+   */
   async ready(): Promise<void> {
+    await this.#getEngine();
     await this.#runner;
   }
 
   /** In `work` mode, a free slot for a task this process creates and starts at once. */
   reserve(): Reservation | undefined {
     if (this.#runner === undefined || this.#closing !== undefined) return undefined;
-    if (!this.#slots.tryAcquire()) return undefined;
-    let used = false;
-    return {
-      run: (taskId, work) => {
-        if (used) throw new Error('a reservation runs once');
-        used = true;
-        const done = new Promise<void>((resolve) => setImmediate(resolve))
-          .then(work)
-          .catch((error: unknown) => this.#warn(`running task ${taskId} failed`, error))
-          .finally(() => {
-            this.#slots.release();
-            this.#localRuns.delete(done);
-          });
-        this.#localRuns.add(done);
-      },
-      release: () => {
-        if (used) return;
-        used = true;
-        this.#slots.release();
-      },
-    };
+    return this.#slots.reserve();
   }
 
-  async dispatch(taskId: string): Promise<void> {
+  async dispatch(taskId: string, reason: DispatchReason = 'recovery'): Promise<void> {
     if (this.#closing !== undefined) return;
+    if (reason !== 'recovery' && this.#enqueuedByStore) return;
     const jobKey = await this.#jobKey(taskId);
     if (jobKey === undefined) return;
-    const utils = await this.#getUtils();
+    const { utils } = await this.#getEngine();
     // 'replace': a waiting job of this key is reused; one that is running (perhaps on a dead
     // worker) keeps running and a new job is added beside it.
     await utils.addJob(TASK_IDENTIFIER, { taskId } satisfies JobPayload, {
@@ -113,14 +115,7 @@ export class GraphileExecutor implements Executor {
 
   async stop(graceMs: number): Promise<void> {
     this.#closing ??= this.#close();
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      this.#closing,
-      new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, graceMs);
-      }),
-    ]);
-    clearTimeout(timer);
+    await waitAtMost(this.#closing, graceMs);
   }
 
   closed(): Promise<void> {
@@ -128,9 +123,9 @@ export class GraphileExecutor implements Executor {
   }
 
   async #startRunner(run: (taskId: string) => Promise<void>): Promise<Runner> {
-    const graphile = await this.#load();
+    const { graphile, pool } = await this.#getEngine();
     return graphile.run({
-      connectionString: this.#url,
+      pgPool: pool,
       schema: this.#schema,
       concurrency: this.#options.concurrency ?? 10,
       noHandleSignals: true,
@@ -138,15 +133,10 @@ export class GraphileExecutor implements Executor {
       taskList: {
         [TASK_IDENTIFIER]: async (payload) => {
           const { taskId } = payload as JobPayload;
-          await this.#slots.acquire();
-          try {
-            await run(taskId);
-          } catch (error) {
-            // The task's own state is in the store; a failed job would only linger in the queue.
-            this.#warn(`running task ${taskId} failed`, error);
-          } finally {
-            this.#slots.release();
-          }
+          // The task's own state is in the store; a failed job would only linger in the queue.
+          await this.#slots
+            .runJob(() => run(taskId))
+            .catch((error: unknown) => this.#warn(`running task ${taskId} failed`, error));
         },
       },
     });
@@ -154,9 +144,10 @@ export class GraphileExecutor implements Executor {
 
   async #close(): Promise<void> {
     const runner = await this.#runner?.catch(() => undefined);
-    await Promise.allSettled([runner?.stop(), ...this.#localRuns]);
-    const utils = await this.#utils?.catch(() => undefined);
-    await utils?.release();
+    await Promise.allSettled([runner?.stop(), ...this.#slots.inFlight]);
+    const engine = await this.#engine?.catch(() => undefined);
+    await Promise.resolve(engine?.utils.release()).catch(() => undefined);
+    await engine?.pool.end().catch(() => undefined);
   }
 
   /** `<taskId>.<revision>`: a new job for every change (resumption), one while it waits. */
@@ -168,23 +159,38 @@ export class GraphileExecutor implements Executor {
     return `${taskId}.${task.revision}`;
   }
 
-  #load(): Promise<GraphileWorkerModule> {
-    this.#module ??= loadGraphileWorker();
-    return this.#module;
+  #getEngine(): Promise<Engine> {
+    this.#engine ??= this.#connect();
+    this.#engine.catch(() => (this.#engine = undefined));
+    return this.#engine;
   }
 
-  #getUtils(): Promise<WorkerUtils> {
-    this.#utils ??= this.#load().then(async (graphile) => {
-      const utils = await graphile.makeWorkerUtils({
-        connectionString: this.#url,
-        schema: this.#schema,
-        logger: this.#graphileLogger(graphile),
-      });
-      await utils.migrate();
-      return utils;
+  async #connect(): Promise<Engine> {
+    const [graphile, pgModule] = await Promise.all([loadGraphileWorker(), loadPg()]);
+    const pool = new pgModule.Pool({
+      connectionString: this.#url,
+      // The LISTEN connection, one per running job, and room for recovery dispatches.
+      max: (this.#options.concurrency ?? 10) + 3,
+      connectionTimeoutMillis: 5_000,
+      options: '-c synchronous_commit=off',
     });
-    this.#utils.catch(() => (this.#utils = undefined));
-    return this.#utils;
+    const logger = this.#graphileLogger(graphile);
+    pool.on('error', (error) => this.#warn('graphile-worker connection lost', error));
+    pool.on('connect', (client) => client.on('error', () => undefined)); // the next query fails
+    try {
+      const utils = await graphile.makeWorkerUtils({ pgPool: pool, schema: this.#schema, logger });
+      const client = await pool.connect();
+      try {
+        await installEnqueueTrigger(client, this.#storeSchema, this.#schema, TASK_IDENTIFIER);
+      } finally {
+        client.release();
+      }
+      this.#enqueuedByStore = true;
+      return { graphile, pool, utils };
+    } catch (error) {
+      await pool.end().catch(() => undefined);
+      throw error;
+    }
   }
 
   /** graphile-worker's warnings and errors go to taskrail's logger; its chatter does not. */
@@ -195,9 +201,7 @@ export class GraphileExecutor implements Executor {
   }
 
   #warn(message: string, error: unknown): void {
-    const detail = error instanceof Error ? error.message : String(error);
-    if (this.#options.logger !== undefined) this.#options.logger.warn(message, { error: detail });
-    else process.emitWarning(`taskrail: ${message}: ${detail}`);
+    warnTo(this.#options.logger, message, error);
   }
 }
 

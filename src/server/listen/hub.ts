@@ -8,8 +8,9 @@ import { TaskSubscription } from './subscription.js';
 
 /**
  * All open task streams of one server: routes store events (local writes, and with the Redis
- * store every other replica's writes, which it re-emits) to the subscriptions naming that task.
- * The store listeners exist only while at least one stream is open.
+ * and Postgres stores every other replica's writes, which they re-emit) to the subscriptions
+ * naming that task, and has them read their tasks again when the store says events may have
+ * been missed. The store listeners exist only while at least one stream is open.
  */
 export class ListenHub {
   options: ListenOptions;
@@ -93,9 +94,14 @@ export class ListenHub {
       const subscriptions = this.#byTask.get(id);
       if (subscriptions !== undefined) for (const s of [...subscriptions]) s.gone(id);
     });
+    const offResync = this.#events.on('store:resync', () => {
+      const subscriptions = new Set([...this.#byTask.values()].flatMap((set) => [...set]));
+      for (const s of subscriptions) void s.reread();
+    });
     this.#detach = () => {
       offUpdated();
       offDeleted();
+      offResync();
     };
   }
 

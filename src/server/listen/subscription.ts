@@ -161,6 +161,12 @@ export class TaskSubscription {
   /** Keep-alive, and a re-read that repairs any event the store could not deliver. */
   async #tick(): Promise<void> {
     if (!this.#deps.sink.write(KEEP_ALIVE_FRAME)) return;
+    await this.reread();
+  }
+
+  /** Reads every live task again and sends what changed (events may have been missed). */
+  async reread(): Promise<void> {
+    if (this.#held !== undefined || this.#deps.sink.closed) return;
     for (const id of [...this.#live.keys()]) {
       try {
         const task = await this.#deps.runtime.getTask(id, this.principal);

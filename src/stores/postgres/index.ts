@@ -63,6 +63,7 @@ export async function openPostgresStore(
     channel,
     description,
     onMessage: (payload) => relay.receive(payload),
+    onReconnect: () => store.events.emit('store:resync', {}),
     warn,
   });
   try {

@@ -8,6 +8,8 @@ export interface ListenerOptions {
   channel: string;
   description: string;
   onMessage(payload: string): void;
+  /** Listening again after the connection was lost: notices sent meanwhile are gone. */
+  onReconnect?(): void;
   warn(message: string): void;
 }
 
@@ -89,8 +91,8 @@ export class ChannelListener {
         () => {
           if (this.#closed) return;
           this.#attempt = 0;
-          // Notices sent while disconnected are lost; lease heartbeats read the status anyway.
           this.#reported = false;
+          this.#options.onReconnect?.();
         },
         () => {
           this.#attempt += 1;

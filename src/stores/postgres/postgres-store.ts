@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { TaskEvents } from '../../store/events.js';
 import type {
@@ -51,6 +52,8 @@ export class PostgresTaskStore implements TaskStore {
   readonly #clock: (() => number) | undefined;
   readonly #origin: string;
   readonly #onClose: (() => Promise<void>) | undefined;
+  /** Statement text → prepared statement name (a few dozen texts per schema at most). */
+  readonly #names = new Map<string, string>();
   #closed = false;
 
   constructor(parts: PostgresStoreParts) {
@@ -297,10 +300,19 @@ export class PostgresTaskStore implements TaskStore {
     );
   }
 
+  /**
+   * Every statement is prepared once per connection (named after its text): PostgreSQL then
+   * parses and plans it once, not on every call.
+   */
   async #query(sql: string, params: unknown[]): Promise<Row[]> {
     this.#assertOpen();
+    let name = this.#names.get(sql);
+    if (name === undefined) {
+      name = `taskrail_${createHash('sha256').update(sql).digest('hex').slice(0, 24)}`;
+      this.#names.set(sql, name);
+    }
     try {
-      return (await this.#pool.query<Row>(sql, params)).rows;
+      return (await this.#pool.query<Row>({ name, text: sql, values: params })).rows;
     } catch (error) {
       throw storeError(error, this.description);
     }

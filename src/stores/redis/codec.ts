@@ -1,5 +1,5 @@
-import { TaskrailError } from '../../task/errors.js';
-import { fixedFieldsOf, type FixedFields, type TaskRecord } from '../../task/record.js';
+import type { TaskRecord } from '../../task/record.js';
+import { decodeParts, encodeData, encodeFixed } from '../shared/record-parts.js';
 
 /**
  * A record is stored in two JSON parts: `fixed` (written once at creation, so a compare-and-set
@@ -11,34 +11,13 @@ export interface EncodedRecord {
 }
 
 export function encodeRecord(task: TaskRecord): EncodedRecord {
-  return { fixed: JSON.stringify(fixedFieldsOf(task)), data: encodeData(task) };
+  return { fixed: encodeFixed(task), data: encodeData(task) };
 }
 
-export function encodeData(task: TaskRecord): string {
-  const {
-    id: _id,
-    principal: _principal,
-    tool: _tool,
-    arguments: _arguments,
-    createdAt: _createdAt,
-    generation: _generation,
-    idempotencyKey: _idempotencyKey,
-    ...data
-  } = task;
-  return JSON.stringify(data);
-}
+export { encodeData };
 
 export function decodeRecord(fixed: unknown, data: unknown): TaskRecord {
-  if (typeof fixed !== 'string' || typeof data !== 'string') {
-    throw new TaskrailError('STORE_CORRUPT', 'redis task hash lacks its JSON fields');
-  }
-  try {
-    return { ...(JSON.parse(data) as object), ...(JSON.parse(fixed) as FixedFields) } as TaskRecord;
-  } catch (error) {
-    throw new TaskrailError('STORE_CORRUPT', 'redis task hash holds invalid JSON', {
-      cause: error,
-    });
-  }
+  return decodeParts(fixed, data, 'redis task hash');
 }
 
 /** The store's copy of fixed fields wins over whatever the writer sent. */

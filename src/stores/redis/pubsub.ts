@@ -21,5 +21,13 @@ export async function subscribeEvents(
   subscriber.on('message', (from: string, message: string) => {
     if (from === channel) relay.receive(message);
   });
+  // ioredis subscribes again on reconnection; messages published meanwhile are gone.
+  let lost = false;
+  subscriber.on('close', () => (lost = true));
+  subscriber.on('ready', () => {
+    if (!lost) return;
+    lost = false;
+    store.events.emit('store:resync', {});
+  });
   await subscriber.subscribe(channel);
 }
