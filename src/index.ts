@@ -1,6 +1,8 @@
 /**
  * `taskrail`: the task model, errors, the TaskStore port and shared types. This entry loads no
  * database driver and no MCP SDK; servers, clients and stores have their own subpaths.
+ * Internals (the record constructor, transitions, the local executor, the park signal) stay
+ * out: test/public-api.test.ts lists what each entry exports, so a change here is deliberate.
  */
 export {
   TASK_STATUSES,
@@ -15,7 +17,7 @@ export type { JsonRpcErrorObject, TaskrailErrorCode } from './task/errors.js';
 export { newTaskId, isPlausibleTaskId } from './task/ids.js';
 export { isoTime, systemClock } from './task/time.js';
 export type { Clock } from './task/time.js';
-export { newTaskRecord, pendingInputRequests, isExpired } from './task/record.js';
+export { pendingInputRequests, isExpired } from './task/record.js';
 export type {
   InputRequest,
   JsonObject,
@@ -23,7 +25,6 @@ export type {
   TaskRecord,
   WireGeneration,
 } from './task/record.js';
-export * as transitions from './task/transitions.js';
 export { TaskEvents } from './store/events.js';
 export type { TaskEventMap, TaskEventName, TaskEventListener } from './store/events.js';
 export type {
@@ -36,8 +37,6 @@ export type {
   TaskStore,
 } from './store/port.js';
 export { TaskRuntime } from './runtime/runtime.js';
-export { LocalExecutor } from './runtime/local-executor.js';
-export { ParkSignal, isParkSignal } from './runtime/park.js';
 export { stderrLogger } from './runtime/logger.js';
 export { installRejectionGuard } from './runtime/rejection-guard.js';
 export type { LogLevel } from './runtime/logger.js';

@@ -19,8 +19,14 @@ interface ListFlags extends StoreFlag {
   json?: boolean;
 }
 
-/** Exit code for an unknown or expired task (interface.md: "task lost"). */
+/** Exit codes shared with `call` and `tasks` (interface.md). */
+const EXIT_TOOL_ERROR = 1;
+const EXIT_FAILED = 2;
+const EXIT_CANCELLED = 3;
+/** An unknown or expired task (interface.md: "task lost"). */
 const EXIT_LOST = 4;
+/** An id prefix is looked for among this many newest tasks at most. */
+const PREFIX_SCAN_LIMIT = 100_000;
 
 function parseStatuses(value: string): TaskStatus[] {
   const statuses = value.split(',').map((s) => s.trim());
@@ -57,14 +63,16 @@ export function registerAdmin(program: Command): void {
     .action((flags: ListFlags) => withStore(flags, (store) => list(store, flags)));
   admin
     .command('show')
-    .argument('<id>')
+    .argument('<id>', 'a task id or a unique prefix of one')
     .description('print the task record (and its recorded steps) as JSON')
     .option('--store <url>', STORE_HELP)
     .action((id: string, flags: StoreFlag) => withStore(flags, (store) => show(store, id)));
   admin
     .command('cancel')
-    .argument('<id>')
-    .description('move a live task to cancelled; its worker sees it at the next heartbeat')
+    .argument('<id>', 'a task id or a unique prefix of one')
+    .description(
+      'move a live task to cancelled (its worker sees it at the next heartbeat); exits 3 once cancelled',
+    )
     .option('--store <url>', STORE_HELP)
     .option('--message <text>', 'the statusMessage to leave', 'Cancelled by an operator.')
     .action((id: string, flags: StoreFlag & { message: string }) =>
@@ -134,25 +142,55 @@ function view(task: TaskRecord): Record<string, unknown> {
   };
 }
 
-async function show(store: TaskStore, id: string): Promise<number> {
-  const task = await store.get(id);
-  if (task === undefined) return lost(id);
-  const steps = await store.loadSteps(id);
+async function show(store: TaskStore, idOrPrefix: string): Promise<number> {
+  const task = await findTask(store, idOrPrefix);
+  if (task === undefined) return lost(idOrPrefix);
+  const steps = await store.loadSteps(task.id);
   process.stdout.write(`${JSON.stringify({ ...view(task), steps }, null, 2)}\n`);
   return 0;
 }
 
-async function cancelTask(store: TaskStore, id: string, message: string): Promise<number> {
-  const before = await store.get(id);
-  if (before === undefined) return lost(id);
+/**
+ * Exits like `tasks cancel` (README, "Exit codes"): with the code of the status the task ends
+ * in, so 3 once it is cancelled, and 0/1/2 when it had already completed or failed.
+ */
+async function cancelTask(store: TaskStore, idOrPrefix: string, message: string): Promise<number> {
+  const before = await findTask(store, idOrPrefix);
+  if (before === undefined) return lost(idOrPrefix);
+  const id = before.id;
   const after = await updateTask(store, id, (task) => cancel(task, Date.now(), message));
   if (after === undefined) return lost(id);
-  if (after.status !== 'cancelled' || isTerminal(before.status)) {
+  if (isTerminal(before.status)) {
     process.stderr.write(`taskrail: task ${id} is already ${after.status}; nothing to cancel\n`);
-    return 1;
   }
-  process.stdout.write(`${id} cancelled\n`);
-  return 0;
+  process.stdout.write(`${id} ${after.status}\n`);
+  return exitCodeOf(after);
+}
+
+function exitCodeOf(task: TaskRecord): number {
+  if (task.status === 'cancelled') return EXIT_CANCELLED;
+  if (task.status === 'failed') return EXIT_FAILED;
+  if (task.status === 'completed') return task.result?.['isError'] === true ? EXIT_TOOL_ERROR : 0;
+  return EXIT_LOST;
+}
+
+/** The task with this id, else the one task whose id starts with it (ids are long). */
+async function findTask(store: TaskStore, idOrPrefix: string): Promise<TaskRecord | undefined> {
+  const exact = await store.get(idOrPrefix);
+  if (exact !== undefined || idOrPrefix === '') return exact;
+  const matches: TaskRecord[] = [];
+  let cursor: string | undefined;
+  let scanned = 0;
+  do {
+    const page = await store.list(cursor === undefined ? { limit: 1000 } : { limit: 1000, cursor });
+    matches.push(...page.tasks.filter((task) => task.id.startsWith(idOrPrefix)));
+    scanned += page.tasks.length;
+    cursor = page.nextCursor;
+  } while (cursor !== undefined && matches.length < 2 && scanned < PREFIX_SCAN_LIMIT);
+  if (matches.length > 1) {
+    throw new Error(`'${idOrPrefix}' matches several tasks; give more of the id`);
+  }
+  return matches[0];
 }
 
 function lost(id: string): number {

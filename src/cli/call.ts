@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { TaskrailClient } from '../client/index.js';
+import { TaskrailClient, clientOptionsFromEnv } from '../client/index.js';
 import { bearerFrom } from './options.js';
 import { follow, parseArguments, printOutcome, reportError, SigintRouter } from './host-output.js';
 import { ProgressLine } from './host-progress.js';
@@ -42,10 +42,12 @@ async function runCall(url: string, tool: string, flags: CallFlags): Promise<num
   const bearer = bearerFrom(flags.bearer);
   const progress = new ProgressLine();
   const interrupt = new AbortController();
+  const env = clientOptionsFromEnv(process.env);
   const client = new TaskrailClient({
     url,
-    tasks: flags.tasks,
-    background: true,
+    ...env,
+    tasks: flags.tasks && env.tasks !== false,
+    background: env.background ?? true,
     input: terminalInput(progress, interrupt.signal),
     onEvent: progress.onEvent,
     ...(bearer === undefined ? {} : { bearer }),

@@ -10,6 +10,12 @@ import type { ProgressLine } from './host-progress.js';
 export const EXIT_USAGE = 4;
 
 /**
+ * SIGINTs closer together than this are one keypress: `npm exec`/`npx` forwards the terminal's
+ * SIGINT to its child, which already got its own copy from the terminal.
+ */
+const SAME_KEYPRESS_MS = 150;
+
+/**
  * One SIGINT listener for the whole command. Node resets SIGINT to its default (terminate) when
  * the last listener goes, and a signal landing between an `off` and the next `on` was seen to
  * kill or vanish; so the listener stays and only its target changes. Interrupts before a target
@@ -18,8 +24,12 @@ export const EXIT_USAGE = 4;
 export class SigintRouter {
   #target: (() => void) | undefined;
   #early = 0;
+  #lastAt = Number.NEGATIVE_INFINITY;
   readonly #onEarly: (count: number) => void;
   readonly #listener = (): void => {
+    const now = performance.now();
+    if (now - this.#lastAt < SAME_KEYPRESS_MS) return;
+    this.#lastAt = now;
     if (this.#target !== undefined) this.#target();
     else this.#onEarly(++this.#early);
   };

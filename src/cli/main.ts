@@ -14,6 +14,7 @@ type Register = (program: Command) => void;
 const COMMANDS: Record<string, () => Promise<Register>> = {
   serve: async () => (await import('./serve.js')).registerServe,
   proxy: async () => (await import('./proxy.js')).registerProxy,
+  tools: async () => (await import('./tools.js')).registerTools,
   call: async () => (await import('./call.js')).registerCall,
   tasks: async () => (await import('./tasks.js')).registerTasks,
   worker: async () => (await import('./worker.js')).registerWorker,
@@ -35,7 +36,20 @@ export async function buildProgram(argv: string[] = process.argv): Promise<Comma
   return program;
 }
 
+/**
+ * A reader that stops early (`taskrail tasks list | head`) closes the pipe: stop writing and
+ * leave quietly, as Unix tools do, instead of dying with an EPIPE stack.
+ */
+function exitQuietlyOnClosedPipe(stream: NodeJS.WriteStream): void {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
+  });
+}
+
 async function main(argv: string[]): Promise<void> {
+  exitQuietlyOnClosedPipe(process.stdout);
+  exitQuietlyOnClosedPipe(process.stderr);
   const program = await buildProgram(argv);
   try {
     await program.parseAsync(argv);

@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
 import type { Logger } from '../runtime/api.js';
-import { serveExecutor } from '../executors/bullmq/serve-executor.js';
+import { serveExecutor } from '../executors/serve-executor.js';
 import {
   defaultLogFormat,
   stderrLogger,
-  type LogFormat,
   type LogLevel,
+  type LogFormat,
 } from '../runtime/logger.js';
 import { installRejectionGuard } from '../runtime/rejection-guard.js';
 import { createTaskServer, HTTP_DEFAULTS, type TaskServer } from '../server/app.js';
@@ -241,6 +241,9 @@ async function serveOverHttp(
   try {
     info = await app.listen(options.port, options.host);
   } catch (error) {
+    // Stop the runtime (recovery scan, executor) before the store it reads, so the listen error
+    // is what the user sees, not a later "store is closed" from work still in flight.
+    await stopApp().catch(() => undefined);
     await store.close();
     throw new Error(
       `cannot listen on ${options.host}:${options.port}: ${(error as Error).message}`,

@@ -39,7 +39,7 @@ export function showText(e: LedgerEntry): string {
     `server:     ${e.server}`,
     `tool:       ${e.tool}`,
     `arguments:  ${JSON.stringify(e.arguments)}`,
-    `status:     ${e.status}${e.outcome === undefined ? '' : ` (${e.outcome})`}`,
+    `status:     ${e.status}${e.outcome === undefined || e.outcome === e.status ? '' : ` (${e.outcome})`}`,
     `message:    ${e.statusMessage ?? ''}`,
     `created:    ${new Date(e.createdAt).toISOString()}`,
     `updated:    ${new Date(e.updatedAt).toISOString()}`,

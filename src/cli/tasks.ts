@@ -1,10 +1,17 @@
 import type { Command } from 'commander';
-import { Ledger, TaskrailClient, isFinal, type LedgerEntry } from '../client/index.js';
+import {
+  Ledger,
+  TaskrailClient,
+  clientOptionsFromEnv,
+  isFinal,
+  type LedgerEntry,
+} from '../client/index.js';
 import { follow, printOutcome, reportError, SigintRouter } from './host-output.js';
 import { ProgressLine } from './host-progress.js';
 import { terminalInput } from './host-prompt.js';
 import { bearerFrom } from './options.js';
-import { formatAge, showJson, showText } from './tasks-format.js';
+import { showJson, showText } from './tasks-format.js';
+import { listTasks } from './tasks-list.js';
 import { runResume } from './tasks-resume.js';
 
 export function registerTasks(program: Command): void {
@@ -13,8 +20,13 @@ export function registerTasks(program: Command): void {
     .description("work on the client's task ledger ($TASKRAIL_HOME)");
   tasks
     .command('list')
-    .description('one line per task: id, server, tool, status, age, last message')
-    .action(() => withLedger((ledger) => listTasks(ledger)));
+    .description(
+      "one line per task: id, server, tool, status (the server's, live; `?` when unreachable), age, last message",
+    )
+    .option('--json', 'print a JSON array of records (the fields of `tasks show --json`)')
+    .action((flags: { json?: boolean }) =>
+      withLedger((ledger) => listTasks(ledger, flags.json === true)),
+    );
   tasks
     .command('show')
     .argument('<id>')
@@ -50,26 +62,12 @@ export function registerTasks(program: Command): void {
 }
 
 async function withLedger(run: (ledger: Ledger) => Promise<number> | number): Promise<void> {
-  const ledger = Ledger.open();
+  const ledger = Ledger.open(clientOptionsFromEnv(process.env).home);
   try {
     process.exitCode = await run(ledger);
   } finally {
     ledger.close();
   }
-}
-
-function listTasks(ledger: Ledger): number {
-  const now = Date.now();
-  for (const e of ledger.list()) {
-    const message = (e.statusMessage ?? '').replace(/\s+/g, ' ');
-    process.stdout.write(
-      `${e.id}  ${e.server}  ${e.tool}  ${e.status}  ${formatAge(now - e.createdAt)}  ${message}\n`.replace(
-        / +\n$/,
-        '\n',
-      ),
-    );
-  }
-  return 0;
 }
 
 function show(ledger: Ledger, id: string, json: boolean): number {

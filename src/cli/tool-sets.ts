@@ -24,7 +24,7 @@ export async function loadToolSet(
   } catch (error) {
     throw new TaskrailError(
       'CONFIG',
-      `cannot load the tools module '${spec}': ${(error as Error).message}`,
+      `cannot load the tools module '${spec}': ${(error as Error).message}${typeScriptHint(spec, error)}`,
     );
   }
   if (typeof module.default !== 'function') {
@@ -34,4 +34,15 @@ export async function loadToolSet(
     );
   }
   await (module.default as Register)(app);
+}
+
+/** Node runs no TypeScript by itself (Node 20): say what to do instead of only "unknown extension". */
+function typeScriptHint(spec: string, error: unknown): string {
+  const code = (error as { code?: unknown }).code;
+  if (!/\.[cm]?ts$/.test(spec) || code !== 'ERR_UNKNOWN_FILE_EXTENSION') return '';
+  return (
+    ' (a TypeScript module: compile it first, e.g. `npx tsc`, and pass the .js file; or run' +
+    ' taskrail under a loader: `node --import tsx node_modules/.bin/taskrail serve --tools ' +
+    `${spec}\`)`
+  );
 }

@@ -1,4 +1,4 @@
-import type { FleetMembership } from '../executors/fleet-members.js';
+import type { FleetMembership } from '../executors/shared/fleet-members.js';
 import type { Logger } from '../runtime/api.js';
 
 /** What `serve --no-worker` knows about the workers that run its tasks. */

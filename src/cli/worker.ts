@@ -1,5 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { serveExecutor } from '../executors/bullmq/serve-executor.js';
+import { serveExecutor } from '../executors/serve-executor.js';
 import type { Executor } from '../runtime/api.js';
 import {
   defaultLogFormat,

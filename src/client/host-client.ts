@@ -1,6 +1,7 @@
 import { TaskrailClientError, isClientError, serverTroubleError } from './errors.js';
 import { inputCapabilities, answerInputRequests, type InputHandlers } from './input.js';
 import { Ledger, type TaskLedger } from './ledger.js';
+import { packageVersion } from './package-version.js';
 import type { CallOutcome } from './outcome.js';
 import {
   createHttpDispatch,
@@ -15,6 +16,7 @@ import { TaskRpc } from './task-rpc.js';
 import { judgeResult, TaskWatch, type TaskEvent, type WatchDeps } from './task-watch.js';
 import { settledCall, WatchedCall, type ToolCall } from './tool-call.js';
 import { parseToolCallReply, type Tool } from './wire.js';
+import type { DetailedTask } from './wire-types.js';
 import { detectLegacyPeer, type LegacyPeer, type LegacyPeerOptions } from './legacy-call.js';
 import { idempotencyMeta, sendToolCall } from './keyed-call.js';
 
@@ -23,12 +25,12 @@ export interface TaskrailClientOptions {
   url: string | URL;
   bearer?: string;
   headers?: Record<string, string>;
-  /** The ledger to use; default: `ledger.db` under `home` / `$TASKRAIL_HOME` / `~/.taskrail`. */
+  /** The ledger to use; default: `ledger.db` under `home` / `~/.taskrail`. */
   ledger?: TaskLedger;
   home?: string;
-  /** Declare the tasks extension (default true; `TASKRAIL_DISABLE_TASKS=1` forces false). */
+  /** Declare the tasks extension (default true). See `clientOptionsFromEnv` for the env switch. */
   tasks?: boolean;
-  /** Hand back a handle at once (default true; `TASKRAIL_DISABLE_TASK_BACKGROUND=1` forces false). */
+  /** Hand back a handle at once (default true); `false`: wait inside `callTool`. */
   background?: boolean;
   input?: InputHandlers;
   clientInfo?: { name: string; version: string };
@@ -60,7 +62,10 @@ export interface CallToolOptions {
 }
 
 const MAX_MRTR_ROUNDS = 8;
-const CLIENT_INFO = { name: 'taskrail', version: '0.1.0' };
+const clientInfo = (): { name: string; version: string } => ({
+  name: 'taskrail',
+  version: packageVersion(),
+});
 
 /** A host's connection to one MCP server: calls tools that may become tasks, with a durable ledger. */
 export class TaskrailClient {
@@ -97,7 +102,7 @@ export class TaskrailClient {
   }
 
   get tasksEnabled(): boolean {
-    return process.env.TASKRAIL_DISABLE_TASKS !== '1' && this.#options.tasks !== false;
+    return this.#options.tasks !== false;
   }
 
   /** The server's tools (every page of `tools/list`), fetched once. */
@@ -291,14 +296,22 @@ export class TaskrailClient {
     return {
       url: this.url,
       ...pick(this.#options, ['bearer', 'headers', 'fetch', 'onEvent']),
-      clientInfo: this.#options.clientInfo ?? CLIENT_INFO,
+      clientInfo: this.#options.clientInfo ?? clientInfo(),
       ledger: this.ledger,
       input: this.#options.input ?? {},
       defaultPollIntervalMs: this.#defaultPoll(),
-      background:
-        process.env.TASKRAIL_DISABLE_TASK_BACKGROUND !== '1' && (this.#options.background ?? true),
+      background: this.#options.background ?? true,
       tasks: this.tasksEnabled,
     };
+  }
+
+  /**
+   * The server's view of a task now (one `tasks/get`), or undefined when the server does not
+   * know it or answers with an error. Reads only: the ledger is not touched.
+   */
+  async fetchTask(taskId: string, signal?: AbortSignal): Promise<DetailedTask | undefined> {
+    const answer = await this.#rpc.get(taskId, signal);
+    return answer.ok ? answer.value : undefined;
   }
 
   close(): void {
@@ -309,9 +322,7 @@ export class TaskrailClient {
 
   async #watchCall(taskId: string, options: CallToolOptions): Promise<ToolCall> {
     const call = new WatchedCall(new TaskWatch(this.#watchDeps(), taskId), options.signal);
-    const background =
-      process.env.TASKRAIL_DISABLE_TASK_BACKGROUND !== '1' &&
-      (options.background ?? this.#options.background ?? true);
+    const background = options.background ?? this.#options.background ?? true;
     if (!background) await call.result();
     return call;
   }
@@ -342,7 +353,7 @@ export class TaskrailClient {
   #framing(clientCapabilities: Record<string, unknown>): RequestFraming {
     return {
       protocolVersion: PROTOCOL_VERSION,
-      clientInfo: this.#options.clientInfo ?? CLIENT_INFO,
+      clientInfo: this.#options.clientInfo ?? clientInfo(),
       clientCapabilities,
     };
   }

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { Readable } from 'node:stream';
+import { readBoundedText } from './sse.js';
 
 /** One HTTP answer, read however the transport reads it. */
 export interface HttpAnswer {
@@ -66,13 +67,7 @@ function answerOf(incoming: http.IncomingMessage): HttpAnswer {
     status: incoming.statusCode ?? 502,
     contentType: incoming.headers['content-type'] ?? '',
     wwwAuthenticate: incoming.headers['www-authenticate'],
-    text: () =>
-      new Promise((resolve, reject) => {
-        const chunks: Buffer[] = [];
-        incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
-        incoming.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-        incoming.on('error', reject);
-      }),
+    text: () => readBoundedText(Readable.toWeb(incoming) as ReadableStream<Uint8Array>),
     stream: () => Readable.toWeb(incoming) as ReadableStream<Uint8Array>,
     discard: async () => void incoming.resume(),
   };
@@ -92,7 +87,7 @@ export function fetchPost(doFetch: typeof fetch): HttpPost {
       status: response.status,
       contentType: response.headers.get('content-type') ?? '',
       wwwAuthenticate: response.headers.get('www-authenticate') ?? undefined,
-      text: () => response.text(),
+      text: () => readBoundedText(response.body),
       stream: () => response.body,
       discard: async () => void (await response.body?.cancel()),
     };

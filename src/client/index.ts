@@ -14,6 +14,7 @@ export {
 export type { ToolCall } from './tool-call.js';
 export { exitCodeFor, resultText, type CallOutcome, type OutcomeKind } from './outcome.js';
 export { Ledger, defaultHome } from './ledger.js';
+export { clientOptionsFromEnv, type EnvironmentOptions } from './env.js';
 export {
   MemoryLedger,
   isFinal,
@@ -39,5 +40,12 @@ export {
 } from './rpc-http.js';
 export { SchemaChecker } from './schema-check.js';
 export { TaskRpc } from './task-rpc.js';
-export type { CallToolResult, Tool } from './wire.js';
+export type { CallToolResult } from './wire.js';
+export type {
+  CreateTaskResult,
+  DetailedTask,
+  InputRequest,
+  InputRequests,
+  Tool,
+} from './wire-types.js';
 export { TaskrailClientError, isClientError, type ClientErrorCode } from './errors.js';

@@ -62,9 +62,9 @@ const NOT_FINAL = `status NOT IN ('completed','failed','cancelled','lost')`;
 
 type Row = Record<string, unknown>;
 
+/** `~/.taskrail`. The CLI honours `$TASKRAIL_HOME` (see `clientOptionsFromEnv`); the library reads no environment. */
 export function defaultHome(): string {
-  const env = process.env.TASKRAIL_HOME;
-  return env !== undefined && env !== '' ? env : join(homedir(), '.taskrail');
+  return join(homedir(), '.taskrail');
 }
 
 export class Ledger implements TaskLedger {

@@ -110,9 +110,7 @@ export class LegacyPeer {
       ownerPid: process.pid,
     });
     const call = new LegacyTaskCall(this, taskId, name, tool?.outputSchema, options.signal);
-    const background =
-      process.env.TASKRAIL_DISABLE_TASK_BACKGROUND !== '1' &&
-      (options.background ?? this.options.background);
+    const background = options.background ?? this.options.background;
     if (background) return call;
     await call.result();
     return call;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { JsonRpcErrorObject } from '../task/errors.js';
 import { TaskrailClientError, unauthorizedError } from './errors.js';
 import type { RpcReply } from './rpc-http.js';
-import { readSseMessages } from './sse.js';
+import { readBoundedText, readSseMessages } from './sse.js';
 
 /**
  * A small 2025-11-25 Streamable HTTP session (initialize, `Mcp-Session-Id`, SSE replies), for
@@ -191,7 +191,7 @@ async function readReply(
   const type = response.headers.get('content-type') ?? '';
   if (type.includes('text/event-stream') && response.body !== null)
     await readSseMessages(response.body, take);
-  else take(await response.json().catch(() => undefined));
+  else take(parseJson(await readBoundedText(response.body)));
   if (reply === undefined) {
     throw new TaskrailClientError(
       'CONNECTION',
@@ -204,4 +204,12 @@ async function readReply(
   if (!isObject(found['result']))
     throw new TaskrailClientError('PROTOCOL', `${url} sent a result that is not an object`);
   return { kind: 'result', result: found['result'] };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { DetailedTaskV2 } from '@modelcontextprotocol/ext-tasks/core/v2';
+import type { DetailedTask } from './wire-types.js';
 import { withEnvelope, type RequestFraming } from './rpc-http.js';
 import { readSseMessages } from './sse.js';
 import { parseTaskState } from './wire.js';
@@ -22,7 +22,7 @@ export interface ListenConnection {
 export interface StreamHandlers {
   /** `taskIds` undefined: the server answered the listen without task ids (no task push). */
   acknowledged(taskIds: string[] | undefined, initialState: boolean): void;
-  task(task: DetailedTaskV2): void;
+  task(task: DetailedTask): void;
   /** A notification that failed validation; re-read that task with `tasks/get`. */
   invalid(taskId: string | undefined): void;
 }
@@ -77,7 +77,7 @@ function paramsOf(message: JsonObject): { params: JsonObject; meta: JsonObject }
   return { params: params as JsonObject, meta: (meta ?? {}) as JsonObject };
 }
 
-function readTask(params: JsonObject): DetailedTaskV2 | undefined {
+function readTask(params: JsonObject): DetailedTask | undefined {
   const { _meta: _ignored, ...task } = params;
   try {
     return parseTaskState({ ...task, resultType: 'complete' });

@@ -6,7 +6,7 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
  * remote `$ref`, an unknown draft) is not the caller's fault: the check is skipped, never failed.
  */
 export class SchemaChecker {
-  readonly #ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
+  #ajv = newAjv();
   readonly #cache = new Map<string, ValidateFunction | null>();
 
   /** Returns the list of problems; empty when the value conforms (or the schema is unusable). */
@@ -29,9 +29,32 @@ export class SchemaChecker {
     } catch {
       validate = null;
     }
-    this.#cache.set(key, validate);
+    this.#remember(key, validate);
     return validate;
   }
+
+  /**
+   * Schemas come from servers the host may not trust, so the cache is bounded: when it is full
+   * it starts over with a fresh ajv (which holds every schema it compiled), dropping both.
+   */
+  #remember(key: string, validate: ValidateFunction | null): void {
+    if (this.#cache.size >= MAX_CACHED_SCHEMAS) {
+      this.#cache.clear();
+      this.#ajv = newAjv();
+    }
+    this.#cache.set(key, validate);
+  }
+
+  /** For tests: how many compiled schemas are held. */
+  get cachedSchemas(): number {
+    return this.#cache.size;
+  }
+}
+
+const MAX_CACHED_SCHEMAS = 256;
+
+function newAjv(): Ajv2020 {
+  return new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
 }
 
 /** Ajv's 2020 build refuses other `$schema` URIs; MCP tool schemas are 2020-12 by default. */

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { DetailedTaskV2 } from '@modelcontextprotocol/ext-tasks/core/v2';
+import type { DetailedTask } from './wire-types.js';
 import { runListenStream, type ListenConnection, type StreamEnd } from './listen-stream.js';
 import type { Answer } from './task-rpc.js';
 
@@ -21,7 +21,7 @@ export interface Follower {
    * back to the slow poll while the task's stream is live, and brought forward to now after the
    * stream broke or fell back (the caller then re-reads with `tasks/get`, so nothing is missed).
    */
-  next(pollAt: number, signal?: AbortSignal): Promise<DetailedTaskV2 | undefined>;
+  next(pollAt: number, signal?: AbortSignal): Promise<DetailedTask | undefined>;
   close(): void;
 }
 
@@ -31,7 +31,7 @@ type PushState = 'queued' | 'live' | 'off';
 interface Followed {
   followers: number;
   state: PushState;
-  latest: DetailedTaskV2 | undefined;
+  latest: DetailedTask | undefined;
   seq: number;
   /** Bumped whenever pushes may have been missed: followers re-read once. */
   resync: number;
@@ -208,7 +208,7 @@ export class TaskSubscriber implements TaskPush {
     }
   }
 
-  #pushed(stream: OpenStream, pushed: DetailedTaskV2): void {
+  #pushed(stream: OpenStream, pushed: DetailedTask): void {
     const task = this.#tasks.get(pushed.taskId);
     if (task === undefined || !stream.ids.has(pushed.taskId)) return;
     task.latest = pushed;
@@ -282,7 +282,7 @@ export async function waitForTurn(
   follower: Follower | undefined,
   pollAt: number,
   signal?: AbortSignal,
-): Promise<Answer<DetailedTaskV2> | undefined> {
+): Promise<Answer<DetailedTask> | undefined> {
   if (follower !== undefined) {
     const pushed = await follower.next(pollAt, signal);
     return pushed === undefined ? undefined : { ok: true, value: pushed };

@@ -1,4 +1,4 @@
-import type { DetailedTaskV2 } from '@modelcontextprotocol/ext-tasks/core/v2';
+import type { DetailedTask } from './wire-types.js';
 import type { JsonRpcErrorObject } from '../task/errors.js';
 import { TaskrailClientError } from './errors.js';
 import type { RawDispatch, RpcReply } from './rpc-http.js';
@@ -14,7 +14,7 @@ export class TaskRpc {
     this.#dispatch = dispatch;
   }
 
-  async get(taskId: string, signal?: AbortSignal): Promise<Answer<DetailedTaskV2>> {
+  async get(taskId: string, signal?: AbortSignal): Promise<Answer<DetailedTask>> {
     const reply = await this.#send('tasks/get', { taskId }, signal);
     if (reply.kind === 'error') return { ok: false, error: reply.error };
     const task = parseTaskState(reply.result);

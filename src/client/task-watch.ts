@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { DetailedTaskV2 } from '@modelcontextprotocol/ext-tasks/core/v2';
+import type { DetailedTask } from './wire-types.js';
 import type { JsonRpcErrorObject } from '../task/errors.js';
 import { isClientError } from './errors.js';
 import { answerInputRequests, type InputHandlers } from './input.js';
@@ -117,7 +117,7 @@ export class TaskWatch {
     return { answered: ledger.require(this.taskId).answeredKeys.filter((key) => !before.has(key)) };
   }
 
-  #observe(entry: LedgerEntry, task: DetailedTaskV2): CallOutcome | undefined {
+  #observe(entry: LedgerEntry, task: DetailedTask): CallOutcome | undefined {
     const pollIntervalMs = task.pollIntervalMs ?? this.#deps.defaultPollIntervalMs;
     const status = task.status;
     this.#deps.onEvent?.({
@@ -149,7 +149,7 @@ export class TaskWatch {
     return outcome;
   }
 
-  #terminalOutcome(entry: LedgerEntry, task: DetailedTaskV2): CallOutcome {
+  #terminalOutcome(entry: LedgerEntry, task: DetailedTask): CallOutcome {
     const taskId = this.taskId;
     if (task.status === 'failed') return { kind: 'failed', taskId, error: task.error };
     if (task.status === 'completed') {

@@ -6,20 +6,23 @@ import {
   InputRequestsV2Schema,
   ToolV2Schema,
   UpdateTaskResultV2Schema,
-  type CreateTaskResultV2,
-  type DetailedTaskV2,
-  type InputRequestsV2,
-  type ToolV2,
 } from '@modelcontextprotocol/ext-tasks/core/v2';
 import { TaskrailClientError } from './errors.js';
+import type {
+  CreateTaskResult,
+  DetailedTask,
+  InputRequests,
+  JsonObject,
+  Tool,
+} from './wire-types.js';
+
+export type { CreateTaskResult, DetailedTask, InputRequests, Tool } from './wire-types.js';
 
 /**
  * Everything a server sends is checked against ext-tasks' v2 schemas before the client acts on
  * it. Two tolerances, both from the spec notes: a missing `resultType` counts as "complete"
  * (legacy servers, and the nested result of a completed task in the spec's own examples).
  */
-
-type JsonObject = Record<string, unknown>;
 
 export type CallToolResult = JsonObject & {
   content: unknown[];
@@ -29,13 +32,16 @@ export type CallToolResult = JsonObject & {
 
 export type ToolCallReply =
   | { kind: 'complete'; result: CallToolResult }
-  | { kind: 'task'; task: CreateTaskResultV2 }
-  | { kind: 'input_required'; inputRequests: InputRequestsV2; requestState?: string };
+  | { kind: 'task'; task: CreateTaskResult }
+  | { kind: 'input_required'; inputRequests: InputRequests; requestState?: string };
 
 export function parseToolCallReply(result: JsonObject): ToolCallReply {
   const resultType = result.resultType ?? 'complete';
   if (resultType === 'task')
-    return { kind: 'task', task: check(CreateTaskResultV2Schema, result, 'CreateTaskResult') };
+    return {
+      kind: 'task',
+      task: check(CreateTaskResultV2Schema, result, 'CreateTaskResult') as CreateTaskResult,
+    };
   if (resultType !== 'complete' && resultType !== 'input_required') {
     throw new TaskrailClientError(
       'PROTOCOL',
@@ -46,7 +52,7 @@ export function parseToolCallReply(result: JsonObject): ToolCallReply {
   if (parsed.resultType === 'input_required') {
     return {
       kind: 'input_required',
-      inputRequests: parsed.inputRequests ?? {},
+      inputRequests: (parsed.inputRequests ?? {}) as InputRequests,
       ...(parsed.requestState === undefined ? {} : { requestState: parsed.requestState }),
     };
   }
@@ -54,7 +60,7 @@ export function parseToolCallReply(result: JsonObject): ToolCallReply {
 }
 
 /** A `tasks/get` reply. A completed task's nested result is itself a checked CallToolResult. */
-export function parseTaskState(result: JsonObject): DetailedTaskV2 {
+export function parseTaskState(result: JsonObject): DetailedTask {
   const nested = result.result;
   const patched =
     result.status === 'completed' &&
@@ -63,10 +69,10 @@ export function parseTaskState(result: JsonObject): DetailedTaskV2 {
     !Array.isArray(nested)
       ? { ...result, result: { resultType: 'complete', ...(nested as JsonObject) } }
       : result;
-  const task = check(GetTaskResultV2Schema, patched, 'GetTaskResult') as DetailedTaskV2;
+  const task = check(GetTaskResultV2Schema, patched, 'GetTaskResult') as DetailedTask;
   if (task.status === 'completed') {
     check(CallToolResultV2Schema, (patched as { result: unknown }).result, 'completed task result');
-    return { ...task, result: stripResultType(nested as JsonObject) } as DetailedTaskV2;
+    return { ...task, result: stripResultType(nested as JsonObject) } as DetailedTask;
   }
   if (task.status === 'input_required')
     check(InputRequestsV2Schema, task.inputRequests, 'inputRequests');
@@ -80,8 +86,6 @@ export function parseAck(result: JsonObject, method: 'tasks/update' | 'tasks/can
     `${method} ack`,
   );
 }
-
-export type Tool = ToolV2 & { inputSchema: JsonObject; outputSchema?: JsonObject };
 
 export function parseTools(result: JsonObject): { tools: Tool[]; nextCursor?: string } {
   const list = result.tools;

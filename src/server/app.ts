@@ -11,20 +11,20 @@ import { TaskRuntime } from '../runtime/runtime.js';
 import type { ToolHandler } from '../runtime/tool.js';
 import type { TaskStore } from '../store/port.js';
 import { createAdmin, type AdminFace, type AdminOptions } from './admin/index.js';
-import { tracedFace } from './admin/tracing.js';
-import { anonymousAuth, tokenAuth, type CallerAuth, type TokenMap } from './auth.js';
+import { tracedFace } from './tracing.js';
+import { anonymousAuth, tokenAuth, type CallerAuth, type TokenMap } from './core/auth.js';
 import { checkResourceUrl, oauthAuth, type OAuthOptions } from './oauth/caller-auth.js';
 import { createFetchHandler, createNodeHandler, type HttpDeps } from './http.js';
-import { buildMcpServer, type InstanceDeps } from './mcp-instance.js';
+import { buildMcpServer, type InstanceDeps } from './core/mcp-instance.js';
 import { createListenHub, type ListenOptions } from './listen/index.js';
 import { createLegacySessions, type LegacySessionsOption } from './legacy/sessions.js';
-import { ANONYMOUS, principalOf } from './principal.js';
+import { ANONYMOUS, principalOf } from './core/principal.js';
 import { isLoopbackHost, localHostSet } from './host-check.js';
-import { ToolRegistry } from './registry.js';
+import { ToolRegistry } from './core/registry.js';
 import { RequestLog } from './request-log.js';
-import type { TaskRuntimeFace } from './runtime-port.js';
-import { guardFace, TroubleReporter, withTroubleStatus } from './server-trouble.js';
-import type { McpConfigurer, TaskToolConfig } from './types.js';
+import type { TaskRuntimeFace } from './core/runtime-port.js';
+import { guardFace, TroubleReporter, withTroubleStatus } from './core/server-trouble.js';
+import type { McpConfigurer, TaskToolConfig } from './core/types.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
 

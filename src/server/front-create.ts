@@ -13,12 +13,12 @@ import {
 import { normalizeTaskOption } from '../runtime/tool.js';
 import type { JsonObject } from '../task/record.js';
 import { missingFor } from './front-gates.js';
-import type { ToolRegistry } from './registry.js';
-import type { TaskRuntimeFace } from './runtime-port.js';
-import { isServerTrouble, troubleWire } from './server-trouble.js';
+import type { ToolRegistry } from './core/registry.js';
+import type { TaskRuntimeFace } from './core/runtime-port.js';
+import { isServerTrouble, troubleWire } from './core/server-trouble.js';
 import { checkModern, errorReply, type Reply } from './task-methods.js';
-import { startToolTask } from './tool-call.js';
-import type { RegisteredTaskTool } from './types.js';
+import { startToolTask } from './core/tool-call.js';
+import type { RegisteredTaskTool } from './core/types.js';
 
 export interface FrontCreateDeps {
   runtime: () => TaskRuntimeFace;

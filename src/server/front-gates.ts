@@ -10,7 +10,7 @@ import {
 } from '../protocol/index.js';
 import type { JsonObject } from '../task/record.js';
 import { normalizeTaskOption } from '../runtime/tool.js';
-import type { ToolRegistry } from './registry.js';
+import type { ToolRegistry } from './core/registry.js';
 import { checkModern, errorReply, type Reply } from './task-methods.js';
 
 /**

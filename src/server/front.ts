@@ -12,10 +12,10 @@ import {
   type HeaderReader,
 } from '../protocol/index.js';
 import type { JsonObject } from '../task/record.js';
-import { nestingExceeds } from './body.js';
+import { nestingExceeds } from './core/body.js';
 import { routeListen, type ListenHub, type ListenStream } from './listen/index.js';
-import type { ToolRegistry } from './registry.js';
-import type { TaskRuntimeFace } from './runtime-port.js';
+import type { ToolRegistry } from './core/registry.js';
+import type { TaskRuntimeFace } from './core/runtime-port.js';
 import { capabilityGate } from './front-gates.js';
 import { createInFront } from './front-create.js';
 import { errorReply, serveTaskMethod, type Reply } from './task-methods.js';

@@ -8,10 +8,10 @@
 export { createTaskServer, DEFAULT_MAX_BODY_BYTES } from './app.js';
 export type { HttpLimits, ListenInfo, TaskServer, TaskServerOptions } from './app.js';
 export type { SessionLimits } from './legacy/sessions.js';
-export { SERVER_TROUBLE_MESSAGE } from './server-trouble.js';
+export { SERVER_TROUBLE_MESSAGE } from './core/server-trouble.js';
 export { serveTaskServerStdio as serveStdio } from './stdio.js';
-export { loadTokenFile, type TokenMap } from './auth.js';
-export { ANONYMOUS } from './principal.js';
+export { loadTokenFile, type TokenMap } from './core/auth.js';
+export { ANONYMOUS } from './core/principal.js';
 export type {
   BeforeTaskContext,
   BeforeTaskHook,
@@ -19,7 +19,7 @@ export type {
   InstanceContext,
   McpConfigurer,
   TaskToolConfig,
-} from './types.js';
+} from './core/types.js';
 export type {
   ElicitAnswer,
   ElicitParams,

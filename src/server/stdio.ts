@@ -26,12 +26,12 @@ import {
 import type { JsonObject, TaskRecord } from '../task/record.js';
 import type { TaskServer } from './app.js';
 import { missingFor } from './front-gates.js';
-import { buildMcpServer, followToolChanges } from './mcp-instance.js';
-import type { ToolRegistry } from './registry.js';
-import { ANONYMOUS, envelopeCapabilities } from './principal.js';
-import type { TaskRuntimeFace } from './runtime-port.js';
-import { isServerTrouble, troubleProtocolError } from './server-trouble.js';
-import { objectResponses } from './tool-call.js';
+import { buildMcpServer, followToolChanges } from './core/mcp-instance.js';
+import type { ToolRegistry } from './core/registry.js';
+import { ANONYMOUS, envelopeCapabilities } from './core/principal.js';
+import type { TaskRuntimeFace } from './core/runtime-port.js';
+import { isServerTrouble, troubleProtocolError } from './core/server-trouble.js';
+import { objectResponses } from './core/tool-call.js';
 
 function protocolError(wire: WireError): ProtocolError {
   return new ProtocolError(wire.error.code, wire.error.message, wire.error.data);

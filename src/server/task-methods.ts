@@ -22,9 +22,9 @@ import {
 import { isRpcError, rpcErrorObject } from '../task/errors.js';
 import { isPlausibleTaskId } from '../task/ids.js';
 import type { JsonObject } from '../task/record.js';
-import type { TaskRuntimeFace } from './runtime-port.js';
-import { isServerTrouble, troubleWire } from './server-trouble.js';
-import { objectResponses } from './tool-call.js';
+import type { TaskRuntimeFace } from './core/runtime-port.js';
+import { isServerTrouble, troubleWire } from './core/server-trouble.js';
+import { objectResponses } from './core/tool-call.js';
 
 /** A finished HTTP answer: status and JSON body (empty for 202). */
 export interface Reply {

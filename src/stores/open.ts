@@ -1,6 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { TaskStore } from '../store/port.js';
 import { TaskrailError } from '../task/errors.js';
+import { importWithPeers } from '../task/peer-dependency.js';
 import type { Clock } from '../task/time.js';
 
 export const DEFAULT_STORE_URL = 'sqlite:./.taskrail/tasks.db';
@@ -21,6 +22,13 @@ interface RedisStoreModule {
 /** What `src/stores/postgres/index.ts` exports; loaded only when a postgres URL is used. */
 interface PostgresStoreModule {
   openPostgresStore(url: string, options?: OpenStoreOptions): Promise<TaskStore>;
+}
+
+/** A redis store runs its tasks through BullMQ, so both drivers are named together. */
+const REDIS_PEERS = ['ioredis', 'bullmq'];
+
+function redisScheme(url: string): string {
+  return url.startsWith('rediss:') ? 'rediss:' : 'redis:';
 }
 
 const USAGE = 'use sqlite:PATH, memory:, redis://HOST:PORT/DB or postgres://HOST:PORT/DB';
@@ -97,7 +105,11 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
     // A variable specifier keeps the redis adapter (and its drivers) out of the type graph
     // and out of the load path until a redis URL is actually used.
     const specifier = './redis/index.js';
-    const redis = (await import(specifier)) as RedisStoreModule;
+    const redis = await importWithPeers(
+      async () => (await import(specifier)) as RedisStoreModule,
+      REDIS_PEERS,
+      `a ${redisScheme(trimmed)}// store`,
+    );
     return redis.openRedisStore(trimmed, options);
   }
   if (isPostgresUrl(trimmed)) {

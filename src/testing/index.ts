@@ -5,5 +5,5 @@ export type {
   StoreFactoryContext,
   StoreFixture,
 } from './store-contract/index.js';
-export { createFakeClock, type FakeClock } from './fake-clock.js';
-export { waitFor } from './wait.js';
+export { createFakeClock, type FakeClock } from './support/fake-clock.js';
+export { waitFor } from './support/wait.js';

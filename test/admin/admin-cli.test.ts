@@ -97,21 +97,34 @@ describe('taskrail admin (on the store itself)', () => {
     assert.match(missing.stderr, /not found/);
   });
 
+  it('takes a unique id prefix for show and cancel, and refuses an ambiguous one', async () => {
+    const shown = await run(['admin', 'show', 'cli-task-bob', '--store', url]);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.equal((JSON.parse(shown.stdout) as { id: string }).id, 'cli-task-bob-completed-02');
+    const ambiguous = await run(['admin', 'show', 'cli-task-', '--store', url]);
+    assert.equal(ambiguous.code, 4);
+    assert.match(ambiguous.stderr, /matches several tasks/);
+    // Cancelling a completed task: nothing changes, and the exit code is the completed one.
+    const done = await run(['admin', 'cancel', 'cli-task-bob', '--store', url]);
+    assert.equal(done.code, 0, done.stderr);
+    assert.match(done.stderr, /already completed/);
+  });
+
   it('cancels a live task; the server running it stops the handler', async () => {
     const task = await h.create('gate', { key: 'cli' });
     await waitFor('it to run', async () =>
       (await h.store.get(task.id))?.statusMessage?.includes('gate'),
     );
     const served = `sqlite:${h.dbPath}`;
-    const cancelled = await run(['admin', 'cancel', task.id, '--store', served]);
-    assert.equal(cancelled.code, 0, cancelled.stderr);
+    const cancelled = await run(['admin', 'cancel', task.id.slice(0, 12), '--store', served]);
+    assert.equal(cancelled.code, 3, cancelled.stderr);
     assert.match(cancelled.stdout, /cancelled/);
     const stored = await h.store.get(task.id);
     assert.equal(stored?.status, 'cancelled');
     assert.equal(stored?.statusMessage, 'Cancelled by an operator.');
     await waitFor('the handler to see its signal', () => h.aborted.has('cli'));
     const again = await run(['admin', 'cancel', task.id, '--store', served]);
-    assert.equal(again.code, 1);
+    assert.equal(again.code, 3);
     assert.match(again.stderr, /already cancelled/);
   });
 });

@@ -188,10 +188,9 @@ describe('taskrail call: exit codes against taskrail serve', () => {
     assert.equal(done.status, 'completed');
     assert.ok(done.result !== undefined);
     const list = await runCli(['tasks', 'list'], h);
-    assert.ok(
-      list.stdout.startsWith(`${id}  ${serve.url}  slow_compute  completed  `),
-      list.stdout,
-    );
+    const [header, line] = list.stdout.split('\n');
+    assert.equal(header, 'ID  SERVER  TOOL  STATUS  AGE  MESSAGE');
+    assert.ok(line?.startsWith(`${id}  ${serve.url}  slow_compute  completed  `), list.stdout);
   });
 
   it('tasks cancel cancels and waits; tasks wait on a cancelled task exits 3', async () => {

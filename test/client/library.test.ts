@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Ledger, TaskrailClient, type InputHandlers } from '../../src/client/index.js';
+import { readFileSync } from 'node:fs';
+import {
+  Ledger,
+  TaskrailClient,
+  clientOptionsFromEnv,
+  type InputHandlers,
+} from '../../src/client/index.js';
 import { startProxy, startServe, tempDir, type Proxy, type Serve } from './support.js';
 
 describe('taskrail/client against taskrail serve', () => {
@@ -89,29 +95,49 @@ describe('taskrail/client against taskrail serve', () => {
     }
   });
 
-  it('synchronous when TASKRAIL_DISABLE_TASK_BACKGROUND=1', async () => {
+  it('synchronous when TASKRAIL_DISABLE_TASK_BACKGROUND=1 is passed through clientOptionsFromEnv', async () => {
+    const env = clientOptionsFromEnv({ TASKRAIL_DISABLE_TASK_BACKGROUND: '1' });
+    assert.deepEqual(env, { background: false });
+    const call = await client({}, env).callTool('slow_compute', { seconds: 0.2 });
+    assert.equal(call.outcome?.kind, 'completed');
+  });
+
+  it('reads no environment variable itself', async () => {
+    process.env.TASKRAIL_DISABLE_TASKS = '1';
     process.env.TASKRAIL_DISABLE_TASK_BACKGROUND = '1';
     try {
       const call = await client().callTool('slow_compute', { seconds: 0.2 });
-      assert.equal(call.outcome?.kind, 'completed');
+      assert.ok(call.taskId !== undefined, 'the library obeyed TASKRAIL_DISABLE_TASKS');
+      assert.equal(call.outcome, undefined, 'the library obeyed TASKRAIL_DISABLE_TASK_BACKGROUND');
+      await call.result();
     } finally {
+      delete process.env.TASKRAIL_DISABLE_TASKS;
       delete process.env.TASKRAIL_DISABLE_TASK_BACKGROUND;
     }
   });
 
-  it('declares the extension unless TASKRAIL_DISABLE_TASKS=1', async () => {
+  it('declares the extension unless TASKRAIL_DISABLE_TASKS=1 is passed through clientOptionsFromEnv', async () => {
     const declared = (s: (typeof proxy.seen)[number]) =>
       JSON.stringify(s.params._meta).includes('"io.modelcontextprotocol/tasks"');
     await (await client().callTool('greet', { name: 'a' })).result();
     assert.ok(declared(proxy.seen.filter((s) => s.method === 'tools/call').at(-1)!));
-    process.env.TASKRAIL_DISABLE_TASKS = '1';
-    try {
-      const call = await client().callTool('slow_compute', { seconds: 0 });
-      assert.equal(call.taskId, undefined);
-      assert.ok(!declared(proxy.seen.filter((s) => s.method === 'tools/call').at(-1)!));
-    } finally {
-      delete process.env.TASKRAIL_DISABLE_TASKS;
-    }
+    const env = clientOptionsFromEnv({ TASKRAIL_DISABLE_TASKS: '1', TASKRAIL_HOME: '' });
+    assert.deepEqual(env, { tasks: false });
+    const call = await client({}, env).callTool('slow_compute', { seconds: 0 });
+    assert.equal(call.taskId, undefined);
+    assert.ok(!declared(proxy.seen.filter((s) => s.method === 'tools/call').at(-1)!));
+  });
+
+  it('reports its own package version as clientInfo', async () => {
+    const { version } = JSON.parse(
+      readFileSync(new URL('../../../package.json', import.meta.url), 'utf8'),
+    ) as { version: string };
+    await (await client().callTool('greet', { name: 'v' })).result();
+    const sent = proxy.seen.filter((s) => s.method === 'tools/call').at(-1)!;
+    const info = (sent.params._meta as Record<string, unknown>)[
+      'io.modelcontextprotocol/clientInfo'
+    ];
+    assert.deepEqual(info, { name: 'taskrail', version });
   });
 
   it('answers inputRequests through the host handler, each key once', async () => {

@@ -1,2 +1,2 @@
 /** Tests wait on conditions with deadlines, never on fixed sleeps; users get the same helper. */
-export { waitFor } from '../../src/testing/wait.js';
+export { waitFor } from '../../src/testing/support/wait.js';

@@ -8,9 +8,9 @@ import { openStore } from '../../src/stores/open.js';
 import {
   openPostgresStore,
   parsePostgresUrl,
-  PostgresTaskStore,
   SCHEMA_VERSION,
 } from '../../src/stores/postgres/index.js';
+import { PostgresTaskStore } from '../../src/stores/postgres/postgres-store.js';
 import { newTaskId } from '../../src/task/ids.js';
 import { newTaskRecord } from '../../src/task/record.js';
 import { EventRelay } from '../../src/stores/shared/event-relay.js';
@@ -69,7 +69,7 @@ describe('postgres store URLs', () => {
 
   it("names the package to install when 'pg' is missing", () => {
     const open = fileURLToPath(new URL('../../src/stores/open.js', import.meta.url));
-    const hide = `data:text/javascript,export async function resolve(s,c,n){if(s==='pg'){const e=new Error('no pg');e.code='ERR_MODULE_NOT_FOUND';throw e}return n(s,c)}`;
+    const hide = `data:text/javascript,export async function resolve(s,c,n){if(s==='pg'){const e=new Error("Cannot find package 'pg' imported from here");e.code='ERR_MODULE_NOT_FOUND';throw e}return n(s,c)}`;
     const script =
       `import { register } from 'node:module'; register(${JSON.stringify(hide)});` +
       `const { openStore } = await import(${JSON.stringify(open)});` +
@@ -78,7 +78,10 @@ describe('postgres store URLs', () => {
       encoding: 'utf8',
     });
     assert.equal(run.status, 0, run.stderr);
-    assert.match(run.stdout, /^CONFIG .*needs the 'pg' package: run `npm install pg`/);
+    assert.match(
+      run.stdout,
+      /^CONFIG a postgres:\/\/ store needs the pg package: npm install pg$/m,
+    );
   });
 });
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Slots } from '../../src/executors/bullmq/slots.js';
+import { Slots } from '../../src/executors/shared/slots.js';
 
 describe('Slots', () => {
   it('grants up to its capacity, hands released slots to waiters in order', async () => {

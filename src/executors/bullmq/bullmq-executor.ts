@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import type { Executor, Logger, Reservation } from '../../runtime/api.js';
 import type { TaskStore } from '../../store/port.js';
 import { parseRedisUrl } from '../../stores/redis/url.js';
-import { waitAtMost, warnTo, WorkerSlots } from '../worker-slots.js';
+import { waitAtMost, warnTo, WorkerSlots } from '../shared/worker-slots.js';
 
 export const QUEUE_NAME = 'tasks';
 

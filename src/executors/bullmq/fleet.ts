@@ -9,9 +9,13 @@ import {
   STALE_MS,
   type FleetMember,
   type FleetMembership,
-} from '../fleet-members.js';
+} from '../shared/fleet-members.js';
 
-export { fleetMismatches, type FleetMember, type FleetMembership } from '../fleet-members.js';
+export {
+  fleetMismatches,
+  type FleetMember,
+  type FleetMembership,
+} from '../shared/fleet-members.js';
 
 /**
  * Without a listener an ioredis 'error' event is an "Unhandled error event" stack on every

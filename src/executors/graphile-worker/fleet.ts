@@ -10,7 +10,7 @@ import {
   STALE_MS,
   type FleetMember,
   type FleetMembership,
-} from '../fleet-members.js';
+} from '../shared/fleet-members.js';
 
 /**
  * Announces this process in the store schema's `fleet` table (created by the store's

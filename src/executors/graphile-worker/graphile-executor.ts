@@ -4,7 +4,7 @@ import type { DispatchReason, Executor, Logger, Reservation } from '../../runtim
 import type { TaskStore } from '../../store/port.js';
 import { loadPg } from '../../stores/postgres/driver.js';
 import { parsePostgresUrl } from '../../stores/postgres/url.js';
-import { waitAtMost, warnTo, WorkerSlots } from '../worker-slots.js';
+import { waitAtMost, warnTo, WorkerSlots } from '../shared/worker-slots.js';
 import { installEnqueueTrigger } from './enqueue-trigger.js';
 import { loadGraphileWorker, type GraphileWorkerModule } from './load.js';
 

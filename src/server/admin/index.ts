@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TaskRuntime } from '../../runtime/runtime.js';
 import type { TaskStore } from '../../store/port.js';
+import { TaskrailError } from '../../task/errors.js';
 import { serveApi, json, type ApiDeps } from './api.js';
 import { AdminFeed } from './feed.js';
 import { instrumentStore } from './instrument-store.js';
@@ -9,7 +10,6 @@ import { AdminMetrics, type ExtraGauge } from './metrics.js';
 import { serveOnNode } from './node-adapter.js';
 import { PAGE_ASSETS } from './page.js';
 import type { Logger } from '../../runtime/api.js';
-import { TaskrailError } from '../../task/errors.js';
 import {
   oauthOperators,
   tokenOperators,
@@ -67,6 +67,19 @@ function adminAuthenticator(options: AdminOptions, context: AdminContext): Admin
   return tokenOperators(checkAdminTokens(options.tokens, context.callerTokens));
 }
 
+/** `/metrics` needs the optional prom-client package; without it the answer says what to install. */
+async function renderMetrics(metrics: AdminMetrics): Promise<Response> {
+  try {
+    const { contentType, body } = await metrics.render();
+    return new Response(body, { headers: { 'content-type': contentType } });
+  } catch (error) {
+    if (error instanceof TaskrailError && error.code === 'CONFIG') {
+      return json(503, { error: 'unavailable', message: error.message });
+    }
+    throw error;
+  }
+}
+
 export function createAdmin(options: AdminOptions, context: AdminContext): AdminFace {
   const authenticate = adminAuthenticator(options, context);
   const pollMs = options.pollMs ?? 2000;
@@ -91,10 +104,7 @@ export function createAdmin(options: AdminOptions, context: AdminContext): Admin
     const check = await authenticate(request.headers.get('authorization'));
     if (!check.ok) return check.response;
     const operator = check.operator;
-    if (path === '/metrics' && request.method === 'GET') {
-      const { contentType, body } = await metrics.render();
-      return new Response(body, { headers: { 'content-type': contentType } });
-    }
+    if (path === '/metrics' && request.method === 'GET') return renderMetrics(metrics);
     if (path.startsWith('/dashboard/api/')) {
       return serveApi(api, request, operator, path.slice('/dashboard/api/'.length));
     }

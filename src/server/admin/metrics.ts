@@ -1,5 +1,6 @@
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { TaskStore } from '../../store/port.js';
+import { importWithPeers } from '../../task/peer-dependency.js';
 import type { TaskRecord } from '../../task/record.js';
 import type { TaskStatus } from '../../task/status.js';
 import type { StoreProbe } from './instrument-store.js';
@@ -44,13 +45,16 @@ export class AdminMetrics implements StoreProbe {
 
   constructor(store: () => TaskStore, gauges: readonly ExtraGauge[] = []) {
     this.#store = store;
-    this.#loaded = import('prom-client').then((client) => {
-      const set = buildMetrics(client);
-      for (const extra of gauges) addGauge(client, set.registry, extra);
-      this.#set = set;
-      for (const apply of this.#queue.splice(0)) apply(set);
-      return set;
-    });
+    const load = async (): Promise<PromClient> => import('prom-client');
+    this.#loaded = importWithPeers(load, ['prom-client'], '/metrics (serve --admin)').then(
+      (client) => {
+        const set = buildMetrics(client);
+        for (const extra of gauges) addGauge(client, set.registry, extra);
+        this.#set = set;
+        for (const apply of this.#queue.splice(0)) apply(set);
+        return set;
+      },
+    );
     this.#loaded.catch(() => undefined);
   }
 

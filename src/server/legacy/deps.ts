@@ -1,6 +1,6 @@
 import type { Logger } from '../../runtime/api.js';
 import type { TaskRuntime } from '../../runtime/runtime.js';
-import type { InstanceDeps } from '../mcp-instance.js';
+import type { InstanceDeps } from '../core/mcp-instance.js';
 
 /** What the 2025-11-25 session face needs: the instance recipe and the whole runtime. */
 export interface LegacyDeps {

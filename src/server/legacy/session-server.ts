@@ -1,8 +1,8 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import { declaresV1Tasks, encodeTaskV1, V1_SERVER_TASK_CAPABILITIES } from '../../protocol/v1.js';
 import { normalizeTaskOption } from '../../runtime/tool.js';
-import { buildMcpServer, followToolChanges } from '../mcp-instance.js';
-import type { RegisteredTaskTool } from '../types.js';
+import { buildMcpServer, followToolChanges } from '../core/mcp-instance.js';
+import type { RegisteredTaskTool } from '../core/types.js';
 import { SESSION_META, type LegacyDeps } from './deps.js';
 import { registerV1TaskMethods } from './v1-task-methods.js';
 import { installV1ToolsCall } from './v1-tools-call.js';

@@ -8,7 +8,7 @@ import {
 import { isPlausibleTaskId } from '../../task/ids.js';
 import { isExpired, type JsonObject, type TaskRecord } from '../../task/record.js';
 import { isTerminal } from '../../task/status.js';
-import { ANONYMOUS, principalOf } from '../principal.js';
+import { ANONYMOUS, principalOf } from '../core/principal.js';
 import { SESSION_META, type LegacyDeps } from './deps.js';
 import { rethrowing, invalidParams, taskNotFound } from './rpc.js';
 import { InputForwarder } from './v1-input.js';

@@ -7,7 +7,7 @@ import {
 import { isPlausibleTaskId } from '../../task/ids.js';
 import type { JsonObject, TaskRecord } from '../../task/record.js';
 import { isTerminal } from '../../task/status.js';
-import type { TaskRuntimeFace } from '../runtime-port.js';
+import type { TaskRuntimeFace } from '../core/runtime-port.js';
 import type { ListenOptions } from './options.js';
 import type { ListenRequest } from './request.js';
 import { KEEP_ALIVE_FRAME, messageFrame, type SseSink } from './sse-sink.js';

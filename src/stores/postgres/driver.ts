@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { TaskrailError } from '../../task/errors.js';
+import { importWithPeers } from '../../task/peer-dependency.js';
 
 export type PgModule = typeof pg;
 
@@ -9,17 +9,10 @@ export type PgModule = typeof pg;
  */
 export async function loadPg(): Promise<PgModule> {
   const specifier = 'pg';
-  try {
-    const loaded = (await import(specifier)) as { default?: PgModule } & PgModule;
-    return loaded.default ?? loaded;
-  } catch (error) {
-    if ((error as { code?: unknown }).code === 'ERR_MODULE_NOT_FOUND') {
-      throw new TaskrailError(
-        'CONFIG',
-        "a postgres:// store needs the 'pg' package: run `npm install pg`",
-        { cause: error },
-      );
-    }
-    throw error;
-  }
+  const loaded = await importWithPeers(
+    async () => (await import(specifier)) as { default?: PgModule } & PgModule,
+    ['pg'],
+    'a postgres:// store',
+  );
+  return loaded.default ?? loaded;
 }

@@ -6,13 +6,16 @@ import { loadPg, type PgModule } from './driver.js';
 import { storeError } from './errors.js';
 import { EventRelay } from '../shared/event-relay.js';
 import { ChannelListener } from './listen.js';
-import { migrate, quoteIdent } from './migrations.js';
+import { migrate, quoteIdent, SCHEMA_VERSION as CURRENT_SCHEMA } from './migrations.js';
 import { PostgresTaskStore } from './postgres-store.js';
 import { parsePostgresUrl, type PostgresLocation } from './url.js';
 
-export { PostgresTaskStore } from './postgres-store.js';
 export { parsePostgresUrl, DEFAULT_SCHEMA, type PostgresLocation } from './url.js';
-export { SCHEMA_VERSION } from './migrations.js';
+
+// Declared here rather than re-exported, so that this entry's public types never mention pg:
+// an app type-checks against them whether or not the driver and its types are installed.
+/** The schema version this build migrates to. */
+export const SCHEMA_VERSION: number = CURRENT_SCHEMA;
 
 export type WarningSink = (message: string) => void;
 

@@ -1,14 +1,25 @@
 import { randomBytes } from 'node:crypto';
 import type { TaskStore } from '../../store/port.js';
 import { systemClock, type Clock } from '../../task/time.js';
-import { checkEvictionPolicy, connectRedis, OutageReporter, type WarningSink } from './connect.js';
+import {
+  checkEvictionPolicy,
+  connectRedis,
+  evictionWarning as evictionWarningFor,
+  OutageReporter,
+} from './connect.js';
 import { subscribeEvents } from './pubsub.js';
 import { RedisTaskStore } from './redis-store.js';
 import { parseRedisUrl } from './url.js';
 
-export { RedisTaskStore } from './redis-store.js';
 export { parseRedisUrl, DEFAULT_PREFIX, type RedisLocation } from './url.js';
-export { evictionWarning } from './connect.js';
+
+// Declared here rather than re-exported, so that this entry's public types never mention
+// ioredis: an app type-checks against them whether or not the driver is installed.
+export type WarningSink = (message: string) => void;
+
+/** The start-up warning for a Redis `maxmemory-policy` that may evict task keys, if any. */
+export const evictionWarning: (policy: string | undefined, safeUrl: string) => string | undefined =
+  evictionWarningFor;
 
 export interface RedisStoreOptions {
   clock?: Clock;

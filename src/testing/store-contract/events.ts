@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { TaskEventMap, TaskEventName } from '../../store/events.js';
 import type { TaskStore } from '../../store/port.js';
 import { complete, report } from '../../task/transitions.js';
-import { waitFor } from '../wait.js';
+import { waitFor } from '../support/wait.js';
 import type { DefineCase } from './harness.js';
 
 type Recorded = { [K in TaskEventName]: { name: K; event: TaskEventMap[K] } }[TaskEventName];

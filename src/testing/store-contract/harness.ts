@@ -3,7 +3,7 @@ import type { TaskStore } from '../../store/port.js';
 import { newTaskId } from '../../task/ids.js';
 import { newTaskRecord, type NewTaskInput, type TaskRecord } from '../../task/record.js';
 import type { Clock } from '../../task/time.js';
-import { createFakeClock, type FakeClock } from '../fake-clock.js';
+import { createFakeClock, type FakeClock } from '../support/fake-clock.js';
 
 /** What a store factory gets: the clock its store must use for expiry and leases. */
 export interface StoreFactoryContext {

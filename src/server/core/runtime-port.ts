@@ -1,6 +1,6 @@
-import type { CreateTaskInput, InlineOutcome, InlineRunInput } from '../runtime/api.js';
-import type { SettleOptions } from '../runtime/wait.js';
-import type { JsonObject, TaskRecord } from '../task/record.js';
+import type { CreateTaskInput, InlineOutcome, InlineRunInput } from '../../runtime/api.js';
+import type { SettleOptions } from '../../runtime/wait.js';
+import type { JsonObject, TaskRecord } from '../../task/record.js';
 
 /** The part of `TaskRuntime` the MCP face uses; tests may hand in anything with this shape. */
 export interface TaskRuntimeFace {

@@ -4,10 +4,10 @@ import { withStructuredText } from '../../protocol/index.js';
 import { isPlausibleTaskId } from '../../task/ids.js';
 import type { JsonObject, TaskRecord } from '../../task/record.js';
 import { isTerminal } from '../../task/status.js';
-import { principalOf } from '../principal.js';
-import type { TaskRuntimeFace } from '../runtime-port.js';
-import { endedWithoutResult, questionsOf, taskHandle } from '../task-handle.js';
-import { isServerTrouble, noteCallTrouble } from '../server-trouble.js';
+import { principalOf } from './principal.js';
+import type { TaskRuntimeFace } from './runtime-port.js';
+import { endedWithoutResult, questionsOf, taskHandle } from './task-handle.js';
+import { isServerTrouble, noteCallTrouble } from './server-trouble.js';
 
 /**
  * Long tools for hosts that know nothing of tasks: past the inline wait a task-capable tool

@@ -1,5 +1,5 @@
-import type { Logger, Reservation } from '../runtime/api.js';
-import { Slots } from './bullmq/slots.js';
+import type { Logger, Reservation } from '../../runtime/api.js';
+import { Slots } from './slots.js';
 
 /**
  * The runs one worker process allows at once, for both job engines: jobs the engine delivers

@@ -1,4 +1,4 @@
-import type { Clock } from '../task/time.js';
+import type { Clock } from '../../task/time.js';
 
 /** A clock that moves only when told, for stores' lease and expiry times in tests. */
 export interface FakeClock {

@@ -4,8 +4,8 @@ import type {
   StandardSchemaWithJSON,
   ToolAnnotations,
 } from '@modelcontextprotocol/server';
-import type { InputRequest, JsonObject } from '../task/record.js';
-import type { TaskOption, ToolHandler } from '../runtime/tool.js';
+import type { InputRequest, JsonObject } from '../../task/record.js';
+import type { TaskOption, ToolHandler } from '../../runtime/tool.js';
 
 /** What a tool may do before its task exists (MRTR rounds on the creating `tools/call`). */
 export interface BeforeTaskContext {

@@ -1,15 +1,15 @@
 import { McpServer, type ServerContext, type ServerOptions } from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
-import { TASKS_EXTENSION } from '../protocol/index.js';
-import type { JsonObject } from '../task/record.js';
+import { TASKS_EXTENSION } from '../../protocol/index.js';
+import type { JsonObject } from '../../task/record.js';
 import type { ToolRegistry } from './registry.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
 import { callTaskTool } from './tool-call.js';
 import { DEFAULT_INLINE_WAIT_MS } from './inline-wait.js';
-import { registerFallbackTools } from './legacy/fallback-tools.js';
+import { registerFallbackTools } from './fallback-tools.js';
 import { surfaceCallTrouble, type TroubleReporter } from './server-trouble.js';
 import type { InstanceContext, McpConfigurer, RegisteredTaskTool } from './types.js';
-import { normalizeTaskOption } from '../runtime/tool.js';
+import { normalizeTaskOption } from '../../runtime/tool.js';
 
 export interface InstanceDeps {
   name: string;

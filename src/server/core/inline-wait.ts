@@ -4,11 +4,11 @@ import {
   type InputRequest as SdkInputRequest,
   type ServerContext,
 } from '@modelcontextprotocol/server';
-import { isObject } from '../protocol/index.js';
-import { normalizeTaskOption } from '../runtime/tool.js';
-import { isPlausibleTaskId } from '../task/ids.js';
-import { pendingInputRequests, type JsonObject, type TaskRecord } from '../task/record.js';
-import { isTerminal } from '../task/status.js';
+import { isObject } from '../../protocol/index.js';
+import { normalizeTaskOption } from '../../runtime/tool.js';
+import { isPlausibleTaskId } from '../../task/ids.js';
+import { pendingInputRequests, type JsonObject, type TaskRecord } from '../../task/record.js';
+import { isTerminal } from '../../task/status.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
 import { endedWithoutResult, taskHandle } from './task-handle.js';
 import type { RegisteredTaskTool } from './types.js';

@@ -1,6 +1,6 @@
-import type { ToolCatalog } from '../runtime/api.js';
-import { normalizeTaskOption, type RunnableTool, type ToolHandler } from '../runtime/tool.js';
-import { TaskrailError } from '../task/errors.js';
+import type { ToolCatalog } from '../../runtime/api.js';
+import { normalizeTaskOption, type RunnableTool, type ToolHandler } from '../../runtime/tool.js';
+import { TaskrailError } from '../../task/errors.js';
 import type { RegisteredTaskTool, TaskToolConfig } from './types.js';
 
 const TOOL_NAME = /^[A-Za-z0-9_./-]{1,64}$/;

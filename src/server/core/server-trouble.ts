@@ -1,8 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ProtocolError } from '@modelcontextprotocol/server';
-import type { WireError } from '../protocol/index.js';
-import type { Logger } from '../runtime/api.js';
-import { RPC, RpcError, TaskrailError, isRpcError } from '../task/errors.js';
+import type { WireError } from '../../protocol/index.js';
+import type { Logger } from '../../runtime/api.js';
+import { RPC, RpcError, TaskrailError, isRpcError } from '../../task/errors.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
 
 /**

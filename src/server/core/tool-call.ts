@@ -12,10 +12,10 @@ import {
   missingTasksCapability,
   TASKRAIL_META,
   withStructuredText,
-} from '../protocol/index.js';
-import { assertIdempotencyKey } from '../runtime/idempotency.js';
-import { normalizeTaskOption } from '../runtime/tool.js';
-import type { InputRequest, JsonObject, TaskRecord } from '../task/record.js';
+} from '../../protocol/index.js';
+import { assertIdempotencyKey } from '../../runtime/idempotency.js';
+import { normalizeTaskOption } from '../../runtime/tool.js';
+import type { InputRequest, JsonObject, TaskRecord } from '../../task/record.js';
 import { envelopeCapabilities, principalOf } from './principal.js';
 import { isServerTrouble, noteCallTrouble } from './server-trouble.js';
 import type { TaskRuntimeFace } from './runtime-port.js';

@@ -1,5 +1,6 @@
-import type { Executor, Logger } from '../../runtime/api.js';
-import type { TaskStore } from '../../store/port.js';
+import type { Executor, Logger } from '../runtime/api.js';
+import type { TaskStore } from '../store/port.js';
+import { importWithPeers } from '../task/peer-dependency.js';
 
 export interface ServeExecutorOptions {
   /** The store URL serve opened. */
@@ -22,7 +23,7 @@ export interface ServeExecutorOptions {
 export async function serveExecutor(options: ServeExecutorOptions): Promise<'local' | Executor> {
   if (/^postgres(ql)?:\/\//.test(options.storeUrl.trim())) {
     // A postgres store runs tasks through graphile-worker, the same way.
-    const { createGraphileExecutor } = await import('../graphile-worker/graphile-executor.js');
+    const { createGraphileExecutor } = await import('./graphile-worker/graphile-executor.js');
     return createGraphileExecutor({
       connectionUrl: options.storeUrl.trim(),
       mode: options.worker ? 'work' : 'dispatch',
@@ -32,7 +33,11 @@ export async function serveExecutor(options: ServeExecutorOptions): Promise<'loc
     });
   }
   if (!/^rediss?:\/\//.test(options.storeUrl.trim())) return 'local';
-  const { createBullmqExecutor } = await import('./bullmq-executor.js');
+  const { createBullmqExecutor } = await importWithPeers(
+    async () => import('./bullmq/bullmq-executor.js'),
+    ['ioredis', 'bullmq'],
+    'a redis:// store',
+  );
   return createBullmqExecutor({
     connectionUrl: options.storeUrl.trim(),
     mode: options.worker ? 'work' : 'dispatch',

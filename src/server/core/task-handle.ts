@@ -1,5 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { pendingInputRequests, type JsonObject, type TaskRecord } from '../task/record.js';
+import { pendingInputRequests, type JsonObject, type TaskRecord } from '../../task/record.js';
 
 /**
  * What a host without tasks gets for a task that is still going: text for models that read

@@ -1,0 +1,109 @@
+import type { Command } from 'commander';
+import { MemoryLedger, TaskrailClient, type Tool } from '../client/index.js';
+import { LegacySession } from '../client/legacy-session.js';
+import { packageVersion } from './package-info.js';
+import { EXIT_USAGE, reportError } from './host-output.js';
+import { bearerFrom } from './options.js';
+
+interface ToolsFlags {
+  json?: boolean;
+  bearer?: string;
+}
+
+type TaskMode = 'forbidden' | 'optional' | 'required';
+
+export function registerTools(program: Command): void {
+  program
+    .command('tools')
+    .argument('<url>', "the server's MCP endpoint, e.g. http://127.0.0.1:3000/mcp")
+    .description("list a server's tools: name, task mode, description")
+    .option('--json', 'print the tools/list result')
+    .option('--bearer <token>', 'send Authorization: Bearer <token> (default: $TASKRAIL_BEARER)')
+    .action(async (url: string, flags: ToolsFlags) => {
+      process.exitCode = await listTools(url, flags);
+    });
+}
+
+async function listTools(url: string, flags: ToolsFlags): Promise<number> {
+  if (!URL.canParse(url)) {
+    process.stderr.write(`taskrail: error: not a URL: ${url}\n`);
+    return EXIT_USAGE;
+  }
+  const bearer = bearerFrom(flags.bearer);
+  const client = new TaskrailClient({
+    url,
+    ledger: new MemoryLedger(),
+    push: false,
+    ...(bearer === undefined ? {} : { bearer }),
+  });
+  try {
+    const tools = await client.listTools();
+    if (flags.json === true) {
+      process.stdout.write(`${JSON.stringify({ tools })}\n`);
+      return 0;
+    }
+    const modes = await taskModes(url, tools, bearer);
+    for (const tool of tools) process.stdout.write(`${toolLine(tool, modes.get(tool.name))}\n`);
+    return 0;
+  } catch (error) {
+    return reportError(error);
+  } finally {
+    client.close();
+  }
+}
+
+/** `name  mode  description` (the first line of it), `-` when the server does not say. */
+export function toolLine(tool: Tool, mode: TaskMode | undefined): string {
+  const description = (tool.description ?? '').split('\n')[0]?.trim() ?? '';
+  return `${tool.name}  ${mode ?? '-'}  ${description}`.trimEnd();
+}
+
+/**
+ * The 2026-07-28 wire does not put a task mode on tools (any tool may answer with a task), so
+ * the mode comes from `execution.taskSupport` where a server sends it, else from the same
+ * server's 2025-11-25 `tools/list`, which carries it. A server that speaks only the new wire
+ * shows `-`.
+ */
+async function taskModes(
+  url: string,
+  tools: Tool[],
+  bearer: string | undefined,
+): Promise<Map<string, TaskMode>> {
+  const modes = new Map<string, TaskMode>();
+  for (const tool of tools) {
+    const mode = taskSupport(tool);
+    if (mode !== undefined) modes.set(tool.name, mode);
+  }
+  if (modes.size === tools.length) return modes;
+  const legacy = await legacyTools(url, bearer).catch(() => []);
+  for (const tool of legacy) {
+    const mode = taskSupport(tool);
+    if (mode !== undefined && !modes.has(tool.name)) modes.set(tool.name, mode);
+  }
+  return modes;
+}
+
+async function legacyTools(url: string, bearer: string | undefined): Promise<Tool[]> {
+  const session = await LegacySession.open({
+    url,
+    ...(bearer === undefined ? {} : { bearer }),
+    clientInfo: { name: 'taskrail', version: packageVersion() },
+    capabilities: { tasks: { requests: { tools: { call: {} } } } },
+  });
+  try {
+    const reply = await session.request('tools/list', {});
+    if (reply.kind !== 'result' || !Array.isArray(reply.result['tools'])) return [];
+    return reply.result['tools'] as Tool[];
+  } finally {
+    await session.close();
+  }
+}
+
+function taskSupport(tool: Tool): TaskMode | undefined {
+  const execution = tool['execution'];
+  if (execution === null || typeof execution !== 'object') return undefined;
+  const support = (execution as { taskSupport?: unknown }).taskSupport;
+  return support === 'optional' || support === 'required' || support === 'forbidden'
+    ? support
+    : undefined;
+}

@@ -1,0 +1,30 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+let cached: string | undefined;
+
+/**
+ * The version in taskrail's own package.json, found by walking up from this file (the same
+ * code runs from dist/ in the package and from .build/src/ in tests).
+ */
+export function packageVersion(): string {
+  cached ??= findVersion();
+  return cached;
+}
+
+function findVersion(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 6; i++) {
+    const candidate = join(dir, 'package.json');
+    if (existsSync(candidate)) {
+      const pkg = JSON.parse(readFileSync(candidate, 'utf8')) as {
+        name?: string;
+        version?: string;
+      };
+      if (pkg.name === 'taskrail' && typeof pkg.version === 'string') return pkg.version;
+    }
+    dir = dirname(dir);
+  }
+  return '0.0.0';
+}

@@ -1,0 +1,113 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import {
+  CLI,
+  runCli,
+  startProxy,
+  startServe,
+  tempDir,
+  type CliResult,
+  type Proxy,
+  type Serve,
+} from '../client/support.js';
+
+/** Runs the CLI with stdout closed by the reader at once, as `… | head -0` would. */
+function runWithClosedStdout(args: string[], home: string): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { ...process.env, TASKRAIL_HOME: home },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout: '', stderr }));
+  });
+}
+
+describe('CLI: tools and tasks list', () => {
+  const dir = tempDir('cli-use');
+  let serve: Serve;
+  let proxy: Proxy;
+  before(async () => {
+    serve = await startServe(dir.path);
+    proxy = await startProxy(serve.url);
+  });
+  after(async () => {
+    await proxy.close();
+    await serve.stop();
+    dir.remove();
+  });
+
+  it('tools lists name, task mode and description; --json prints the tools/list result', async () => {
+    const text = await runCli(['tools', serve.url], join(dir.path, 'h-tools'));
+    assert.equal(text.code, 0, text.stderr);
+    const lines = text.stdout.trim().split('\n');
+    assert.ok(lines.includes('greet  forbidden  Says hello (always synchronous).'), text.stdout);
+    assert.ok(
+      lines.some((line) => line.startsWith('slow_compute  optional  Sleeps')),
+      text.stdout,
+    );
+    const json = await runCli(['tools', serve.url, '--json'], join(dir.path, 'h-tools'));
+    assert.equal(json.code, 0, json.stderr);
+    const names = (JSON.parse(json.stdout) as { tools: { name: string }[] }).tools.map(
+      (t) => t.name,
+    );
+    assert.ok(names.includes('confirm_delete') && names.includes('greet'), json.stdout);
+  });
+
+  it('tools sends --bearer, else $TASKRAIL_BEARER; a bad URL is a usage error', async () => {
+    const home = join(dir.path, 'h-bearer');
+    const bearers = () => proxy.seen.map((s) => s.headers.authorization);
+    await runCli(['tools', proxy.url, '--json'], home, { TASKRAIL_BEARER: 'from-env' });
+    assert.ok(bearers().includes('Bearer from-env'), 'the env token was not sent');
+    await runCli(['tools', proxy.url, '--json', '--bearer', 'from-flag'], home, {
+      TASKRAIL_BEARER: 'from-env',
+    });
+    assert.equal(bearers().at(-1), 'Bearer from-flag');
+    const bad = await runCli(['tools', 'not a url'], home);
+    assert.equal(bad.code, 4);
+    assert.match(bad.stderr, /not a URL/);
+  });
+
+  it("tasks list shows the server's live status under a header, and --json", async () => {
+    const home = join(dir.path, 'h-list');
+    const detached = await runCli(
+      ['call', serve.url, 'confirm_delete', '--args', '{"filename":"a.txt"}', '--detach'],
+      home,
+    );
+    assert.equal(detached.code, 0, detached.stderr);
+    const id = detached.stdout.trim();
+    const shown = JSON.parse((await runCli(['tasks', 'show', id, '--json'], home)).stdout) as {
+      status: string;
+    };
+    assert.equal(shown.status, 'working', 'the ledger has not seen the question yet');
+    const text = await runCli(['tasks', 'list'], home);
+    assert.equal(text.code, 0, text.stderr);
+    const [header, line] = text.stdout.split('\n');
+    assert.equal(header, 'ID  SERVER  TOOL  STATUS  AGE  MESSAGE');
+    assert.ok(line?.startsWith(`${id}  ${serve.url}  confirm_delete  input_required  `), line);
+    const json = JSON.parse((await runCli(['tasks', 'list', '--json'], home)).stdout) as {
+      id: string;
+      status: string;
+      live: boolean;
+    }[];
+    assert.deepEqual(
+      json.map((t) => [t.id, t.status, t.live]),
+      [[id, 'input_required', true]],
+    );
+    const prefix = await runCli(['tasks', 'cancel', id.slice(0, 10)], home);
+    assert.equal(prefix.code, 3, prefix.stderr);
+  });
+
+  it('tasks list into a closed pipe exits quietly, without an EPIPE stack', async () => {
+    const home = join(dir.path, 'h-pipe');
+    await runCli(['call', serve.url, 'greet', '--args', '{"name":"p"}'], home);
+    const result = await runWithClosedStdout(['tasks', 'list'], home);
+    assert.equal(result.stderr, '');
+    assert.equal(result.code, 0);
+  });
+});

@@ -1,0 +1,149 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
+
+/**
+ * What a SQLite-only user gets from `npm install taskrail`: the packed tarball installed into an
+ * empty project. No optional driver, a LICENSE, no source maps without sources, public types
+ * that compile under `tsc --strict` with the compiler's default `skipLibCheck: false`, and a
+ * redis store URL that says which packages to install.
+ *
+ * `.slow.test`: installing and type-checking take over a minute on a loaded machine, so the
+ * runner gives this file 600 s instead of 120 s. Only the npm registry is contacted
+ * (`--ignore-scripts` skips better-sqlite3's prebuilt download from GitHub).
+ */
+const run = promisify(execFile);
+const ROOT = resolve(new URL('../../..', import.meta.url).pathname);
+const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+const OPTIONAL_PEERS = ['ioredis', 'bullmq', 'prom-client', 'pg', 'graphile-worker'];
+
+interface Manifest {
+  exports: Record<string, unknown>;
+  version: string;
+  peerDependenciesMeta: Record<string, { optional?: boolean }>;
+}
+
+const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Manifest;
+const entryPoints = Object.keys(manifest.exports)
+  .filter((key) => key !== './package.json')
+  .map((key) => (key === '.' ? 'taskrail' : `taskrail/${key.slice(2)}`));
+
+function npm(args: string[], cwd: string): Promise<{ stdout: string; stderr: string }> {
+  return run('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], {
+    cwd,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+}
+
+/** An app that imports every entry point and uses one value from each. */
+function appSource(): string {
+  const lines = entryPoints.map(
+    (entry, i) => `import * as entry${i} from '${entry}';\nused.push(Object.keys(entry${i}));`,
+  );
+  return ['const used: string[][] = [];', ...lines, 'console.log(used.length);', ''].join('\n');
+}
+
+describe('the packed package in an empty project (SQLite only)', () => {
+  const work = mkdtempSync(join(tmpdir(), 'taskrail-pack-'));
+  const app = join(work, 'app');
+  const installed = join(app, 'node_modules', 'taskrail');
+
+  before(async () => {
+    // --ignore-scripts: the tarball is built from the dist/ that pretest just compiled, and the
+    // native SQLite build (a download from GitHub) is not what this test is about.
+    await npm(['pack', '--ignore-scripts', '--pack-destination', work], ROOT);
+    const tarball = readdirSync(work).find((name) => name.endsWith('.tgz'));
+    assert.ok(tarball, 'npm pack wrote no tarball');
+    mkdirSync(app);
+    writeFileSync(
+      join(app, 'package.json'),
+      JSON.stringify({ name: 'app', private: true, type: 'module' }),
+    );
+    await npm(
+      ['install', '--ignore-scripts', '--prefer-offline', join(work, tarball), '@types/node@20'],
+      app,
+    );
+  });
+
+  after(() => rmSync(work, { recursive: true, force: true }));
+
+  it('declares the drivers and extras as optional peers and installs none of them', () => {
+    for (const name of OPTIONAL_PEERS) {
+      assert.equal(manifest.peerDependenciesMeta[name]?.optional, true, `${name} optional`);
+      assert.equal(existsSync(join(app, 'node_modules', name)), false, `${name} was installed`);
+    }
+    // `taskrail proxy` calls upstream servers through the official SDK client: a dependency.
+    assert.ok(existsSync(join(app, 'node_modules', '@modelcontextprotocol', 'client')));
+    assert.ok(existsSync(join(installed, 'dist', 'index.js')));
+  });
+
+  it('ships the Apache-2.0 LICENSE and no source maps pointing at unshipped sources', () => {
+    assert.match(readFileSync(join(installed, 'LICENSE'), 'utf8'), /Apache License\s+Version 2\.0/);
+    const maps = listFiles(join(installed, 'dist')).filter((file) => file.endsWith('.map'));
+    assert.deepEqual(maps, []);
+  });
+
+  it('compiles an app importing every entry point with tsc --strict and no skipLibCheck', async () => {
+    for (const entry of ['executors/bullmq', 'stores/postgres', 'executors/graphile-worker']) {
+      assert.ok(entryPoints.includes(`taskrail/${entry}`), entry);
+    }
+    writeFileSync(join(app, 'app.ts'), appSource());
+    const tsconfig = {
+      compilerOptions: {
+        target: 'ES2022',
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        strict: true,
+        noEmit: true,
+        types: ['node'],
+      },
+      files: ['app.ts'],
+    };
+    writeFileSync(join(app, 'tsconfig.json'), JSON.stringify(tsconfig));
+    const result = await run(process.execPath, [TSC, '-p', app], { cwd: app }).catch(
+      (error: { stdout?: string }) => ({ stdout: error.stdout ?? String(error) }),
+    );
+    assert.equal(result.stdout.trim(), '', 'tsc reported errors');
+  });
+
+  const driverHints = [
+    [
+      'redis://127.0.0.1:1/0',
+      'a redis:// store needs the ioredis and bullmq packages: npm install ioredis bullmq',
+    ],
+    ['postgres://127.0.0.1:1/x', 'a postgres:// store needs the pg package: npm install pg'],
+  ] as const;
+  for (const [storeUrl, hint] of driverHints) {
+    it(`fails ${storeUrl} without its drivers with one line naming what to install`, async () => {
+      const bin = join(app, 'node_modules', '.bin', 'taskrail');
+      const failure = await run(bin, ['serve', '--port', '0', '--store', storeUrl], {
+        cwd: app,
+        timeout: 30_000,
+      }).then(
+        () => assert.fail(`serve started on ${storeUrl} without its driver`),
+        (error: { code?: number; stderr?: string }) => error,
+      );
+      assert.notEqual(failure.code, 0);
+      assert.ok((failure.stderr ?? '').includes(hint), failure.stderr);
+      assert.doesNotMatch(failure.stderr ?? '', /\n\s+at /, 'printed a stack trace');
+    });
+  }
+});
+
+function listFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? listFiles(join(dir, entry.name)) : [join(dir, entry.name)],
+  );
+}
