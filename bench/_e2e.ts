@@ -78,3 +78,17 @@ export function e2eRow(label: string, run: { taskrail: number[]; bare: number[] 
     `${(p50 / median(run.bare)).toFixed(2)}×`,
   ];
 }
+
+/** The goal: taskrail's client sees the outcome within `slackMs` p50 of the tool's own time. */
+export function e2eGoal(
+  run: { taskrail: number[]; bare: number[] },
+  slackMs: number,
+): { text: string; met: boolean } {
+  const over = median(run.taskrail) - median(run.bare);
+  return {
+    text:
+      `taskrail's client sees a 10 ms tool completed within ${slackMs} ms p50 of the tool's own time ` +
+      `(+${over.toFixed(2)} ms over the bare 10 ms wait; fails above +${slackMs} ms)`,
+    met: over <= slackMs,
+  };
+}

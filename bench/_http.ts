@@ -126,12 +126,12 @@ export async function rate(
  * Runs every measurement of `targets` once per round, in turn, so all see the same machine
  * load; returns each target's per-round values.
  */
-export async function rounds<K extends string>(
+export async function rounds<K extends string, V = number>(
   count: number,
-  targets: Record<K, () => Promise<number>>,
-): Promise<Record<K, number[]>> {
+  targets: Record<K, () => Promise<V>>,
+): Promise<Record<K, V[]>> {
   const keys = Object.keys(targets) as K[];
-  const out = Object.fromEntries(keys.map((k) => [k, [] as number[]])) as Record<K, number[]>;
+  const out = Object.fromEntries(keys.map((k) => [k, [] as V[]])) as Record<K, V[]>;
   for (let round = 0; round < count; round += 1) {
     for (const key of round % 2 === 0 ? keys : [...keys].reverse()) {
       out[key].push(await targets[key]());

@@ -36,8 +36,11 @@ export async function v1Session(ep: Endpoint): Promise<(method: string, params: 
 }
 
 /** A completed SDK v1 task: its tasks/get call. */
-export async function v1CompletedTaskGet(ep: Endpoint): Promise<Call> {
-  const call = await v1Session(ep);
+export async function v1CompletedTaskGet(
+  ep: Endpoint,
+  session?: (method: string, params: object) => Call,
+): Promise<Call> {
+  const call = session ?? (await v1Session(ep));
   const created = await checked(
     ep,
     call('tools/call', { name: 'noop', arguments: {}, task: { ttl: 3_600_000 } }),

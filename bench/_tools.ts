@@ -1,6 +1,6 @@
 /**
  * The taskrail side of the HTTP benchmarks, loaded with `serve --tools .build/bench/_tools.js`
- * (and `worker --tools`): a no-op, a 10 ms tool and an I/O-bound wait, all polled fast.
+ * (and `worker --tools`): a no-op, a 10 ms tool, an I/O-bound wait and a CPU-bound burn.
  */
 import * as z from 'zod/v4';
 import type { TaskServer } from '../src/server/app.js';
@@ -29,6 +29,21 @@ export default function register(app: TaskServer): void {
     },
     async (args) => {
       await sleep(Number(args['ms']));
+      return { content: [] };
+    },
+  );
+  app.tool(
+    'cpu_burn',
+    {
+      description: 'keeps the CPU busy for `ms` (a CPU-bound job)',
+      inputSchema: z.object({ ms: z.number() }),
+      task: { mode: 'required', pollIntervalMs: 20 },
+    },
+    (args) => {
+      const until = performance.now() + Number(args['ms']);
+      while (performance.now() < until) {
+        // burning CPU is the job
+      }
       return { content: [] };
     },
   );

@@ -1,64 +1,144 @@
 #!/usr/bin/env node
 // `npm run bench`: builds, runs every benchmark in .build/bench (one process each, one after
-// the other so they do not compete for the two cores), and writes docs/benchmarks.md.
+// the other so they do not compete for the cores), and writes docs/benchmarks.md.
+// `npm run bench -- --only NAME [--only NAME2]` runs only those sections (NAME is the file name
+// without .js, e.g. `http`, `http-redis`) and replaces just their parts of docs/benchmarks.md.
 // A benchmark prints, as its last stdout line, one JSON object:
 //   { "title": "...", "description": "...", "columns": [...], "rows": [[...]...],
 //     "goals": [{ "text": "...", "met": true|false }] }
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readdirSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
 
-execFileSync('npx', ['tsc', '-p', 'tsconfig.json'], { stdio: 'inherit' });
-execFileSync('npx', ['tsc', '-p', 'tsconfig.test.json'], { stdio: 'inherit' });
+const PAGE = 'docs/benchmarks.md';
+const MARK = /^<!-- bench:([\w-]+) -->$/;
 
-const only = process.argv.slice(2);
-const files = readdirSync('.build/bench')
-  .filter((f) => f.endsWith('.js') && !f.startsWith('_'))
-  .filter((f) => only.length === 0 || only.some((o) => f.includes(o)))
-  .sort();
+function parseArgs(argv) {
+  const only = [];
+  for (let i = 0; i < argv.length; i += 1) {
+    if (argv[i] === '--only' && argv[i + 1] !== undefined) only.push(argv[(i += 1)]);
+    else if (argv[i]?.startsWith('--only=')) only.push(argv[i].slice('--only='.length));
+    else only.push(argv[i]); // the older form: `npm run bench -- NAME`
+  }
+  return only;
+}
 
-const sections = [];
-let failures = 0;
-for (const file of files) {
-  process.stderr.write(`bench: ${file}\n`);
-  const run = spawnSync(process.execPath, ['--expose-gc', `.build/bench/${file}`], {
+const all = () =>
+  readdirSync('.build/bench')
+    .filter((f) => f.endsWith('.js') && !f.startsWith('_'))
+    .map((f) => f.slice(0, -3))
+    .sort();
+
+function selected(only) {
+  const names = all();
+  if (only.length === 0) return names;
+  const picked = only.map((o) => (names.includes(o) ? [o] : names.filter((n) => n.includes(o))));
+  const flat = [...new Set(picked.flat())];
+  if (flat.length === 0)
+    throw new Error(`no benchmark matches ${only.join(', ')}: ${names.join(', ')}`);
+  return flat;
+}
+
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
+
+function run(name) {
+  process.stderr.write(`bench: ${name}\n`);
+  const before = load();
+  const started = Date.now();
+  const child = spawnSync(process.execPath, ['--expose-gc', `.build/bench/${name}.js`], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
     env: process.env,
     timeout: 10 * 60 * 1000,
   });
-  const last = run.stdout.trim().split('\n').pop() ?? '';
+  const seconds = Math.round((Date.now() - started) / 1000);
+  const last = child.stdout.trim().split('\n').pop() ?? '';
+  const at = { before, after: load(), seconds, when: new Date().toISOString() };
   try {
-    sections.push(JSON.parse(last));
+    return { name, ok: true, at, ...JSON.parse(last) };
   } catch {
-    failures += 1;
-    sections.push({ title: file, description: `did not report (exit ${run.status}): ${last}` });
+    return {
+      name,
+      ok: false,
+      at,
+      title: name,
+      description: `did not report (exit ${child.status}): ${last}`,
+    };
   }
 }
 
 const cell = (v) =>
   typeof v === 'number' ? (Number.isInteger(v) ? String(v) : v.toFixed(2)) : String(v);
-const lines = [
-  '# Benchmarks',
-  '',
-  'Written by `npm run bench`. Every figure is measured in the same run as its baseline and',
-  'reported as a ratio to it, so the numbers compare across machines; absolute values are for',
-  'this machine only. Medians over several rounds; the spread is min–max of the rounds.',
-  '',
-  `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${new Date().toISOString()}.`,
-  '',
-];
-for (const s of sections) {
-  lines.push(`## ${s.title}`, '');
+
+function render(s) {
+  const cores = cpus().length;
+  const busy = Math.max(
+    ...[s.at.before, s.at.after].flatMap((l) => l.split(' ').slice(0, 1).map(Number)),
+  );
+  const loadNote =
+    busy > cores ? ' **Measured under load** (1-minute load above the core count).' : '';
+  const lines = [`<!-- bench:${s.name} -->`, `## ${s.title}`, ''];
+  lines.push(
+    `_Run ${s.at.when} in ${s.at.seconds} s; load average (1/5/15 min) before: ${s.at.before}, after: ${s.at.after} on ${cores} cores._${loadNote}`,
+    '',
+  );
   if (s.description) lines.push(s.description, '');
-  if (s.columns && s.rows) {
+  if (s.columns && s.rows && s.columns.length > 0) {
     lines.push(`| ${s.columns.join(' | ')} |`, `|${s.columns.map(() => '---').join('|')}|`);
     for (const row of s.rows) lines.push(`| ${row.map(cell).join(' | ')} |`);
     lines.push('');
   }
   for (const g of s.goals ?? []) lines.push(`- ${g.met ? '✅ met' : '❌ not met'}: ${g.text}`);
   if ((s.goals ?? []).length > 0) lines.push('');
+  return lines.join('\n');
 }
-writeFileSync('docs/benchmarks.md', lines.join('\n'));
-process.stderr.write(`bench: wrote docs/benchmarks.md (${sections.length} sections)\n`);
+
+/** The sections of the current page, by benchmark name (text between markers). */
+function existingSections() {
+  if (!existsSync(PAGE)) return new Map();
+  const sections = new Map();
+  let current;
+  for (const line of readFileSync(PAGE, 'utf8').split('\n')) {
+    const mark = MARK.exec(line);
+    if (mark !== null) sections.set((current = mark[1]), [line]);
+    else if (current !== undefined) sections.get(current).push(line);
+  }
+  return new Map([...sections].map(([k, v]) => [k, v.join('\n').trimEnd() + '\n']));
+}
+
+const header = [
+  '# Benchmarks',
+  '',
+  'Written by `npm run bench` (one section: `npm run bench -- --only NAME`). Every goal is a',
+  'ratio to a baseline measured in the same run, so it compares across machines; absolute',
+  'values are for this machine only. Medians over several rounds; the spread is min–max of the',
+  'rounds. Each section notes the load average it ran under: on a shared machine the absolute',
+  'figures of a section run under load are low, and its ratios noisier.',
+  '',
+  `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}.`,
+  '',
+].join('\n');
+
+execFileSync('npx', ['tsc', '-p', 'tsconfig.json'], { stdio: 'inherit' });
+execFileSync('npx', ['tsc', '-p', 'tsconfig.test.json'], { stdio: 'inherit' });
+const only = parseArgs(process.argv.slice(2));
+const names = selected(only);
+const sections = only.length === 0 ? new Map() : existingSections();
+let failures = 0;
+for (const name of names) {
+  const result = run(name);
+  if (!result.ok) failures += 1;
+  sections.set(name, render(result));
+}
+const known = all();
+// Sections written by hand (no benchmark file of that name) keep their place at the end.
+const order = [
+  ...known.filter((n) => sections.has(n)),
+  ...[...sections.keys()].filter((n) => !known.includes(n)),
+];
+writeFileSync(PAGE, [header, ...order.map((n) => sections.get(n))].join('\n'));
+process.stderr.write(`bench: wrote ${PAGE} (${names.length} section(s) run)\n`);
 process.exit(failures === 0 ? 0 : 1);

@@ -16,7 +16,7 @@ const FOLDERS: Record<string, readonly string[]> = {
   store: ['task'],
   // stores/open.ts loads each adapter on demand; adapters share only stores/shared.
   stores: ['store', 'task', 'stores/memory', 'stores/sqlite', 'stores/redis', 'stores/postgres'],
-  'stores/shared': ['task'],
+  'stores/shared': ['store', 'task'],
   'stores/memory': ['store', 'task', 'stores/shared'],
   'stores/sqlite': ['store', 'task', 'stores/shared'],
   'stores/redis': ['store', 'task', 'stores/shared'],

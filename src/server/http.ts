@@ -59,7 +59,12 @@ function send(
   extra: Record<string, string> = {},
 ): void {
   if (res.headersSent) return void res.end();
-  res.writeHead(status, body === '' ? extra : { ...JSON_HEADERS, ...extra });
+  // A declared length spares chunked framing: head and body leave in one write.
+  const length = { 'content-length': String(Buffer.byteLength(body)) };
+  res.writeHead(
+    status,
+    body === '' ? { ...extra, ...length } : { ...JSON_HEADERS, ...extra, ...length },
+  );
   res.end(body);
 }
 

@@ -44,12 +44,39 @@ function unknownUrl(url: string, why = ''): TaskrailError {
 
 /** The file a `sqlite:` URL names: relative paths resolve against `cwd`. */
 export function sqlitePathFromUrl(url: string, cwd = process.cwd()): string {
-  let path = url.slice('sqlite:'.length);
+  let path = splitQuery(url.slice('sqlite:'.length)).path;
   // sqlite:///abs/path (URL style) means /abs/path.
   if (path.startsWith('///')) path = path.slice(2);
   else if (path.startsWith('//')) throw unknownUrl(url, ' (a sqlite URL has no host)');
   if (path === '') throw unknownUrl(url, ' (the sqlite path is empty)');
   return isAbsolute(path) ? path : resolve(cwd, path);
+}
+
+function splitQuery(rest: string): { path: string; query: URLSearchParams } {
+  const at = rest.indexOf('?');
+  return at < 0
+    ? { path: rest, query: new URLSearchParams() }
+    : { path: rest.slice(0, at), query: new URLSearchParams(rest.slice(at + 1)) };
+}
+
+const SYNCHRONOUS = ['normal', 'full'] as const;
+
+/** The options a `sqlite:PATH?synchronous=full` URL sets; anything else is refused. */
+export function sqliteOptionsFromUrl(url: string): { synchronous?: 'normal' | 'full' } {
+  const { query } = splitQuery(url.slice('sqlite:'.length));
+  const options: { synchronous?: 'normal' | 'full' } = {};
+  for (const [key, value] of query) {
+    const mode = SYNCHRONOUS.find((m) => m === value.toLowerCase());
+    if (key !== 'synchronous' || mode === undefined) {
+      throw new TaskrailError(
+        'CONFIG',
+        `unknown sqlite option '${key}=${value}' in '${url}': the one option is ` +
+          'synchronous=normal (the default) or synchronous=full (every reply after an fsync)',
+      );
+    }
+    options.synchronous = mode;
+  }
+  return options;
 }
 
 /**
@@ -61,8 +88,9 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   const storeOptions = options.clock === undefined ? {} : { clock: options.clock };
   if (trimmed.startsWith('sqlite:')) {
     const path = sqlitePathFromUrl(trimmed, options.cwd);
+    const sqliteOptions = { ...storeOptions, ...sqliteOptionsFromUrl(trimmed) };
     const { SqliteTaskStore } = await import('./sqlite/index.js');
-    return new SqliteTaskStore(path, storeOptions);
+    return new SqliteTaskStore(path, sqliteOptions);
   }
   if (trimmed === 'memory:' || trimmed === 'memory://') {
     if (options.quiet !== true) {

@@ -13,7 +13,7 @@ import {
 import { PostgresTaskStore } from '../../src/stores/postgres/postgres-store.js';
 import { newTaskId } from '../../src/task/ids.js';
 import { newTaskRecord } from '../../src/task/record.js';
-import { EventRelay } from '../../src/stores/postgres/event-relay.js';
+import { EventRelay } from '../../src/stores/shared/event-relay.js';
 import { complete, report } from '../../src/task/transitions.js';
 import { waitFor } from '../helpers/wait.js';
 import {
@@ -223,7 +223,7 @@ if (!skipWithoutPostgres('postgres-specific behaviour')) {
         );
         // The store's own relay skips its own writes; this one relays them as another process
         // would, in commit order, the sentinel last.
-        const relay = new EventRelay(store, 'another-process', () => undefined);
+        const relay = new EventRelay(store, '{"o" : "another-process",', () => undefined);
         for (const payload of payloads) relay.receive(payload);
         await waitFor('the sentinel relayed', () =>
           seen.some((line) => line.startsWith(sentinel.id)),

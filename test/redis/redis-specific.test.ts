@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
+import { Redis } from 'ioredis';
 import { after, describe, it } from 'node:test';
 import type { TaskEventMap } from '../../src/store/events.js';
 import type { TaskStore } from '../../src/store/port.js';
@@ -8,7 +9,7 @@ import { evictionWarning, openRedisStore, parseRedisUrl } from '../../src/stores
 import { TaskrailError } from '../../src/task/errors.js';
 import { newTaskId } from '../../src/task/ids.js';
 import { newTaskRecord } from '../../src/task/record.js';
-import { cancel, report } from '../../src/task/transitions.js';
+import { cancel, complete, report } from '../../src/task/transitions.js';
 import { waitFor } from '../helpers/wait.js';
 import { deletePrefix, skipWithoutRedis, uniquePrefix, urlWithPrefix } from './redis-env.js';
 
@@ -130,6 +131,46 @@ if (!skipWithoutRedis('redis store across instances')) {
       await waitFor('the transition on b', () => seenB.length === 1);
       assert.deepEqual(seenB[0], { task: cancelled, from: 'working', to: 'cancelled' });
       assert.deepEqual(seenA, ['half way', 'Cancelled by request.']);
+    });
+
+    it('publishes ids and what changed, never the record, and replicas read it back', async () => {
+      const [a, b] = [await open(), await open()];
+      const raw = new Redis(url);
+      const messages: string[] = [];
+      raw.on('message', (_channel: string, message: string) => messages.push(message));
+      await raw.subscribe(`${prefix}:events`);
+      const transitions: Array<TaskEventMap['task:transition']> = [];
+      b.events.on('task:transition', (event) => transitions.push(event));
+      try {
+        const pad = 'x'.repeat(1 << 20);
+        const task = { ...record(), arguments: { pad } };
+        const created = (await a.create(task)).task;
+        const done = complete(created, { content: [{ type: 'text', text: pad }] }, Date.now());
+        assert.equal((await a.compareAndSet(done, 1)).ok, true);
+        await waitFor('both notices', () => messages.length === 2);
+        for (const message of messages) assert.ok(message.length < 300, message.slice(0, 300));
+        const [createdNotice, writeNotice] = messages.map((m) => JSON.parse(m) as object);
+        assert.deepEqual(
+          { ...createdNotice, o: undefined },
+          { o: undefined, k: 'c', id: task.id, s: 'working', u: task.updatedAt },
+        );
+        assert.deepEqual(
+          { ...writeNotice, o: undefined },
+          {
+            o: undefined,
+            p: 'working',
+            k: 'w',
+            id: task.id,
+            r: 2,
+            s: 'completed',
+            u: done.updatedAt,
+          },
+        );
+        await waitFor('the transition on b', () => transitions.length === 1);
+        assert.deepEqual(transitions[0], { task: done, from: 'working', to: 'completed' });
+      } finally {
+        raw.disconnect();
+      }
     });
 
     it('announces sweeps to the other instances', async () => {

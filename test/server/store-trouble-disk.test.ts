@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { TaskServer } from '../../src/server/index.js';
 import { SqliteTaskStore } from '../../src/stores/sqlite/index.js';
+import { waitFor } from '../helpers/wait.js';
 import { tempDir } from '../stores/temp-dir.js';
 import { rpc } from './support.js';
 import {
@@ -88,7 +89,8 @@ describe(
       const again = await rpc(url, 'tools/call', { name: 'quick', arguments: {} });
       assert.equal(again.status, 200, JSON.stringify(again.body));
       assert.equal(again.body.result?.['resultType'], 'task');
-      assert.ok(executions.count >= ran + 1);
+      // The reply leaves once the task is committed; its run starts right after, not before.
+      await waitFor('the tool to run again', () => executions.count >= ran + 1);
     });
   },
 );

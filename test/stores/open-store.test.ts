@@ -29,6 +29,32 @@ describe('openStore', () => {
     assert.throws(() => sqlitePathFromUrl('sqlite:', '/'), { code: 'CONFIG' });
   });
 
+  it('takes ?synchronous=full from a sqlite: URL, and keeps NORMAL without it', async () => {
+    for (const [url, mode] of [
+      ['sqlite:full.db?synchronous=full', 'full'],
+      ['sqlite:normal.db?synchronous=normal', 'normal'],
+      ['sqlite:plain.db', 'normal'],
+    ] as const) {
+      const store = (await openStore(url, { cwd: dir.path })) as SqliteTaskStore;
+      assert.equal(store.path, join(dir.path, url.slice(7).split('?')[0] as string));
+      assert.equal(store.synchronous, mode, url);
+      await store.close();
+    }
+  });
+
+  it('refuses an unknown sqlite: option, naming the one it takes', async () => {
+    for (const url of ['sqlite:x.db?synchronous=off', 'sqlite:x.db?sync=full']) {
+      await assert.rejects(
+        openStore(url, { cwd: dir.path }),
+        (error: Error & { code?: string }) => {
+          assert.equal(error.code, 'CONFIG');
+          assert.match(error.message, /unknown sqlite option .*synchronous=full/);
+          return true;
+        },
+      );
+    }
+  });
+
   it('opens memory: quietly when asked', async () => {
     const store = await openStore('memory:', { quiet: true });
     assert.ok(store instanceof MemoryTaskStore);

@@ -4,7 +4,7 @@ import { TaskrailError } from '../../task/errors.js';
 import type { Clock } from '../../task/time.js';
 import { loadPg, type PgModule } from './driver.js';
 import { storeError } from './errors.js';
-import { EventRelay } from './event-relay.js';
+import { EventRelay } from '../shared/event-relay.js';
 import { ChannelListener } from './listen.js';
 import { migrate, quoteIdent, SCHEMA_VERSION as CURRENT_SCHEMA } from './migrations.js';
 import { PostgresTaskStore } from './postgres-store.js';
@@ -58,7 +58,8 @@ export async function openPostgresStore(
     origin,
     onClose: () => listener.close(),
   });
-  const relay = new EventRelay(store, origin, warn);
+  // Postgres renders the NOTIFY payload's JSON with spaces around the colon.
+  const relay = new EventRelay(store, `{"o" : ${JSON.stringify(origin)},`, warn);
   const listener = new ChannelListener({
     pg,
     connectUrl: location.connectUrl,

@@ -1,6 +1,5 @@
 import type { TaskRecord } from '../../task/record.js';
 import { decodeParts, encodeData, encodeFixed } from '../shared/record-parts.js';
-import type { TaskStatus } from '../../task/status.js';
 
 /**
  * A record is stored in two JSON parts: `fixed` (written once at creation, so a compare-and-set
@@ -26,12 +25,26 @@ export function withFixed(next: TaskRecord, storedFixed: unknown): TaskRecord {
   return decodeRecord(storedFixed, encodeData(next));
 }
 
-/** What a replica publishes on the events channel (see scripts-task.ts). */
-export type WireEvent =
-  | { o: string; k: 'created'; f: object; d: object }
-  | { o: string; k: 'write'; p: TaskStatus; f: object; d: object }
-  | { o: string; k: 'deleted'; id: string };
+/**
+ * The body of the change notice a create publishes (after the origin, see scripts-task.ts):
+ * which task and its status, never its arguments or result.
+ */
+export function createdNotice(task: TaskRecord): string {
+  return noticeBody({ k: 'c', id: task.id, s: task.status, u: task.updatedAt });
+}
 
-export function recordOf(event: { f: object; d: object }): TaskRecord {
-  return { ...event.d, ...event.f } as TaskRecord;
+/** The body of a write's notice: the script adds the previous status it read. */
+export function writeNotice(next: TaskRecord): string {
+  return noticeBody({
+    k: 'w',
+    id: next.id,
+    r: next.revision,
+    s: next.status,
+    ...(next.statusMessage === undefined ? {} : { m: next.statusMessage }),
+    u: next.updatedAt,
+  });
+}
+
+function noticeBody(fields: object): string {
+  return JSON.stringify(fields).slice(1, -1);
 }

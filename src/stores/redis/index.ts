@@ -73,7 +73,7 @@ export async function openRedisStore(
   });
   try {
     await checkEvictionPolicy(redis, location, warn);
-    await subscribeEvents(subscriber, `${location.prefix}:events`, origin, store.events, warn);
+    await subscribeEvents(subscriber, `${location.prefix}:events`, origin, store, warn);
   } catch (error) {
     await store.close();
     throw error;

@@ -1,30 +1,25 @@
 import type { Redis } from 'ioredis';
-import type { TaskEvents } from '../../store/events.js';
-import { recordOf, type WireEvent } from './codec.js';
+import type { TaskStore } from '../../store/port.js';
+import { EventRelay } from '../shared/event-relay.js';
 
 /**
- * Re-emits the writes of other replicas through this store's `TaskEvents`. Our own writes are
- * emitted locally right after the script returns, so messages carrying our origin are skipped.
+ * Re-emits the writes of other replicas through this store's events. Messages are change
+ * notices (ids and what changed, see codec.ts); the relay reads a record back only when
+ * someone listens. Our own writes were emitted when made, so messages with our origin are
+ * skipped.
  */
 export async function subscribeEvents(
   subscriber: Redis,
   channel: string,
   origin: string,
-  events: TaskEvents,
+  store: TaskStore,
   warn: (message: string) => void,
 ): Promise<void> {
-  const ownPrefix = `{"o":${JSON.stringify(origin)},`;
+  const relay = new EventRelay(store, `{"o":${JSON.stringify(origin)},`, (message) =>
+    warn(`${message} on ${channel}`),
+  );
   subscriber.on('message', (from: string, message: string) => {
-    // Our own writes come back too; skip them before paying for a parse of the whole record.
-    if (from !== channel || message.startsWith(ownPrefix)) return;
-    let event: WireEvent;
-    try {
-      event = JSON.parse(message) as WireEvent;
-    } catch {
-      warn(`ignoring a malformed message on ${channel}`);
-      return;
-    }
-    deliver(event, events);
+    if (from === channel) relay.receive(message);
   });
   // ioredis subscribes again on reconnection; messages published meanwhile are gone.
   let lost = false;
@@ -32,21 +27,7 @@ export async function subscribeEvents(
   subscriber.on('ready', () => {
     if (!lost) return;
     lost = false;
-    events.emit('store:resync', {});
+    store.events.emit('store:resync', {});
   });
   await subscriber.subscribe(channel);
-}
-
-function deliver(event: WireEvent, events: TaskEvents): void {
-  switch (event.k) {
-    case 'created':
-      events.emit('task:created', { task: recordOf(event) });
-      return;
-    case 'write':
-      events.emitWrite(recordOf(event), event.p);
-      return;
-    case 'deleted':
-      events.emit('task:deleted', { id: event.id });
-      return;
-  }
 }

@@ -19,7 +19,14 @@ import { isExpired, type TaskRecord } from '../../task/record.js';
 import { isTaskStatus, type TaskStatus } from '../../task/status.js';
 import type { Clock } from '../../task/time.js';
 import { assertLeaseMs, assertNextRevision, storeClosedError } from '../shared/checks.js';
-import { decodeRecord, encodeData, encodeRecord, withFixed } from './codec.js';
+import {
+  createdNotice,
+  decodeRecord,
+  encodeData,
+  encodeRecord,
+  withFixed,
+  writeNotice,
+} from './codec.js';
 import { indexMember, memberId, RedisKeys } from './keys.js';
 import { classifyFailures } from './errors.js';
 import { listTasks } from './list.js';
@@ -105,6 +112,7 @@ export class RedisTaskStore implements TaskStore {
         token,
         lease === undefined ? 0 : Math.ceil(lease.leaseMs),
         this.#callerLeaseNow(),
+        createdNotice(task),
       ],
     )) as Reply;
     if (reply[0] === -1) throw new TaskrailError('CONFLICT', `task ${task.id} already exists`);
@@ -143,6 +151,7 @@ export class RedisTaskStore implements TaskStore {
         this.#clock(),
         this.#keys.channel,
         this.#origin,
+        writeNotice(next),
       ],
     )) as Reply;
     if (reply[0] === 0) {
@@ -152,7 +161,10 @@ export class RedisTaskStore implements TaskStore {
       };
     }
     const written = withFixed(next, reply[1]);
-    this.events.emitWrite(withFixed(next, reply[1]), reply[2] as TaskStatus);
+    const previous = reply[2] as TaskStatus;
+    if (this.#listened(previous, written.status)) {
+      this.events.emitWrite(withFixed(next, reply[1]), previous);
+    }
     return { ok: true, task: written };
   }
 
@@ -337,6 +349,14 @@ export class RedisTaskStore implements TaskStore {
 
   #assertOpen(): void {
     if (this.#closed) throw storeClosedError(this.description);
+  }
+
+  /** Decoding a second copy of the record for listeners is skipped when nobody listens. */
+  #listened(from: TaskStatus, to: TaskStatus): boolean {
+    return (
+      this.events.listenerCount('task:updated') > 0 ||
+      (from !== to && this.events.listenerCount('task:transition') > 0)
+    );
   }
 }
 

@@ -1,9 +1,11 @@
 import { LuaScript } from './lua.js';
 
 /*
- * Events are published inside the scripts, so a write and its announcement are one atomic step:
- * `{"o": origin, "k": "created" | "write" | "deleted", "p": previous status, "f": fixed JSON,
- * "d": data JSON, "id": id}`.
+ * Change notices are published inside the scripts, so a write and its announcement are one
+ * atomic step. They carry ids and what changed, never the record (results can be MiBs):
+ * `{"o": origin, "p": previous status, "k": "c" | "w" | "d", "id": id, "r": revision,
+ * "s": status, "m": statusMessage, "u": updatedAt}` (the body after "o" and "p" is built by
+ * the caller, codec.ts). Subscribers read the record back only when someone listens.
  */
 
 export const createScript = new LuaScript(
@@ -21,7 +23,7 @@ export const createScript = new LuaScript(
         7 expiresAt ('' = never), 8 redis expiry in ms ('' = none), 9 use idempotency,
         10 now, 11 key prefix, 12 channel, 13 origin,
         14 lease owner ('' = no lease), 15 lease token, 16 lease ms,
-        17 lease clock now ('' = Redis TIME)
+        17 lease clock now ('' = Redis TIME), 18 the notice body
   Also reads P:task:<earlier id> named by the idempotency key.
   Returns {1, lease expiry or 0} created | {0, fixed, data} the earlier task | {-1} the id is taken
 ]]
@@ -52,8 +54,7 @@ if ARGV[9] == '1' then
   redis.call('SET', KEYS[2], ARGV[1])
   if ARGV[8] ~= '' then redis.call('PEXPIRE', KEYS[2], ARGV[8]) end
 end
-redis.call('PUBLISH', ARGV[12], '{"o":' .. cjson.encode(ARGV[13]) .. ',"k":"created","f":' ..
-  ARGV[2] .. ',"d":' .. ARGV[3] .. '}')
+redis.call('PUBLISH', ARGV[12], '{"o":' .. cjson.encode(ARGV[13]) .. ',' .. ARGV[18] .. '}')
 return {1, leaseUntil}
 `,
 );
@@ -68,7 +69,7 @@ export const compareAndSetScript = new LuaScript(
   KEYS[2] P:working     write
   KEYS[3] P:expiry      write when expiresAt changed
   ARGV: 1 expected revision, 2 data JSON, 3 status, 4 expiresAt ('' = never),
-        5 redis expiry in ms ('' = none), 6 now, 7 channel, 8 origin
+        5 redis expiry in ms ('' = none), 6 now, 7 channel, 8 origin, 9 the notice body
   Returns {1, fixed, previous status} | {0} absent or expired | {0, fixed, data} lost the race
 ]]
 local now = tonumber(ARGV[6])
@@ -92,8 +93,8 @@ if ARGV[4] ~= cur[3] then
     redis.call('PEXPIRE', KEYS[1], ARGV[5])
   end
 end
-redis.call('PUBLISH', ARGV[7], '{"o":' .. cjson.encode(ARGV[8]) .. ',"k":"write","p":' ..
-  cjson.encode(cur[2]) .. ',"f":' .. cur[5] .. ',"d":' .. ARGV[2] .. '}')
+redis.call('PUBLISH', ARGV[7], '{"o":' .. cjson.encode(ARGV[8]) .. ',"p":' ..
+  cjson.encode(cur[2]) .. ',' .. ARGV[9] .. '}')
 return {1, cur[5], cur[2]}
 `,
 );
@@ -142,7 +143,7 @@ for _, member in ipairs(members) do
   redis.call('ZREM', KEYS[1], member)
   redis.call('ZREM', KEYS[2], member)
   redis.call('ZREM', KEYS[3], member)
-  redis.call('PUBLISH', ARGV[4], '{"o":' .. cjson.encode(ARGV[5]) .. ',"k":"deleted","id":' ..
+  redis.call('PUBLISH', ARGV[4], '{"o":' .. cjson.encode(ARGV[5]) .. ',"k":"d","id":' ..
     cjson.encode(id) .. '}')
   ids[#ids + 1] = id
 end

@@ -1,5 +1,4 @@
 import { resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
 import type {
   ClaimOptions,
@@ -21,9 +20,11 @@ import { isExpired, type TaskRecord } from '../../task/record.js';
 import type { TaskStatus } from '../../task/status.js';
 import { isTerminal } from '../../task/status.js';
 import { systemClock, type Clock } from '../../task/time.js';
-import { assertLeaseMs, assertNextRevision, storeClosedError } from '../shared/checks.js';
+import { assertLeaseMs, assertNextRevision } from '../shared/checks.js';
 import { clampListLimit, decodeListCursor, encodeListCursor } from '../shared/list-cursor.js';
-import { isLockError, openDatabase, storeError } from './open-database.js';
+import { GroupCommit } from './group-commit.js';
+import { SYNC_BUSY_WAIT_MS, withLockWaits } from './lock-wait.js';
+import { openDatabase } from './open-database.js';
 import {
   mutableParams,
   recordToParams,
@@ -43,16 +44,10 @@ export interface SqliteTaskStoreOptions {
   busyTimeoutMs?: number;
   /**
    * `normal` (default): a commit survives a crash of the process; a power cut may lose the
-   * last commits. `full`: fsync on every commit, survives power loss, slower.
+   * last commits. `full`: every write is on disk (fsynced) before its promise resolves, so it
+   * survives power loss; concurrent writes share one commit and one fsync (group commit).
    */
   synchronous?: 'normal' | 'full';
-}
-
-/** SQLite's own (thread-blocking) busy wait per try; longer locks are waited for async. */
-const SYNC_BUSY_WAIT_MS = 5;
-
-function lockBackoffMs(attempt: number): number {
-  return Math.min(2 * 2 ** attempt, 50) * (0.5 + Math.random() / 2);
 }
 
 type CasResult = { outcome: CompareAndSetOutcome; previous?: TaskStatus };
@@ -72,7 +67,8 @@ type TaskHead = FixedColumns & {
 
 /**
  * A `TaskStore` in one SQLite file (better-sqlite3, WAL). Several processes may open the same
- * file: every write is one IMMEDIATE transaction and a compare-and-set on the revision.
+ * file: writes run in IMMEDIATE transactions (concurrent ones batched, see group-commit.ts),
+ * each a compare-and-set on the revision.
  * Events are local: listeners hear only the writes made through this instance, not those of
  * other processes sharing the file.
  */
@@ -100,6 +96,8 @@ export class SqliteTaskStore implements TaskStore {
   readonly #sweepTx: (limit: number) => string[];
   readonly #saveStepTx: (id: string, name: string, json: string) => void;
   readonly #lockBudgetMs: number;
+  /** Concurrent writes share one transaction; with `synchronous: 'full'` also one fsync. */
+  readonly #group: GroupCommit;
   #closed = false;
 
   constructor(path: string, options: SqliteTaskStoreOptions = {}) {
@@ -119,11 +117,17 @@ export class SqliteTaskStore implements TaskStore {
     this.#renewTx = this.#db.transaction(this.#renewInTx.bind(this)).immediate;
     this.#sweepTx = this.#db.transaction(this.#sweepInTx.bind(this)).immediate;
     this.#saveStepTx = this.#db.transaction(this.#saveStepInTx.bind(this)).immediate;
+    this.#group = new GroupCommit(this.#db, (operation) => this.#run(operation));
+  }
+
+  /** The durability in force on this file's connection (read back from SQLite itself). */
+  get synchronous(): 'normal' | 'full' {
+    return this.#db.pragma('synchronous', { simple: true }) === 2 ? 'full' : 'normal';
   }
 
   async create(task: TaskRecord, options: CreateOptions = {}): Promise<CreateOutcome> {
     if (options.lease !== undefined) assertLeaseMs(options.lease.leaseMs);
-    const result = await this.#run(() => {
+    const result = await this.#group.write(() => {
       if (task.idempotencyKey !== undefined || options.lease !== undefined) {
         return this.#createTx(task, this.#clock(), options.lease);
       }
@@ -146,7 +150,7 @@ export class SqliteTaskStore implements TaskStore {
 
   async compareAndSet(next: TaskRecord, expectedRevision: number): Promise<CompareAndSetOutcome> {
     assertNextRevision(next, expectedRevision);
-    const { outcome, previous } = await this.#run(() =>
+    const { outcome, previous } = await this.#group.write(() =>
       this.#casTx(next, expectedRevision, this.#clock()),
     );
     if (outcome.ok && previous !== undefined && this.#listened(previous, outcome.task.status)) {
@@ -162,17 +166,17 @@ export class SqliteTaskStore implements TaskStore {
     options: ClaimOptions = {},
   ): Promise<LeaseGrant | undefined> {
     assertLeaseMs(leaseMs);
-    return this.#run(() => this.#claimTx(id, owner, leaseMs, options.takeOverFrom));
+    return this.#group.write(() => this.#claimTx(id, owner, leaseMs, options.takeOverFrom));
   }
 
   async renewLease(id: string, token: string, leaseMs: number): Promise<LeaseRenewal> {
     assertLeaseMs(leaseMs);
-    return this.#run(() => this.#renewTx(id, token, leaseMs));
+    return this.#group.write(() => this.#renewTx(id, token, leaseMs));
   }
 
   async releaseLease(id: string, token: string, options: ReleaseOptions = {}): Promise<void> {
     const statement = options.abandoned === true ? this.#sql.abandonLease : this.#sql.releaseLease;
-    await this.#run(() => statement.run(id, token));
+    await this.#group.write(() => statement.run(id, token));
   }
 
   async findRunnable(limit: number): Promise<string[]> {
@@ -190,7 +194,7 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   async saveStep(id: string, name: string, value: unknown): Promise<void> {
-    await this.#run(() => this.#saveStepTx(id, name, JSON.stringify(value ?? null)));
+    await this.#group.write(() => this.#saveStepTx(id, name, JSON.stringify(value ?? null)));
   }
 
   async loadSteps(id: string): Promise<Record<string, unknown>> {
@@ -226,12 +230,14 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   async sweepExpired(limit: number): Promise<string[]> {
-    const ids = await this.#run(() => this.#sweepTx(limit));
+    const ids = await this.#group.write(() => this.#sweepTx(limit));
     for (const id of ids) this.events.emit('task:deleted', { id });
     return ids;
   }
 
   async close(): Promise<void> {
+    if (this.#closed) return;
+    if (this.#group.pending) await this.#group.settled();
     if (this.#closed) return;
     this.#closed = true;
     this.#db.close();
@@ -245,24 +251,9 @@ export class SqliteTaskStore implements TaskStore {
     );
   }
 
-  /**
-   * Runs one synchronous database operation. SQLite's own busy wait blocks the thread (and so
-   * every other request) while another process holds the write lock; it is kept to a few ms,
-   * and a lock that outlasts it is waited for here, asynchronously, with backoff, up to the
-   * configured budget. Failures leave as classified TaskrailErrors with safe messages.
-   */
-  async #run<T>(operation: () => T): Promise<T> {
-    const deadline = Date.now() + this.#lockBudgetMs;
-    for (let attempt = 0; ; attempt += 1) {
-      if (this.#closed) throw storeClosedError(this.description);
-      try {
-        return operation();
-      } catch (error) {
-        const left = deadline - Date.now();
-        if (!isLockError(error) || left <= 0) throw storeError(error);
-        await sleep(Math.min(lockBackoffMs(attempt), left));
-      }
-    }
+  /** Runs one synchronous operation, waiting out another process's lock asynchronously. */
+  #run<T>(operation: () => T): Promise<T> {
+    return withLockWaits(operation, this.#lockBudgetMs, () => this.#closed);
   }
 
   /** Inserts and returns the record as stored (a copy rebuilt from the written columns). */

@@ -1,8 +1,11 @@
 import type { TaskStore } from '../../store/port.js';
 import { isTaskStatus } from '../../task/status.js';
 
-/** A NOTIFY payload (see sql.ts): who wrote, what kind of change, which task. */
-interface ChangeNotice {
+/**
+ * A change notice, as the Postgres store NOTIFYs and the Redis store PUBLISHes it: who wrote,
+ * what kind of change, which task, and what changed; never arguments or results.
+ */
+export interface ChangeNotice {
   o: string;
   k: 'c' | 'w' | 'd';
   id: string;
@@ -10,12 +13,16 @@ interface ChangeNotice {
   p?: string;
   /** For 'w': the revision written. */
   r?: number;
+  /** The status written, its message and the write's time (Redis notices). */
+  s?: string;
+  m?: string;
+  u?: number;
 }
 
 /**
- * Turns other processes' NOTIFYs into this store's events. Payloads carry ids only, so the
- * record is read back, and only when someone listens. Notices are handled one at a time, in
- * the order the database committed them.
+ * Turns other processes' change notices into this store's events. Notices carry ids and what
+ * changed, so the record is read back, and only when someone listens. Notices are handled one
+ * at a time, in the order the database committed them.
  */
 export class EventRelay {
   readonly #store: TaskStore;
@@ -23,9 +30,10 @@ export class EventRelay {
   readonly #warn: (message: string) => void;
   #chain: Promise<void> = Promise.resolve();
 
-  constructor(store: TaskStore, origin: string, warn: (message: string) => void) {
+  /** `ownPrefix`: how this store's own notices begin (they were emitted when made). */
+  constructor(store: TaskStore, ownPrefix: string, warn: (message: string) => void) {
     this.#store = store;
-    this.#ownPrefix = `{"o" : ${JSON.stringify(origin)},`;
+    this.#ownPrefix = ownPrefix;
     this.#warn = warn;
   }
 

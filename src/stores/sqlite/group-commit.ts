@@ -1,0 +1,87 @@
+import type Database from 'better-sqlite3';
+import { TaskrailError } from '../../task/errors.js';
+
+type Write = () => unknown;
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+interface Pending {
+  write: Write;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+/** How the store runs one synchronous operation (its lock waits and error mapping). */
+export type Runner = <T>(operation: () => T) => Promise<T>;
+
+/**
+ * Group commit: the writes asked for while the event loop was busy (with `synchronous=full`,
+ * in practice while the previous commit's fsync held it) run in one IMMEDIATE transaction,
+ * each in its own savepoint, and share that transaction's one commit (and so, in full mode,
+ * one fsync); a transaction's fixed cost is paid once per batch, not once per write.
+ * Every write's promise settles only after the commit returned: a reply built on it describes
+ * data on disk. A write's own refusal (a TaskrailError such as a conflict) fails that write
+ * alone; anything else (I/O error, full disk, a failed commit) rolls the whole batch back and
+ * fails every write of it with the store's classified, retryable error.
+ */
+export class GroupCommit {
+  readonly #batchTx: (writes: Write[]) => Outcome[];
+  readonly #run: Runner;
+  #queue: Pending[] = [];
+  #flushing: Promise<void> | undefined;
+
+  constructor(db: Database.Database, run: Runner) {
+    this.#run = run;
+    const savepoint = db.transaction((write: Write) => write());
+    this.#batchTx = db.transaction((writes: Write[]) =>
+      writes.map((write): Outcome => {
+        try {
+          return { ok: true, value: savepoint(write) };
+        } catch (error) {
+          if (error instanceof TaskrailError) return { ok: false, error };
+          throw error;
+        }
+      }),
+    ).immediate;
+  }
+
+  /** Queues `write` for the next batch; resolves with its result once the batch committed. */
+  write<T>(write: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ write, resolve: resolve as (value: unknown) => void, reject });
+      this.#flushing ??= new Promise<void>((next) => setImmediate(next)).then(() => this.#drain());
+    });
+  }
+
+  /** True while writes are queued or being committed. */
+  get pending(): boolean {
+    return this.#flushing !== undefined;
+  }
+
+  /** Resolves once every queued write has settled. */
+  async settled(): Promise<void> {
+    await this.#flushing;
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#queue.length > 0) {
+      const batch = this.#queue;
+      this.#queue = [];
+      await this.#commit(batch);
+    }
+    this.#flushing = undefined;
+  }
+
+  async #commit(batch: Pending[]): Promise<void> {
+    let outcomes: Outcome[];
+    try {
+      outcomes = await this.#run(() => this.#batchTx(batch.map((p) => p.write)));
+    } catch (error) {
+      for (const pending of batch) pending.reject(error);
+      return;
+    }
+    outcomes.forEach((outcome, i) => {
+      const pending = batch[i] as Pending;
+      if (outcome.ok) pending.resolve(outcome.value);
+      else pending.reject(outcome.error);
+    });
+  }
+}
