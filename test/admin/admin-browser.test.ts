@@ -1,47 +1,50 @@
 import assert from 'node:assert/strict';
-import { existsSync, rmSync, statSync } from 'node:fs';
+import { rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
+import { chromiumSkip, launchChromium } from '../helpers/chromium.js';
 import { waitFor } from '../helpers/wait.js';
 import { ADMIN, CALLER, startHarness, type Harness } from './harness.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-/** docs/dashboard.png is rewritten only on request, so test runs leave the tree clean. */
-const SCREENSHOT =
+/** docs/dashboard*.png are rewritten only on request, so test runs leave the tree clean. */
+const screenshotPath = (name: string) =>
   process.env['TASKRAIL_UPDATE_SCREENSHOT'] === '1'
-    ? fileURLToPath(new URL('../../../docs/dashboard.png', import.meta.url))
-    : join(tmpdir(), `taskrail-dashboard-${process.pid}.png`);
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing (apt-get install -y chromium)`;
-if (skip !== false) process.stdout.write(`# skipping the dashboard browser tests: ${skip}\n`);
+    ? fileURLToPath(new URL(`../../../docs/${name}.png`, import.meta.url))
+    : join(tmpdir(), `taskrail-${name}-${process.pid}.png`);
+const SCREENSHOT = screenshotPath('dashboard');
+const FORM_SCREENSHOT = screenshotPath('dashboard-answer');
+
+/** Runs in the page before its own script: keeps every CSP violation it reports. */
+const RECORD_CSP_VIOLATIONS = `window.__csp = [];
+document.addEventListener('securitypolicyviolation', (e) => {
+  window.__csp.push(e.violatedDirective + ' ' + e.blockedURI + ' ' + e.sourceFile + ':' + e.lineNumber);
+});`;
+const skip = chromiumSkip();
 
 describe('dashboard in headless Chromium', { skip }, () => {
   let h: Harness;
   let browser: Browser;
   let page: Page;
+  const cspConsole: string[] = [];
 
   before(async () => {
     h = await startHarness();
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1360, height: 760 } });
+    await page.addInitScript({ content: RECORD_CSP_VIOLATIONS });
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) cspConsole.push(message.text());
+    });
   });
   after(async () => {
     await browser?.close();
     await h?.close();
-    if (!SCREENSHOT.includes('docs')) rmSync(SCREENSHOT, { force: true });
+    for (const path of [SCREENSHOT, FORM_SCREENSHOT]) {
+      if (!path.includes('docs')) rmSync(path, { force: true });
+    }
   });
 
   const row = (id: string) => page.locator(`#tasks tbody tr[data-id="${id}"]`);
@@ -76,6 +79,18 @@ describe('dashboard in headless Chromium', { skip }, () => {
     await row(task.id).locator('.status.completed').waitFor();
   });
 
+  it('shows a tool that returned isError with the tool-error badge, list and detail', async () => {
+    const task = await h.create('oops', {}, 'alice');
+    await waitFor('the tool error', async () => (await statusOf(task.id)) === 'completed');
+    const badge = row(task.id).locator('.status.tool_error');
+    await badge.waitFor();
+    assert.equal(await badge.textContent(), 'tool error');
+    assert.equal(await row(task.id).locator('.status.completed').count(), 0);
+    await row(task.id).click();
+    await page.locator('#detail h2', { hasText: task.id }).waitFor();
+    assert.equal(await page.locator('#detail .status.tool_error').textContent(), 'tool error');
+  });
+
   it('filters by status, tool and principal', async () => {
     const bob = await h.create('quick', {}, 'bob');
     const parked = await h.create('ask', {}, 'carol');
@@ -99,15 +114,56 @@ describe('dashboard in headless Chromium', { skip }, () => {
     await row(bob.id).waitFor();
   });
 
-  it('answers a parked task from its detail pane', async () => {
-    const parked = await h.create('ask', {}, 'dave');
+  it('answers a question through the form built from its requestedSchema', async () => {
+    const parked = await h.create('deploy', {}, 'dave');
     await row(parked.id).locator('.status.input_required').click();
-    await page
-      .locator('#detail textarea[data-key="confirm"]')
-      .fill('{"action":"accept","content":{"ok":true}}');
+    const form = page.locator('#detail form.answer-form[data-key="plan"]');
+    await form.waitFor();
+    assert.equal(await form.locator('select[name="env"]').count(), 1);
+    assert.equal(await form.locator('input[name="notify"][type="checkbox"]').count(), 1);
+    assert.equal(await form.locator('input[name="replicas"][type="number"]').count(), 1);
+    assert.equal(await form.locator('input[name="reason"][type="text"]').count(), 1);
+    assert.deepEqual(await form.locator('.field.required span').allTextContents(), [
+      'Environment *',
+      'reason *',
+    ]);
+    await form.locator('input[name="replicas"]').fill('12');
+    await form.locator('button.answer').click();
+    const problem = form.locator('.form-error');
+    await problem.filter({ hasText: 'reason is required' }).waitFor();
+    assert.match((await problem.textContent()) ?? '', /Environment is required/);
+    assert.match((await problem.textContent()) ?? '', /replicas must be at most 10/);
+    assert.equal(await statusOf(parked.id), 'input_required');
+    await form.locator('select[name="env"]').selectOption('production');
+    await page.locator('#detail').screenshot({ path: FORM_SCREENSHOT });
+    assert.ok(statSync(FORM_SCREENSHOT).size > 5_000);
+    await form.locator('input[name="replicas"]').fill('3');
+    await form.locator('input[name="notify"]').check();
+    await form.locator('input[name="reason"]').fill('hotfix 42');
+    await form.locator('button.answer').click();
+    await waitFor('completion', async () => (await statusOf(parked.id)) === 'completed');
+    const done = await h.store.get(parked.id);
+    const content = done?.result?.['content'] as { text: string }[];
+    assert.deepEqual(JSON.parse(content[0]!.text), {
+      action: 'accept',
+      content: { env: 'production', replicas: 3, notify: true, reason: 'hotfix 42' },
+    });
+    assert.equal(h.runs.get('deploy'), 2, 'one run that parked, one resumed run');
+    await row(parked.id).locator('.status.completed').waitFor();
+    const answered = page.locator('#detail ol.timeline li.kind-answer');
+    await answered.filter({ hasText: 'answer plan by operator ops' }).waitFor();
+    assert.match((await answered.textContent()) ?? '', /"reason":"hotfix 42"/);
+  });
+
+  it('falls back to raw JSON for a schema the form cannot render', async () => {
+    const parked = await h.create('ask_list', {}, 'dave');
+    await row(parked.id).locator('.status.input_required').click();
+    const area = page.locator('#detail textarea[data-key="tags"]');
+    await area.fill('{"action":"accept","content":{"tags":[{"name":"x"}]}}');
     await page.click('#detail button.answer');
     await waitFor('completion', async () => (await statusOf(parked.id)) === 'completed');
-    await row(parked.id).locator('.status.completed').waitFor();
+    const content = (await h.store.get(parked.id))?.result?.['content'] as { text: string }[];
+    assert.deepEqual(JSON.parse(content[0]!.text).content, { tags: [{ name: 'x' }] });
   });
 
   it('cancels a task from the page', async () => {
@@ -124,5 +180,40 @@ describe('dashboard in headless Chromium', { skip }, () => {
     await row(task.id).locator('.status.cancelled').waitFor();
     await waitFor('the handler to stop', () => h.aborted.has('stays-shut'));
     h.open('screenshot');
+  });
+
+  it('keeps the detail pane inside an 800 px wide window', async () => {
+    await page.setViewportSize({ width: 800, height: 700 });
+    const task = await h.create('gate', { key: `narrow-${'x'.repeat(300)}` }, 'frank');
+    await row(task.id).locator('td.msg', { hasText: 'waiting' }).click();
+    await page.locator('#detail h2', { hasText: task.id }).waitFor();
+    await page.locator('#detail pre', { hasText: 'narrow-xxx' }).waitFor();
+    const box = (await page.evaluate(`(() => {
+      const pane = document.getElementById('detail');
+      return { scroll: pane.scrollWidth, client: pane.clientWidth,
+        right: pane.getBoundingClientRect().right, page: document.documentElement.scrollWidth };
+    })()`)) as { scroll: number; client: number; right: number; page: number };
+    assert.ok(box.scroll <= box.client, `the pane scrolls sideways: ${JSON.stringify(box)}`);
+    assert.ok(box.right <= 800, `the pane ends past the window: ${JSON.stringify(box)}`);
+    assert.ok(box.page <= 800, `the page scrolls sideways: ${JSON.stringify(box)}`);
+    h.open(`narrow-${'x'.repeat(300)}`);
+    await row(task.id).locator('.status.completed').waitFor();
+  });
+
+  it('served a favicon, and the page broke no rule of its Content-Security-Policy', async () => {
+    const icon = await page.request.get(`${h.base}/dashboard/favicon.svg`);
+    assert.equal(icon.status(), 200);
+    assert.match(icon.headers()['content-type'] ?? '', /^image\/svg\+xml/);
+    assert.equal(
+      await page.locator('link[rel="icon"]').getAttribute('href'),
+      '/dashboard/favicon.svg',
+    );
+    const policy = (await page.request.get(`${h.base}/dashboard`)).headers()[
+      'content-security-policy'
+    ];
+    assert.match(policy ?? '', /style-src 'self'/);
+    assert.doesNotMatch(policy ?? '', /unsafe-inline/);
+    assert.deepEqual(await page.evaluate('window.__csp'), []);
+    assert.deepEqual(cspConsole, []);
   });
 });

@@ -12,6 +12,7 @@ import {
   followEvents,
   startHarness,
   type Harness,
+  type Loose,
 } from './harness.js';
 
 describe('admin HTTP face', () => {
@@ -178,5 +179,28 @@ describe('admin HTTP face', () => {
     const done = await h.store.get(task.id);
     assert.deepEqual(done?.result?.['content'], [{ type: 'text', text: 'answer: accept' }]);
     assert.equal((await call(h.base, path, ADMIN, { method: 'POST', body })).status, 409);
+    const shown = await call(h.base, `/dashboard/api/tasks/${task.id}`, ADMIN);
+    const answers = (shown.body.timeline as Loose[]).filter((e) => e.kind === 'answer');
+    assert.equal(answers.length, 1);
+    assert.deepEqual(answers[0].by, { role: 'operator', name: 'ops' });
+    assert.equal(answers[0].key, 'confirm');
+    assert.deepEqual(JSON.parse(answers[0].answer), body.inputResponses.confirm);
+  });
+
+  it('puts an answer from the caller in the timeline under the caller’s name', async () => {
+    const task = await h.create('ask', {}, 'alice');
+    await waitFor('it to park', async () => (await statusOf(task.id)) === 'input_required');
+    const long = 'x'.repeat(500);
+    await h.app.runtime.answerInput(task.id, 'alice', {
+      confirm: { action: 'accept', content: { ok: true }, _meta: { note: long } },
+    });
+    await waitFor('completion', async () => (await statusOf(task.id)) === 'completed');
+    const shown = await call(h.base, `/dashboard/api/tasks/${task.id}`, ADMIN);
+    const timeline = shown.body.timeline as Loose[];
+    const answer = timeline.find((e) => e.kind === 'answer');
+    assert.deepEqual(answer.by, { role: 'caller', name: 'alice' });
+    assert.ok(answer.answer.length <= 200, 'long answers are shortened');
+    const resumed = timeline.findIndex((e) => e.from === 'input_required');
+    assert.ok(timeline.indexOf(answer) < resumed, 'the answer comes before the resume');
   });
 });

@@ -47,12 +47,34 @@ describe('/metrics', () => {
     const delta = (name: string, labels: Record<string, string>) =>
       valueOf(now, name, labels) - valueOf(before, name, labels);
     assert.equal(delta('taskrail_tasks_created_total', { tool: 'quick' }), 2);
-    assert.equal(delta('taskrail_tasks_finished_total', { tool: 'quick', status: 'completed' }), 2);
     assert.equal(
-      delta('taskrail_task_duration_seconds_count', { tool: 'quick', status: 'completed' }),
+      delta('taskrail_tasks_finished_total', { tool: 'quick', outcome: 'completed' }),
+      2,
+    );
+    assert.equal(
+      delta('taskrail_task_duration_seconds_count', { tool: 'quick', outcome: 'completed' }),
       2,
     );
     assert.ok(valueOf(now, 'taskrail_lease_claims_total') >= 2);
+  });
+
+  it('counts a tool that returned isError as a tool error, not as completed', async () => {
+    const before = await scrape();
+    const task = await h.create('oops');
+    await waitFor(
+      'the tool error',
+      async () => (await h.store.get(task.id))?.status === 'completed',
+    );
+    const now = await scrape();
+    const delta = (name: string, outcome: string) =>
+      valueOf(now, name, { tool: 'oops', outcome }) -
+      valueOf(before, name, { tool: 'oops', outcome });
+    assert.equal(delta('taskrail_tasks_finished_total', 'tool_error'), 1);
+    assert.equal(delta('taskrail_tasks_finished_total', 'completed'), 0);
+    assert.equal(delta('taskrail_task_duration_seconds_count', 'tool_error'), 1);
+    const row = await call(h.base, `/dashboard/api/tasks/${task.id}`, ADMIN);
+    assert.equal(row.body.status, 'completed');
+    assert.equal(row.body.outcome, 'tool_error');
   });
 
   it('shows running and parked tasks, lease heartbeats, and cancellations', async () => {
@@ -72,8 +94,8 @@ describe('/metrics', () => {
     await waitFor('both to end', async () => {
       const s = await scrape();
       return (
-        valueOf(s, 'taskrail_tasks_finished_total', { tool: 'ask', status: 'cancelled' }) === 1 &&
-        valueOf(s, 'taskrail_tasks_finished_total', { tool: 'gate', status: 'completed' }) === 1 &&
+        valueOf(s, 'taskrail_tasks_finished_total', { tool: 'ask', outcome: 'cancelled' }) === 1 &&
+        valueOf(s, 'taskrail_tasks_finished_total', { tool: 'gate', outcome: 'completed' }) === 1 &&
         valueOf(s, 'taskrail_tasks_running') === 0 &&
         valueOf(s, 'taskrail_tasks_parked') === 0
       );

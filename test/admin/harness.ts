@@ -23,6 +23,7 @@ export interface Harness {
   open(key: string): void;
   /** Gate keys whose handler saw its signal fire. */
   aborted: Set<string>;
+  runs: Runs;
   close(): Promise<void>;
 }
 
@@ -51,12 +52,49 @@ function untilAborted(signal: AbortSignal): Promise<never> {
   });
 }
 
+/** Runs of each tool, counted in the handler. */
+export type Runs = Map<string, number>;
+
+function registerAskingTools(app: TaskServer, runs: Runs): void {
+  app.tool('deploy', { description: 'asks how to deploy', task: true }, async (_args, ctx) => {
+    runs.set('deploy', (runs.get('deploy') ?? 0) + 1);
+    const answer = await ctx.elicit('plan', {
+      message: 'How should it deploy?',
+      requestedSchema: {
+        type: 'object',
+        properties: {
+          env: { type: 'string', enum: ['staging', 'production'], title: 'Environment' },
+          replicas: { type: 'integer', minimum: 1, maximum: 10 },
+          notify: { type: 'boolean', description: 'Tell the team' },
+          reason: { type: 'string' },
+        },
+        required: ['env', 'reason'],
+      },
+    });
+    return text(JSON.stringify(answer));
+  });
+  app.tool('ask_list', { description: 'asks for a list', task: true }, async (_args, ctx) => {
+    const answer = await ctx.elicit('tags', {
+      message: 'Which tags?',
+      requestedSchema: {
+        type: 'object',
+        properties: { tags: { type: 'array', items: { type: 'object' } } },
+      },
+    });
+    return text(JSON.stringify(answer));
+  });
+}
+
 function registerTools(
   app: TaskServer,
   gate: ReturnType<typeof gates>,
   aborted: Set<string>,
 ): void {
   app.tool('quick', { description: 'returns at once', task: true }, () => text('quick done'));
+  app.tool('oops', { description: 'ends with a tool error', task: true }, () => ({
+    ...text('the input was empty'),
+    isError: true,
+  }));
   app.tool('gate', { description: 'waits for its gate', task: true }, async (args, ctx) => {
     await ctx.progress(`waiting at gate ${String(args['key'])}`);
     const key = String(args['key']);
@@ -100,6 +138,8 @@ export async function startHarness(
   const gate = gates();
   const aborted = new Set<string>();
   registerTools(app, gate, aborted);
+  const runs: Runs = new Map();
+  registerAskingTools(app, runs);
   const info = await app.listen(0, '127.0.0.1');
   return {
     base: `http://127.0.0.1:${info.port}`,
@@ -110,6 +150,7 @@ export async function startHarness(
       app.runtime.createTask({ tool, arguments: args, principal }),
     open: (key) => gate.open(key),
     aborted,
+    runs,
     async close() {
       await app.close(1000);
       await store.close();

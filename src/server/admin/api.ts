@@ -133,7 +133,17 @@ async function answerTask(
   if (task.status !== 'input_required' || accepted.length === 0) {
     return json(409, { error: 'nothing_pending', task: summaryOf(task) });
   }
-  const after = await deps.runtime().answerInput(id, task.principal, responses);
-  if (after === undefined) return notFound();
+  deps.journal.creditAnswer(id, operator.name);
+  const after = await deps
+    .runtime()
+    .answerInput(id, task.principal, responses)
+    .catch((error) => {
+      deps.journal.uncreditAnswer(id);
+      throw error;
+    });
+  if (after === undefined) {
+    deps.journal.uncreditAnswer(id);
+    return notFound();
+  }
   return json(200, { accepted, task: summaryOf(after) });
 }

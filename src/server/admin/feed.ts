@@ -41,7 +41,7 @@ export class AdminFeed {
       }),
       events.on('task:updated', ({ task, previousStatus }) => {
         if (isTerminal(task.status) && !isTerminal(previousStatus)) {
-          options.metrics.taskFinished(task, task.status);
+          options.metrics.taskFinished(task);
         }
         this.#saw(task, 'event');
       }),

@@ -10,13 +10,17 @@ export interface TimelineEntry {
   message?: string;
   revision: number;
   source: 'event' | 'poll' | 'derived';
+  /** `answer` entries: the question's key, who answered, and the answer (shortened). */
+  key?: string;
+  by?: { role: 'operator' | 'caller'; name: string };
+  answer?: string;
 }
 
 interface Seen {
   revision: number;
   status: string;
   message: string | undefined;
-  answers: number;
+  answered: string[];
   attempt: number;
   entries: TimelineEntry[];
 }
@@ -27,6 +31,8 @@ export interface JournalLimits {
 }
 
 const DEFAULT_LIMITS: JournalLimits = { maxTasks: 5000, maxEntriesPerTask: 50 };
+const MAX_ANSWER_CHARS = 200;
+const MAX_PENDING_CREDITS = 1000;
 
 /**
  * A bounded, in-memory journal of what this process saw happen to tasks: the last revision of
@@ -35,6 +41,8 @@ const DEFAULT_LIMITS: JournalLimits = { maxTasks: 5000, maxEntriesPerTask: 50 };
  */
 export class TaskJournal {
   readonly #seen = new Map<string, Seen>();
+  /** Task id → operator about to answer it from the dashboard (credited when the answer lands). */
+  readonly #credits = new Map<string, string>();
   readonly #limits: JournalLimits;
 
   constructor(limits: Partial<JournalLimits> = {}) {
@@ -52,6 +60,22 @@ export class TaskJournal {
 
   forget(id: string): void {
     this.#seen.delete(id);
+    this.#credits.delete(id);
+  }
+
+  /** The next answers seen for this task were given by this operator, not by the caller. */
+  creditAnswer(id: string, operator: string): void {
+    this.#credits.delete(id);
+    this.#credits.set(id, operator);
+    if (this.#credits.size > MAX_PENDING_CREDITS) {
+      const oldest = this.#credits.keys().next().value;
+      if (oldest !== undefined) this.#credits.delete(oldest);
+    }
+  }
+
+  /** Drops a credit whose answer was refused, so it cannot name the wrong person later. */
+  uncreditAnswer(id: string): void {
+    this.#credits.delete(id);
   }
 
   timeline(task: TaskRecord): { entries: TimelineEntry[]; source: 'events' | 'derived' } {
@@ -78,14 +102,34 @@ export class TaskJournal {
   }
 
   #append(seen: Seen, task: TaskRecord, source: 'event' | 'poll'): void {
+    const lines = this.#answerEntries(seen, task, source);
     const kind = changeKind(seen, task);
     if (kind !== undefined) {
       const line = entry(task, kind, task.updatedAt, source);
       if (kind === 'status') line.from = seen.status;
-      seen.entries.push(line);
-      if (seen.entries.length > this.#limits.maxEntriesPerTask) seen.entries.splice(1, 1);
+      lines.push(line);
     }
+    seen.entries.push(...lines);
+    const excess = seen.entries.length - this.#limits.maxEntriesPerTask;
+    if (excess > 0) seen.entries.splice(1, excess);
     Object.assign(seen, snapshot(task));
+  }
+
+  #answerEntries(seen: Seen, task: TaskRecord, source: 'event' | 'poll'): TimelineEntry[] {
+    const fresh = Object.keys(task.inputResponses).filter((key) => !seen.answered.includes(key));
+    if (fresh.length === 0) return [];
+    const operator = this.#credits.get(task.id);
+    this.#credits.delete(task.id);
+    const by: TimelineEntry['by'] =
+      operator === undefined
+        ? { role: 'caller', name: task.principal }
+        : { role: 'operator', name: operator };
+    return fresh.map((key) => ({
+      ...entry(task, 'answer', task.updatedAt, source),
+      key,
+      by,
+      answer: shortened(JSON.stringify(task.inputResponses[key])),
+    }));
   }
 }
 
@@ -94,7 +138,7 @@ function snapshot(task: TaskRecord): Omit<Seen, 'entries'> {
     revision: task.revision,
     status: task.status,
     message: task.statusMessage,
-    answers: Object.keys(task.inputResponses).length,
+    answered: Object.keys(task.inputResponses),
     attempt: task.attempt,
   };
 }
@@ -102,9 +146,12 @@ function snapshot(task: TaskRecord): Omit<Seen, 'entries'> {
 function changeKind(seen: Seen, task: TaskRecord): TimelineEntry['kind'] | undefined {
   if (seen.status !== task.status) return 'status';
   if (seen.attempt !== task.attempt) return 'retry';
-  if (seen.answers !== Object.keys(task.inputResponses).length) return 'answer';
   if (seen.message !== task.statusMessage) return 'progress';
   return undefined;
+}
+
+function shortened(text: string): string {
+  return text.length <= MAX_ANSWER_CHARS ? text : `${text.slice(0, MAX_ANSWER_CHARS - 1)}…`;
 }
 
 function entry(

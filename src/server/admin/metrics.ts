@@ -4,14 +4,15 @@ import { importWithPeers } from '../../task/peer-dependency.js';
 import type { TaskRecord } from '../../task/record.js';
 import type { TaskStatus } from '../../task/status.js';
 import type { StoreProbe } from './instrument-store.js';
+import { outcomeOf } from './views.js';
 
 type PromClient = typeof import('prom-client');
 
 interface MetricSet {
   registry: Registry;
   created: Counter<'tool'>;
-  finished: Counter<'tool' | 'status'>;
-  duration: Histogram<'tool' | 'status'>;
+  finished: Counter<'tool' | 'outcome'>;
+  duration: Histogram<'tool' | 'outcome'>;
   running: Gauge;
   parked: Gauge;
   queue: Gauge;
@@ -62,8 +63,8 @@ export class AdminMetrics implements StoreProbe {
     this.#record((m) => m.created.inc({ tool: task.tool }));
   }
 
-  taskFinished(task: TaskRecord, status: TaskStatus): void {
-    const labels = { tool: task.tool, status };
+  taskFinished(task: TaskRecord): void {
+    const labels = { tool: task.tool, outcome: outcomeOf(task) };
     const seconds = Math.max(0, task.updatedAt - task.createdAt) / 1000;
     this.#record((m) => {
       m.finished.inc(labels);
@@ -110,14 +111,15 @@ function buildMetrics(client: PromClient): MetricSet {
   return {
     registry,
     created: labelled('taskrail_tasks_created_total', 'Tasks created.', ['tool']),
-    finished: labelled('taskrail_tasks_finished_total', 'Tasks that reached a terminal status.', [
-      'tool',
-      'status',
-    ]),
+    finished: labelled(
+      'taskrail_tasks_finished_total',
+      'Tasks that ended, by outcome (completed, tool_error, failed, cancelled).',
+      ['tool', 'outcome'],
+    ),
     duration: new client.Histogram({
       name: 'taskrail_task_duration_seconds',
       help: 'Time from creation to a terminal status.',
-      labelNames: ['tool', 'status'],
+      labelNames: ['tool', 'outcome'],
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600],
       registers,
     }),

@@ -1,3 +1,5 @@
+import { ANSWER_FORM_SCRIPT } from './page-form.js';
+
 /**
  * The dashboard's browser script: plain ES2020, no build step, no CDN. It reads the live feed
  * with `fetch` streaming rather than `EventSource`, because EventSource cannot send the
@@ -58,7 +60,8 @@ export const DASHBOARD_SCRIPT = String.raw`
     if (!res.ok) return logout('The server refused: HTTP ' + res.status);
     state.operator = await res.json();
     $('login').hidden = true; $('app').hidden = false; $('logout').hidden = false;
-    $('who').textContent = state.operator.name + (state.operator.canAnswer ? ' · may answer input' : '');
+    $('who').textContent = state.operator.name + (state.operator.canAnswer ? ' · may answer input'
+      : state.operator.canCancel ? '' : ' · read only');
     await loadList();
     connect();
   }
@@ -101,20 +104,24 @@ export const DASHBOARD_SCRIPT = String.raw`
     return Math.floor(s / 86400) + 'd';
   }
 
-  function badge(status) { return el('span', { class: 'status ' + status, text: status }); }
+  function badge(task) {
+    var outcome = task.outcome || task.status;
+    return el('span', { class: 'status ' + outcome, text: outcome === 'tool_error' ? 'tool error' : outcome,
+      title: outcome === 'tool_error' ? 'completed with an isError result' : outcome });
+  }
 
   function row(task) {
-    var cancel = LIVE.indexOf(task.status) >= 0
+    var cancel = state.operator.canCancel && LIVE.indexOf(task.status) >= 0
       ? el('button', { type: 'button', class: 'danger cancel', text: 'Cancel',
           on: { click: function (e) { e.stopPropagation(); cancelTask(task.id); } } })
       : null;
     var message = task.statusMessage || '';
     if (task.pendingInput > 0) message = task.pendingInput + ' question(s) pending · ' + message;
-    return el('tr', { 'data-id': task.id, 'data-status': task.status,
+    return el('tr', { 'data-id': task.id, 'data-status': task.status, 'data-outcome': task.outcome,
       class: state.selected === task.id ? 'selected' : '',
       on: { click: function () { showDetail(task.id); } } }, [
       el('td', { class: 'id', text: task.id.slice(0, 12) + '…', title: task.id }),
-      el('td', { class: 'st' }, [badge(task.status)]),
+      el('td', { class: 'st' }, [badge(task)]),
       el('td', { text: task.tool }),
       el('td', { text: task.principal }),
       el('td', { class: 'age', 'data-created': task.createdAt, text: age(task.createdAt) }),
@@ -205,21 +212,34 @@ export const DASHBOARD_SCRIPT = String.raw`
     var out = [el('h3', { text: 'Pending input' })];
     keys.forEach(function (key) {
       var request = task.pendingInputRequests[key];
-      out.push(el('div', { class: 'note', text: key + ' · ' + request.method }), json(request.params || {}));
+      var params = request.params || {};
+      out.push(el('div', { class: 'note', text: key + ' · ' + request.method }));
+      if (typeof params.message === 'string') out.push(el('p', { class: 'question', text: params.message }));
+      var fields = formSchema(request);
+      if (!may || !fields) out.push(json(params));
       if (!may) return;
+      var send = function (value) { answer(task.id, key, value); };
+      if (fields) { out.push(answerForm(key, fields, task.principal, send)); return; }
+      out.push(el('p', { class: 'note', text: 'This question cannot be shown as a form: answer with JSON.' }));
       var area = el('textarea', { 'data-key': key });
       area.value = JSON.stringify(answerTemplate(request), null, 2);
-      var send = el('button', { type: 'button', class: 'answer', text: 'Answer as ' + task.principal,
-        on: { click: function () { answer(task.id, key, area.value); } } });
-      out.push(area, send);
+      out.push(area, el('button', { type: 'button', class: 'answer', text: 'Answer as ' + task.principal,
+        on: { click: function () { answerRaw(task.id, key, area.value); } } }));
     });
     if (!may) out.push(el('p', { class: 'note', text: 'This admin token may not answer input.' }));
     return out;
   }
 
-  async function answer(id, key, text) {
+  function answerRaw(id, key, text) {
     var value;
     try { value = JSON.parse(text); } catch (e) { return window.alert('The answer is not valid JSON.'); }
+    if (!value || typeof value !== 'object' || Array.isArray(value)) {
+      return window.alert('The answer must be a JSON object, such as {"action": "accept", "content": {}}.');
+    }
+    return answer(id, key, value);
+  }
+
+  async function answer(id, key, value) {
     var responses = {}; responses[key] = value;
     var res = await api('tasks/' + id + '/answer', { method: 'POST',
       headers: { 'content-type': 'application/json' }, body: JSON.stringify({ inputResponses: responses }) });
@@ -227,12 +247,14 @@ export const DASHBOARD_SCRIPT = String.raw`
     if (body.task) upsert(body.task);
     if (!res.ok) window.alert('Not answered: ' + (body.message || body.error || res.status));
   }
-
+${ANSWER_FORM_SCRIPT}
   function timeline(task) {
     var items = task.timeline.map(function (e) {
       var what = e.kind === 'status' ? (e.from ? e.from + ' → ' : '') + e.status : e.kind;
-      return el('li', {}, [el('span', { class: 'when', text: e.at.slice(11, 23) + ' ' }),
-        el('strong', { text: what }), el('span', { text: e.message ? ' — ' + e.message : '' })]);
+      if (e.kind === 'answer') what = 'answer ' + e.key + ' by ' + e.by.role + ' ' + e.by.name;
+      var said = e.kind === 'answer' ? e.answer : e.message;
+      return el('li', { class: 'kind-' + e.kind }, [el('span', { class: 'when', text: e.at.slice(11, 23) + ' ' }),
+        el('strong', { text: what }), el('span', { text: said ? ' — ' + said : '' })]);
     });
     var note = task.timelineSource === 'derived'
       ? 'Rebuilt from the record: this server has seen no event for the task.'
@@ -250,9 +272,9 @@ export const DASHBOARD_SCRIPT = String.raw`
     var facts = 'tool ' + task.tool + ' · principal ' + task.principal + ' · attempt ' + task.attempt +
       ' · created ' + task.createdAt + (task.expiresAt ? ' · expires ' + task.expiresAt : '');
     var parts = [
-      el('button', { type: 'button', style: 'float:right', text: '×', on: { click: function () {
+      el('button', { type: 'button', class: 'close', title: 'Close', text: '×', on: { click: function () {
         state.selected = null; pane.hidden = true; render(); } } }),
-      el('h2', { text: task.id }), badge(task.status),
+      el('h2', { text: task.id }), badge(task),
       el('p', { class: 'note', text: facts }),
       task.statusMessage ? el('p', { text: task.statusMessage }) : null,
       el('h3', { text: 'Arguments' }), json(task.arguments),

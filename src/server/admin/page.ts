@@ -11,6 +11,7 @@ const HTML = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>taskrail · operator dashboard</title>
+<link rel="icon" href="/dashboard/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/dashboard/app.css">
 <script src="/dashboard/app.js" defer></script>
 </head>
@@ -41,11 +42,11 @@ const HTML = `<!doctype html>
     <span id="count"></span>
   </form>
   <div id="panes">
-    <table id="tasks">
+    <div id="tasks-wrap"><table id="tasks">
       <thead><tr><th>id</th><th>status</th><th>tool</th><th>principal</th><th>age</th>
       <th>message</th><th>attempt</th><th></th></tr></thead>
       <tbody></tbody>
-    </table>
+    </table></div>
     <aside id="detail" hidden></aside>
   </div>
 </main>
@@ -60,12 +61,32 @@ const SECURITY_HEADERS = {
   'referrer-policy': 'no-referrer',
 };
 
+/** Only the page's own files: no inline script or style, no other origin, no framing. */
+const CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self'",
+  "connect-src 'self'",
+  "form-action 'self'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** A small rail-and-check mark, so the tab is recognisable. */
+const FAVICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">
+<rect width="32" height="32" rx="7" fill="#141a26"/>
+<path d="M7 10h18M7 22h18" stroke="#9aa4b8" stroke-width="2.5" stroke-linecap="round"/>
+<path d="M11 16.5l3.5 3.5 7-8" fill="none" stroke="#22c55e" stroke-width="3" stroke-linecap="round" stroke-linejoin="round"/>
+</svg>
+`;
+
 function asset(body: string, type: string): () => Response {
   return () =>
     new Response(body, {
       headers: {
         'content-type': `${type}; charset=utf-8`,
-        'content-security-policy': "default-src 'self'; frame-ancestors 'none'",
+        'content-security-policy': CSP,
         ...SECURITY_HEADERS,
       },
     });
@@ -77,4 +98,5 @@ export const PAGE_ASSETS: Readonly<Record<string, () => Response>> = {
   '/dashboard/': asset(HTML, 'text/html'),
   '/dashboard/app.js': asset(DASHBOARD_SCRIPT, 'text/javascript'),
   '/dashboard/app.css': asset(DASHBOARD_STYLE, 'text/css'),
+  '/dashboard/favicon.svg': asset(FAVICON, 'image/svg+xml'),
 };

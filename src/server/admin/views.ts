@@ -6,6 +6,8 @@ import type { TimelineEntry } from './journal.js';
 export interface TaskSummary {
   id: string;
   status: string;
+  /** The status, or `tool_error` for a task that completed with an `isError` result. */
+  outcome: string;
   tool: string;
   principal: string;
   statusMessage?: string;
@@ -29,10 +31,21 @@ export interface TaskDetail extends TaskSummary {
   timelineSource: 'events' | 'derived';
 }
 
+/**
+ * How a task ended, as an operator reads it: a tool's `isError` result is the tool's own
+ * failure, stored `completed` on the 2026 wire, and must not look (or count) like a success.
+ */
+export function outcomeOf(task: TaskRecord): string {
+  return task.status === 'completed' && task.result?.['isError'] === true
+    ? 'tool_error'
+    : task.status;
+}
+
 export function summaryOf(task: TaskRecord): TaskSummary {
   return {
     id: task.id,
     status: task.status,
+    outcome: outcomeOf(task),
     tool: task.tool,
     principal: task.principal,
     ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
