@@ -5,7 +5,7 @@
  * a printed reason.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -118,14 +118,30 @@ export async function startChaosRedis(): Promise<ChaosRedis | string> {
   };
 }
 
+/** Where Debian's faketime package puts its preload library (per architecture). */
+const LIBFAKETIME = [
+  '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1',
+  '/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1',
+  '/usr/lib/faketime/libfaketime.so.1',
+].find((path) => existsSync(path));
+
 /** `faketime` from Debian, or why not. */
 export function faketimeMissing(): string | undefined {
-  return spawnSync('faketime', ['-f', '+0s', 'true']).status === 0
+  return LIBFAKETIME !== undefined
     ? undefined
     : 'faketime is not installed (apt-get install faketime)';
 }
 
-/** The wrapper that runs a process with its wall clock shifted (monotonic time untouched). */
+/**
+ * The wrapper that runs a process with its wall clock shifted (monotonic time untouched). It
+ * preloads libfaketime through `env`, which execs: the worker is then the process chaos
+ * signals. The `faketime` command forks instead, so killing it orphaned the worker.
+ */
 export function shiftedClock(shift: string): string[] {
-  return ['env', 'FAKETIME_DONT_FAKE_MONOTONIC=1', 'faketime', '-f', shift];
+  return [
+    'env',
+    `LD_PRELOAD=${LIBFAKETIME ?? 'libfaketime.so.1'}`,
+    `FAKETIME=${shift}`,
+    'FAKETIME_DONT_FAKE_MONOTONIC=1',
+  ];
 }
