@@ -64,6 +64,11 @@ export class ControlSession {
       onToolsChanged: (tools) => this.#options.onTools(tools, runsToolTasks(connection)),
       onClose: () => void this.#reconnect(),
     });
+    if (this.#closed) {
+      // Closed while connecting (a reconnect in flight): the new child must not outlive us.
+      await connection.close().catch(() => undefined);
+      return;
+    }
     this.#connection = connection;
     this.#options.onTools(await listAllTools(connection), runsToolTasks(connection));
   }

@@ -90,6 +90,10 @@ export class UpstreamPool {
           onClose: () => this.#closedUnexpectedly(),
         });
         this.#failures = 0;
+        if (this.#closed) {
+          await connection.close().catch(() => undefined);
+          throw new RpcError(RPC.INTERNAL_ERROR, 'the proxy is stopping');
+        }
         return connection;
       } catch (error) {
         this.#failures += 1;
