@@ -16,9 +16,13 @@ function randomBase64url(bytes: number): string {
   return text;
 }
 
-/** 144 random bits from the CSPRNG, base64url: 24 URL-safe characters. */
+/**
+ * About 144 random bits from the CSPRNG, base64url: 24 URL-safe characters. Never starting with
+ * `-`, so that an id given to the CLI (`taskrail admin cancel ID`) is not read as an option.
+ */
 export function newTaskId(): string {
-  return randomBase64url(18);
+  const id = randomBase64url(18);
+  return id.startsWith('-') ? `x${id.slice(1)}` : id;
 }
 
 /** 128 random bits from the CSPRNG, base64url: 22 URL-safe characters. */

@@ -129,6 +129,11 @@ describe('ids and times', () => {
     assert.equal(isPlausibleTaskId('../etc'), false);
   });
 
+  it('never starts an id with "-" (the CLI would read it as an option)', () => {
+    // 1 in 64 random ids would; 20 000 draws miss that with probability (63/64)^20000 ≈ 0.
+    for (let i = 0; i < 20_000; i += 1) assert.notEqual(newTaskId()[0], '-');
+  });
+
   it('renders ISO 8601 UTC with milliseconds', () => {
     assert.equal(isoTime(Date.UTC(2026, 10, 29, 16, 5, 1, 123)), '2026-11-29T16:05:01.123Z');
   });
