@@ -4,6 +4,7 @@
  * the unfinished tasks of its ledger after it was killed, and sends what it never sent. Prints one JSON line per event:
  * `{"created": taskId, "n": n}` and `{"end": taskId, "n": n, "tool": ..., "status": ...}`.
  */
+import { clientOptionsFromEnv } from '../src/client/env.js';
 import { TaskrailClient, type CallOutcome, type ToolCall } from '../src/client/index.js';
 import { answerFor, TOOL, type Spec } from './expect.js';
 
@@ -12,7 +13,10 @@ const DEADLINE = Date.now() + Number(process.env['CHAOS_CLIENT_MS'] ?? 90_000);
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const emit = (value: object) => process.stdout.write(`${JSON.stringify(value)}\n`);
 
+// The library reads no environment: each chaos client's own ledger folder comes from
+// $TASKRAIL_HOME through the CLI's helper, or every client would share ~/.taskrail.
 const client = new TaskrailClient({
+  ...clientOptionsFromEnv(process.env),
   url,
   defaultPollIntervalMs: 100,
   validateArguments: false,
