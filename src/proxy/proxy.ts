@@ -60,12 +60,13 @@ export async function startProxy(app: TaskServer, options: ProxyOptions): Promis
   // Each served tool's upstream definition, to see what a `list_changed` changed.
   const served = new Map<string, string>();
   let started = false;
-  const onTools = (tools: Tool[], upstreamHasTasks: boolean): void => {
+  const onTools = (tools: Tool[], runsAsTask: (tool: Tool) => boolean): void => {
     const handlerOf = (tool: Tool): ToolHandler =>
       proxyHandler(
         {
           name: tool.name,
-          asTask: callsAsTask(tool, upstreamHasTasks),
+          // An upstream task outlives us: a restarted proxy follows it instead of failing.
+          asTask: runsAsTask(tool),
           retry: options.retryTools?.includes(tool.name) === true,
         },
         deps,
@@ -123,12 +124,6 @@ function modeOf(tool: Tool, options: ProxyOptions): TaskMode {
   const upstream = tool.execution?.taskSupport;
   if (upstream === 'required') return 'required';
   return options.syncTools?.includes(tool.name) === true ? 'forbidden' : 'optional';
-}
-
-/** An upstream that can run this tool as its own task is asked to: that task survives us. */
-function callsAsTask(tool: Tool, upstreamHasTasks: boolean): boolean {
-  const support = tool.execution?.taskSupport;
-  return upstreamHasTasks && (support === 'required' || support === 'optional');
 }
 
 function toolConfig(tool: Tool, options: ProxyOptions): TaskToolConfig {
