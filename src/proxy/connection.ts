@@ -148,7 +148,7 @@ async function connectLegacy(options: ConnectOptions): Promise<UpstreamConnectio
     options.onClose?.();
   };
   await connectOrClose(client, transport, connection);
-  connection.tasks = legacyTaskWire(client);
+  connection.tasks = legacyTaskWire(client, options.sessionId !== undefined);
   return connection;
 }
 

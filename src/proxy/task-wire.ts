@@ -60,12 +60,14 @@ export interface UpstreamTaskWire {
 }
 
 /**
- * The 2025-11-25 wire, when the upstream declared `tasks.requests.tools.call`. Its questions
- * are real server→client requests sent while `tasks/result` blocks, so they reach the call
- * through the connection's `onServerRequest`, not through `inputRequests`.
+ * The 2025-11-25 wire, when the upstream declared `tasks.requests.tools.call`, or on a session
+ * rejoined to follow a task (no `initialize`, so no capabilities to read). Its questions are
+ * real server→client requests sent while `tasks/result` blocks, so they reach the call through
+ * the connection's `onServerRequest`, not through `inputRequests`.
  */
-export function legacyTaskWire(client: Client): UpstreamTaskWire | undefined {
-  if (client.getServerCapabilities()?.tasks?.requests?.tools?.call === undefined) return undefined;
+export function legacyTaskWire(client: Client, rejoined: boolean): UpstreamTaskWire | undefined {
+  const declared = client.getServerCapabilities()?.tasks?.requests?.tools?.call !== undefined;
+  if (!declared && !rejoined) return undefined;
   const tasks = client.experimental.tasks;
   return {
     generation: '2025-11-25',
