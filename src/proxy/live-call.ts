@@ -54,8 +54,10 @@ export class LiveCall {
   progressSeq = 0;
   upstreamTask: UpstreamTaskRef | undefined;
   outcome: Outcome | undefined;
-  /** A parked task's record is being watched for cancellation (proxy-tool.ts). */
+  /** A parked task's record is being watched (parked-call.ts). */
   watched = false;
+  /** A run of its task in this process is attached to it (not parked). */
+  attached = false;
   readonly #abort = new AbortController();
   #connection: UpstreamConnection | undefined;
   #wakers: (() => void)[] = [];

@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import {
   fromJsonSchema,
   type JsonSchemaType,
@@ -56,6 +58,8 @@ export async function startProxy(app: TaskServer, options: ProxyOptions): Promis
     store: app.store,
     calls: new Map<string, LiveCall>(),
     parkedCheckMs: 1000,
+    owner: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+    runHere: (taskId) => app.runtime.runHere(taskId),
   };
   // Each served tool's upstream definition, to see what a `list_changed` changed.
   const served = new Map<string, string>();
