@@ -85,7 +85,13 @@ describe('proxy following 2026-07-28 upstream tasks (tasks extension)', () => {
 
   it('tasks/cancel on the proxy cancels the upstream task', async () => {
     const taskId = await callAsTask(proxy.url, 'wait-for-cancel', {});
-    await upstream.line(/^ran wait-for-cancel$/, 20_000);
+    // Relayed status: the proxy holds the upstream task id (a cancel before the upstream's
+    // CreateTaskResult arrives can only abort the request; see docs/proxy.md).
+    await waitFor(
+      'the upstream task to be followed',
+      async () => ((await getTask(proxy.url, taskId))['statusMessage'] ? true : undefined),
+      { timeoutMs: 20_000, intervalMs: 20 },
+    );
     await rpc(proxy.url, 'tasks/cancel', { taskId });
     await upstream.line(/^cancelled wait-for-cancel$/, 20_000);
     assert.equal((await getTask(proxy.url, taskId))['status'], 'cancelled');
