@@ -69,8 +69,8 @@ type TaskHead = FixedColumns & {
 
 /**
  * A `TaskStore` in one SQLite file (better-sqlite3, WAL). Several processes may open the same
- * file: writes run in IMMEDIATE transactions (concurrent ones batched, see group-commit.ts),
- * each a compare-and-set on the revision.
+ * file: writes run in IMMEDIATE transactions (concurrent ones batched, see group-commit.ts;
+ * the `…InTx` methods run inside one), each a compare-and-set on the revision.
  * Events are local: listeners hear only the writes made through this instance, not those of
  * other processes sharing the file.
  */
@@ -82,17 +82,6 @@ export class SqliteTaskStore implements TaskStore {
   readonly #clock: Clock;
   readonly #sql: Statements;
   readonly #listStatements = new Map<string, Database.Statement>();
-  readonly #createTx: (task: TaskRecord, now: number, lease: CreateOptions['lease']) => Created;
-  readonly #casTx: (next: TaskRecord, expected: number, now: number) => CasResult;
-  readonly #claimTx: (
-    id: string,
-    owner: string,
-    leaseMs: number,
-    options: ClaimOptions,
-  ) => LeaseGrant | undefined;
-  readonly #renewTx: (id: string, token: string, leaseMs: number) => LeaseRenewal;
-  readonly #sweepTx: (limit: number) => string[];
-  readonly #saveStepTx: (id: string, name: string, json: string) => void;
   readonly #lockBudgetMs: number;
   /** Concurrent writes share one transaction; with `synchronous: 'full'` also one fsync. */
   readonly #group: GroupCommit;
@@ -109,12 +98,6 @@ export class SqliteTaskStore implements TaskStore {
       now: this.#clock(),
     });
     this.#sql = prepareStatements(this.#db);
-    this.#createTx = this.#db.transaction(this.#createInTx.bind(this)).immediate;
-    this.#casTx = this.#db.transaction(this.#casInTx.bind(this)).immediate;
-    this.#claimTx = this.#db.transaction(this.#claimInTx.bind(this)).immediate;
-    this.#renewTx = this.#db.transaction(this.#renewInTx.bind(this)).immediate;
-    this.#sweepTx = this.#db.transaction(this.#sweepInTx.bind(this)).immediate;
-    this.#saveStepTx = this.#db.transaction(this.#saveStepInTx.bind(this)).immediate;
     this.#group = new GroupCommit(this.#db, (operation) => this.#run(operation));
   }
 
@@ -125,12 +108,18 @@ export class SqliteTaskStore implements TaskStore {
 
   async create(task: TaskRecord, options: CreateOptions = {}): Promise<CreateOutcome> {
     if (options.lease !== undefined) assertLeaseMs(options.lease.leaseMs);
-    const result = await this.#group.write((): Created => {
-      if (task.idempotencyKey !== undefined || options.lease !== undefined) {
-        return this.#createTx(task, this.#clock(), options.lease);
-      }
-      return { ...this.#insert(task), created: true };
-    });
+    // Only a keyed create can refuse after a change: a conflicting insert after it deleted an
+    // expired task holding the same key.
+    const savepoint = task.idempotencyKey !== undefined;
+    const result = await this.#group.write(
+      (): Created => {
+        if (task.idempotencyKey !== undefined || options.lease !== undefined) {
+          return this.#createInTx(task, this.#clock(), options.lease);
+        }
+        return { ...this.#insert(task), created: true };
+      },
+      { savepoint },
+    );
     if (result.staleId !== undefined) this.events.emit('task:deleted', { id: result.staleId });
     if (
       result.created &&
@@ -153,7 +142,7 @@ export class SqliteTaskStore implements TaskStore {
   async compareAndSet(next: TaskRecord, expectedRevision: number): Promise<CompareAndSetOutcome> {
     assertNextRevision(next, expectedRevision);
     const { outcome, previous, row } = await this.#group.write(() =>
-      this.#casTx(next, expectedRevision, this.#clock()),
+      this.#casInTx(next, expectedRevision, this.#clock()),
     );
     if (outcome.ok && previous !== undefined && row !== undefined) {
       // Listeners get their own copy, read back from the written columns as a `get` would.
@@ -171,12 +160,12 @@ export class SqliteTaskStore implements TaskStore {
     options: ClaimOptions = {},
   ): Promise<LeaseGrant | undefined> {
     assertLeaseMs(leaseMs);
-    return this.#group.write(() => this.#claimTx(id, owner, leaseMs, options));
+    return this.#group.write(() => this.#claimInTx(id, owner, leaseMs, options));
   }
 
   async renewLease(id: string, token: string, leaseMs: number): Promise<LeaseRenewal> {
     assertLeaseMs(leaseMs);
-    return this.#group.write(() => this.#renewTx(id, token, leaseMs));
+    return this.#group.write(() => this.#renewInTx(id, token, leaseMs));
   }
 
   async releaseLease(id: string, token: string, options: ReleaseOptions = {}): Promise<void> {
@@ -199,7 +188,7 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   async saveStep(id: string, name: string, value: unknown): Promise<void> {
-    await this.#group.write(() => this.#saveStepTx(id, name, JSON.stringify(value ?? null)));
+    await this.#group.write(() => this.#saveStepInTx(id, name, JSON.stringify(value ?? null)));
   }
 
   async loadSteps(id: string): Promise<Record<string, unknown>> {
@@ -231,7 +220,7 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   async sweepExpired(limit: number): Promise<string[]> {
-    const ids = await this.#group.write(() => this.#sweepTx(limit));
+    const ids = await this.#group.write(() => this.#sweepInTx(limit));
     for (const id of ids) this.events.emit('task:deleted', { id });
     return ids;
   }
