@@ -28,6 +28,8 @@ export class RunnerSupervisor {
   /** Runners that stopped by themselves; their jobs in flight still finish. */
   readonly #retired: Promise<unknown>[] = [];
   #stopping = false;
+  /** The exit code before graphile-worker's first shutdown notice set it (one per process). */
+  #exitCodeBeforeNotice = process.exitCode;
 
   /** Starts the first runner; `started` rejects when it cannot start. */
   constructor(launch: () => Promise<Runner>, warn: (message: string, error: unknown) => void) {
@@ -50,10 +52,11 @@ export class RunnerSupervisor {
 
   #watch(runner: Runner): Runner {
     let replaced = false;
-    let exitCodeBefore: typeof process.exitCode;
     // Emitted before graphile-worker acts on the notice (and sets process.exitCode).
     runner.events.on('pool:listen:notification', ({ message }) => {
-      if (message.channel === 'worker:migrate') exitCodeBefore = process.exitCode;
+      if (message.channel === 'worker:migrate' && process.exitCode !== MIGRATION_EXIT_CODE) {
+        this.#exitCodeBeforeNotice = process.exitCode;
+      }
     });
     const replace = (why: string) => {
       if (this.#stopping || replaced) return;
@@ -63,12 +66,13 @@ export class RunnerSupervisor {
       this.#current = this.#relaunch().then((next) => {
         // Not our schema's migration (the new runner accepted it): not a reason to exit 57.
         if (next !== undefined && process.exitCode === MIGRATION_EXIT_CODE) {
-          process.exitCode = exitCodeBefore;
+          process.exitCode = this.#exitCodeBeforeNotice;
         }
         return next;
       });
     };
     runner.events.on('pool:gracefulShutdown', ({ message }) => replace(message));
+    // Also catches a shutdown that began before these listeners were attached.
     runner.promise.then(
       () => replace('its runner exited'),
       (error: unknown) => replace(error instanceof Error ? error.message : String(error)),
