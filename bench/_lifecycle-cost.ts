@@ -75,6 +75,7 @@ interface Counters {
   netOut: number;
   cpuMs: number;
   aofBytes: number;
+  memoryBytes: number;
 }
 
 async function counters(redis: Redis): Promise<Counters> {
@@ -88,12 +89,14 @@ async function counters(redis: Redis): Promise<Counters> {
   const cpu = await redis.info('cpu');
   const seconds = (name: string) => Number(new RegExp(`${name}:([\\d.]+)`).exec(cpu)?.[1] ?? 0);
   const aof = await redis.info('persistence');
+  const memory = await redis.info('memory');
   return {
     calls,
     netIn: number('total_net_input_bytes'),
     netOut: number('total_net_output_bytes'),
     cpuMs: (seconds('used_cpu_sys') + seconds('used_cpu_user')) * 1000,
     aofBytes: Number(/aof_current_size:(\d+)/.exec(aof)?.[1] ?? 0),
+    memoryBytes: Number(/used_memory:(\d+)/.exec(memory)?.[1] ?? 0),
   };
 }
 
@@ -188,6 +191,8 @@ async function measure(mode: 'local' | 'queue', url: string, admin: Redis): Prom
       bytesOutPerTask: Math.round((after.netOut - before.netOut) / TASKS),
       redisCpuUsPerTask: Math.round(((after.cpuMs - before.cpuMs) * 1000) / TASKS),
       aofBytesPerTask: Math.round((after.aofBytes - before.aofBytes) / TASKS),
+      // The finished tasks stay stored until their TTL: what each one holds in memory.
+      memoryBytesPerTask: Math.round((after.memoryBytes - before.memoryBytes) / TASKS),
       perTask,
     }),
   );
