@@ -81,6 +81,9 @@ export async function startCluster(masters = 3, replicasPerMaster = 1): Promise<
         'no',
         '--maxmemory-policy',
         'noeviction',
+        // DEBUG SLEEP freezes a node, as a stalled or crashed master looks to the cluster.
+        '--enable-debug-command',
+        'local',
       ],
       { stdio: 'ignore' },
     );

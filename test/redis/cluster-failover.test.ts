@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,6 +54,23 @@ if (!skipWithoutRedisServer('redis cluster failover')) {
     const count = (event: string, taskId: string) =>
       events().filter((e) => e.event === event && e.taskId === taskId).length;
 
+    async function endAll(ids: string[], timeoutMs: number): Promise<Map<string, string>> {
+      const finished = new Map<string, string>();
+      await waitFor(
+        'every task to end',
+        async () => {
+          for (const id of ids) {
+            if (finished.has(id)) continue;
+            const status = await statusOn(replica, id);
+            if (TERMINAL.has(status)) finished.set(id, status);
+          }
+          return finished.size === ids.length;
+        },
+        { timeoutMs, intervalMs: 250 },
+      );
+      return finished;
+    }
+
     async function createWave(size: number): Promise<{ once: string[]; durable: string[] }> {
       const once: string[] = [];
       const durable: string[] = [];
@@ -88,19 +106,7 @@ if (!skipWithoutRedisServer('redis cluster failover')) {
 
       const second = await createWave(2);
       const all = [...first.once, ...first.durable, ...second.once, ...second.durable];
-      const finished = new Map<string, string>();
-      await waitFor(
-        'every task to end',
-        async () => {
-          for (const id of all) {
-            if (finished.has(id)) continue;
-            const status = await statusOn(replica, id);
-            if (TERMINAL.has(status)) finished.set(id, status);
-          }
-          return finished.size === all.length;
-        },
-        { timeoutMs: 75_000, intervalMs: 250 },
-      );
+      const finished = await endAll(all, 75_000);
 
       for (const id of [...first.once, ...second.once]) {
         assert.ok(count('once-start', id) <= 1, `retry: false task ${id} started twice`);
@@ -120,5 +126,74 @@ if (!skipWithoutRedisServer('redis cluster failover')) {
         assert.equal(finished.get(id), 'completed', `task ${id} created after the failover`);
       }
     });
+
+    it('rides out a master that stops answering until its replica is promoted', async () => {
+      const wave = await createWave(3);
+      await waitFor(
+        'the wave to be running',
+        () => events().some((e) => e.event === 'once-start' && wave.once.includes(e.taskId)),
+        { timeoutMs: 30_000 },
+      );
+      // A master frozen past the node timeout (1.5 s) is failed over by the cluster itself,
+      // as after a crash; unlike SIGKILL it has sent its replica every write it acknowledged.
+      const queueSlot = Number(
+        cluster.cli(cluster.ports[0] as number, 'CLUSTER', 'KEYSLOT', '{bull}'),
+      );
+      const queueMaster = cluster.ownerOf(queueSlot).master;
+      const frozen = cluster.ports.find(
+        (port) => port !== queueMaster && cluster.cli(port, 'ROLE').startsWith('master'),
+      );
+      assert.ok(frozen !== undefined, 'a master besides the queue one');
+      const sleep = debugSleep(frozen, 8);
+      await waitFor(
+        'the cluster to fail the frozen master over',
+        () => !stillMaster(cluster, frozen),
+        {
+          timeoutMs: 20_000,
+        },
+      );
+      const slept = await sleep;
+      assert.equal(slept.code, 0, `DEBUG SLEEP: ${slept.output}`);
+      process.stdout.write(`# master ${frozen} froze; its replica took over\n`);
+      const later = await createWave(1);
+      const all = [...wave.once, ...wave.durable, ...later.once, ...later.durable];
+      const finished = await endAll(all, 75_000);
+      const tally = [...finished.values()].reduce<Record<string, number>>((counts, status) => {
+        counts[status] = (counts[status] ?? 0) + 1;
+        return counts;
+      }, {});
+      process.stdout.write(`# after the frozen master: ${JSON.stringify(tally)}\n`);
+      for (const id of [...wave.once, ...later.once]) {
+        assert.ok(count('once-start', id) <= 1, `retry: false task ${id} started twice`);
+      }
+      for (const id of all) {
+        assert.ok(['completed', 'failed'].includes(finished.get(id) ?? ''), `${id}`);
+      }
+      for (const id of [...later.once, ...later.durable]) {
+        assert.equal(finished.get(id), 'completed', `task ${id} created after the failover`);
+      }
+    });
   });
+}
+
+/** `DEBUG SLEEP` blocks the node's one thread: to the cluster it is down until it wakes. */
+function debugSleep(
+  port: number,
+  seconds: number,
+): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    let output = '';
+    const child = spawn('redis-cli', ['-p', String(port), 'DEBUG', 'SLEEP', String(seconds)]);
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('exit', (code) => resolve({ code: output.includes('ERR') ? -1 : code, output }));
+  });
+}
+
+/** True while `port` is a master in good standing (asked of another node: it may be frozen). */
+function stillMaster(cluster: LocalCluster, port: number): boolean {
+  const other = cluster.ports.find((p) => p !== port) as number;
+  const nodes = cluster.cli(other, 'CLUSTER', 'NODES');
+  const line = nodes.split('\n').find((l) => l.includes(`:${port}@`)) ?? '';
+  return line.includes('master') && !line.includes('fail');
 }
