@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import * as z from 'zod/v4';
 import { Ledger, TaskrailClient, type LedgerEntry } from '../../src/client/index.js';
+import { LegacySession } from '../../src/client/legacy-session.js';
 import { runCli, spawnCli, tempDir } from '../client/support.js';
 import type { Child } from '../helpers/child.js';
 import { waitFor } from '../helpers/wait.js';
@@ -120,5 +121,29 @@ describe('resuming a 2025-11-25 task from the ledger in a later process', () => 
       client.close();
       ledger.close();
     }
+  });
+
+  it('a session the server no longer knows (404) is reopened, and its task still found', async () => {
+    const session = await LegacySession.open({
+      url: proxy.url,
+      clientInfo: { name: 'resume-test', version: '1.0.0' },
+      capabilities: { tasks: { cancel: {} } },
+    });
+    const created = await session.request('tools/call', {
+      name: 'counted_gate',
+      arguments: { gate: 'session' },
+      task: {},
+    });
+    assert.equal(created.kind, 'result', JSON.stringify(created));
+    const taskId = String((created.result['task'] as { taskId: string }).taskId);
+    await session.close(); // the server forgets the session; the object still holds its id
+    const state = await session.request('tasks/get', { taskId });
+    assert.equal(state.kind, 'result', JSON.stringify(state));
+    assert.equal(state.result['taskId'], taskId);
+    server.gates.open('session');
+    const result = await session.request('tasks/result', { taskId }, { timeoutMs: 0 });
+    assert.match(JSON.stringify(result), /gate session opened/);
+    assert.equal(runs.get('session'), 1);
+    await session.close();
   });
 });
