@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DetailedTask } from './wire-types.js';
 import { withEnvelope, type RequestFraming } from './rpc-http.js';
-import { readSseMessages } from './sse.js';
+import { readBoundedText, readSseMessages } from './sse.js';
 import { parseTaskState } from './wire.js';
 
 type JsonObject = Record<string, unknown>;
@@ -38,6 +38,9 @@ export type StreamEnd =
   | { kind: 'complete' }
   | { kind: 'broken'; acknowledged: boolean };
 
+/** A refusal is one small JSON-RPC error; a larger body is not read to the end. */
+const MAX_REFUSAL_BYTES = 64 * 1024;
+
 const UNSUPPORTED_CODES = new Set([-32601, -32021, -32022, -32020, -32003]);
 const UNSUPPORTED_STATUSES = new Set([401, 403, 404, 405, 406, 415, 501]);
 
@@ -59,7 +62,8 @@ function requestHeaders(conn: ListenConnection): Headers {
 async function refusal(response: Response): Promise<StreamEnd> {
   let code: unknown;
   try {
-    code = ((await response.json()) as { error?: { code?: unknown } }).error?.code;
+    const text = await readBoundedText(response.body, MAX_REFUSAL_BYTES);
+    code = (JSON.parse(text) as { error?: { code?: unknown } }).error?.code;
   } catch {
     code = undefined;
   }
