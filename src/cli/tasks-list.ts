@@ -6,6 +6,8 @@ import {
   type Ledger,
   type LedgerEntry,
 } from '../client/index.js';
+import { LEGACY_PROTOCOL_VERSION, LegacySession } from '../client/legacy-session.js';
+import { packageVersion } from '../client/package-version.js';
 import { bearerFrom } from './options.js';
 import { formatAge, showJson } from './tasks-format.js';
 
@@ -52,6 +54,7 @@ export async function listTasks(ledger: Ledger, json: boolean): Promise<number> 
 async function withLiveStatus(entries: LedgerEntry[]): Promise<Row[]> {
   const signal = AbortSignal.timeout(LIVE_TIMEOUT_MS);
   const clients = new Map<string, TaskrailClient>();
+  const sessions = new Map<string, Promise<LegacySession>>();
   try {
     return await Promise.all(
       entries.map(async (entry): Promise<Row> => {
@@ -62,14 +65,62 @@ async function withLiveStatus(entries: LedgerEntry[]): Promise<Row[]> {
           live: isFinal(entry.status),
         };
         if (isFinal(entry.status)) return ledgerRow;
-        const task = await fetchLive(clientFor(clients, entry), entry.id, signal);
+        const task =
+          entry.protocolVersion === LEGACY_PROTOCOL_VERSION
+            ? await fetchLegacy(sessionFor(sessions, entry, signal), entry.id, signal)
+            : await fetchLive(clientFor(clients, entry), entry.id, signal);
         if (task === undefined) return ledgerRow;
         return { entry, status: task.status, statusMessage: task.statusMessage, live: true };
       }),
     );
   } finally {
     for (const client of clients.values()) client.close();
+    const closing = [...sessions.values()].map((s) => s.then((session) => session.close()));
+    await Promise.allSettled(closing);
   }
+}
+
+type LiveStatus = Pick<DetailedTask, 'status' | 'statusMessage'>;
+
+/** A task created on the 2025-11-25 wire: its `tasks/get`, on a session of that wire. */
+async function fetchLegacy(
+  session: Promise<LegacySession>,
+  id: string,
+  signal: AbortSignal,
+): Promise<LiveStatus | undefined> {
+  try {
+    const reply = await (await session).request('tasks/get', { taskId: id }, { signal });
+    if (reply.kind === 'error' || typeof reply.result['status'] !== 'string') return undefined;
+    const message = reply.result['statusMessage'];
+    return {
+      status: reply.result['status'] as DetailedTask['status'],
+      ...(typeof message === 'string' ? { statusMessage: message } : {}),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+function sessionFor(
+  sessions: Map<string, Promise<LegacySession>>,
+  entry: LedgerEntry,
+  signal: AbortSignal,
+): Promise<LegacySession> {
+  const bearer = bearerFrom(undefined) ?? entry.bearer;
+  const key = `${entry.server}\n${bearer ?? ''}`;
+  let session = sessions.get(key);
+  if (session === undefined) {
+    session = LegacySession.open({
+      url: entry.server,
+      clientInfo: { name: 'taskrail', version: packageVersion() },
+      capabilities: { tasks: {} },
+      signal,
+      ...(bearer === undefined ? {} : { bearer }),
+    });
+    session.catch(() => undefined);
+    sessions.set(key, session);
+  }
+  return session;
 }
 
 async function fetchLive(

@@ -22,6 +22,8 @@ export interface LegacySessionOptions {
   fetch?: typeof fetch;
   clientInfo: { name: string; version: string };
   capabilities: JsonObject;
+  /** Bounds opening the session (`initialize`), e.g. to a deadline. */
+  signal?: AbortSignal;
 }
 
 /** Answers one server→client request; throwing sends a JSON-RPC error back. */
@@ -83,7 +85,8 @@ export class LegacySession {
   async close(): Promise<void> {
     if (this.#sessionId === undefined) return;
     const doFetch = this.#options.fetch ?? fetch;
-    await doFetch(this.#options.url, { method: 'DELETE', headers: this.#headers() })
+    const signal = AbortSignal.timeout(5000);
+    await doFetch(this.#options.url, { method: 'DELETE', headers: this.#headers(), signal })
       .then((response) => response.body?.cancel())
       .catch(() => undefined);
   }
@@ -136,7 +139,7 @@ async function initialize(options: LegacySessionOptions): Promise<Opened> {
     options,
     undefined,
     { jsonrpc: '2.0', id, method: 'initialize', params },
-    {},
+    opening(options),
   );
   const reply = await readReply(response, id, options.url, () => undefined);
   if (reply.kind === 'error' || typeof reply.result['protocolVersion'] !== 'string') {
@@ -151,10 +154,14 @@ async function initialize(options: LegacySessionOptions): Promise<Opened> {
     options,
     headers,
     { jsonrpc: '2.0', method: 'notifications/initialized' },
-    {},
+    opening(options),
   );
   await sent.body?.cancel();
   return { init: reply.result, sessionId };
+}
+
+function opening(options: LegacySessionOptions): RequestOptions {
+  return options.signal === undefined ? {} : { signal: options.signal };
 }
 
 async function post(

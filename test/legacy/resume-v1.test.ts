@@ -71,6 +71,10 @@ describe('resuming a 2025-11-25 task from the ledger in a later process', () => 
   it('taskrail tasks resume collects it once the tool ends; the tool ran once', async () => {
     const home = join(dir.path, 'cli');
     const entry = await callThenKill(home, 'cli');
+    const listed = await runCli(['tasks', 'list', '--json'], home);
+    assert.equal(listed.code, 0, listed.stderr);
+    const [row] = JSON.parse(listed.stdout) as { id: string; status: string; live: boolean }[];
+    assert.deepEqual(row && [row.id, row.status, row.live], [entry.id, 'working', true]);
     const resume = spawnCli(['tasks', 'resume', '--all'], home);
     const ledger = Ledger.open(home);
     try {
