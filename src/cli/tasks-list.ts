@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from 'commander';
 import {
   MemoryLedger,
   TaskrailClient,
@@ -22,14 +23,51 @@ interface Row {
   live: boolean;
 }
 
+/** The `--status` values: the ledger's statuses, and `tool_error` (completed, `isError`). */
+const STATUS_FILTERS = [
+  'working',
+  'input_required',
+  'completed',
+  'tool_error',
+  'failed',
+  'cancelled',
+  'lost',
+] as const;
+
+/** Parses `--status a,b`; `tool-error` is taken for `tool_error`. */
+export function parseStatusFilter(value: string): Set<string> {
+  const statuses = value
+    .split(',')
+    .map((s) => (s.trim() === 'tool-error' ? 'tool_error' : s.trim()));
+  const known: readonly string[] = STATUS_FILTERS;
+  if (!statuses.every((s) => known.includes(s))) {
+    throw new InvalidArgumentError(`must be ${STATUS_FILTERS.join(', ')} (comma-separated)`);
+  }
+  return new Set(statuses);
+}
+
+/**
+ * The status as `tasks list` shows and filters it: the server's (or the ledger's), except that
+ * a task that completed with an `isError` result is a `tool_error`, as on the dashboard.
+ */
+function shownStatus(row: Row): string {
+  return row.status === 'completed' && row.entry.outcome === 'tool_error'
+    ? 'tool_error'
+    : row.status;
+}
+
 /**
  * `tasks list`: the ledger's tasks with the status their servers report now, when they answer
  * within two seconds (the ledger keeps the status it last saw, so a task parked since shows
  * `working` there). Text: a header line, then one line per task starting with its full id.
  */
-export async function listTasks(ledger: Ledger, json: boolean): Promise<number> {
-  const entries = ledger.list();
-  const rows = await withLiveStatus(entries);
+export async function listTasks(
+  ledger: Ledger,
+  json: boolean,
+  statuses?: ReadonlySet<string>,
+): Promise<number> {
+  const all = await withLiveStatus(ledger.list());
+  const rows = statuses === undefined ? all : all.filter((row) => statuses.has(shownStatus(row)));
   if (json) {
     const records = rows.map((row) => ({
       ...showJson(row.entry),
@@ -42,9 +80,10 @@ export async function listTasks(ledger: Ledger, json: boolean): Promise<number> 
   }
   process.stdout.write('ID  SERVER  TOOL  STATUS  AGE  MESSAGE\n');
   const now = Date.now();
-  for (const { entry, status, statusMessage, live } of rows) {
+  for (const row of rows) {
+    const { entry, statusMessage, live } = row;
     const message = (statusMessage ?? '').replace(/\s+/g, ' ');
-    const shown = live ? status : `${status}?`;
+    const shown = live ? shownStatus(row) : `${shownStatus(row)}?`;
     const line = `${entry.id}  ${entry.server}  ${entry.tool}  ${shown}  ${formatAge(now - entry.createdAt)}  ${message}`;
     process.stdout.write(`${line.trimEnd()}\n`);
   }
