@@ -127,6 +127,20 @@ describe('resuming a 2025-11-25 task from the ledger in a later process', () => 
     }
   });
 
+  it('taskrail tasks cancel in another process cancels it (exit 3); the tool ran once', async () => {
+    const home = join(dir.path, 'cancel');
+    const entry = await callThenKill(home, 'cancel');
+    const cancelled = await runCli(['tasks', 'cancel', entry.id.slice(0, 8)], home);
+    assert.equal(cancelled.code, 3, cancelled.stderr);
+    assert.match(cancelled.stdout, new RegExp(`^${entry.id} cancelled$`, 'm'));
+    const ledger = Ledger.open(home);
+    assert.equal(ledger.require(entry.id).status, 'cancelled');
+    ledger.close();
+    const stored = await server.app.runtime.getTask(entry.id, 'anonymous');
+    assert.equal(stored?.status, 'cancelled');
+    assert.equal(runs.get('cancel'), 1);
+  });
+
   it('a session the server no longer knows (404) is reopened, and its task still found', async () => {
     const session = await LegacySession.open({
       url: proxy.url,
