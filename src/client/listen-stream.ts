@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { DetailedTask } from './wire-types.js';
 import { nodePost, type HttpAnswer } from './http-post.js';
 import { withEnvelope, type RequestFraming } from './rpc-http.js';
-import { readSseMessages } from './sse.js';
+import { readBoundedText, readSseMessages } from './sse.js';
 import { parseTaskState } from './wire.js';
 
 type JsonObject = Record<string, unknown>;
@@ -41,6 +41,9 @@ export type StreamEnd =
 
 /** How long the server may take to answer the listen request (its headers, not the stream). */
 const OPEN_MS = 30_000;
+/** A refusal is one small JSON-RPC error; a larger body is not read to the end. */
+const MAX_REFUSAL_BYTES = 64 * 1024;
+
 const UNSUPPORTED_CODES = new Set([-32601, -32021, -32022, -32020, -32003]);
 const UNSUPPORTED_STATUSES = new Set([401, 403, 404, 405, 406, 415, 501]);
 
@@ -81,7 +84,7 @@ async function openStream(
   const opened: Opened = {
     status: response.status,
     contentType: response.headers.get('content-type') ?? '',
-    text: () => response.text(),
+    text: () => readBoundedText(response.body),
     stream: () => response.body,
   };
   return opened;
@@ -90,7 +93,7 @@ async function openStream(
 async function refusal(response: Opened): Promise<StreamEnd> {
   let code: unknown;
   try {
-    const text = await response.text();
+    const text = await readBoundedText(response.stream(), MAX_REFUSAL_BYTES);
     code = (JSON.parse(text) as { error?: { code?: unknown } }).error?.code;
   } catch {
     code = undefined;
