@@ -15,6 +15,11 @@ export interface Logger {
   info(message: string, fields?: JsonObject): void;
   warn(message: string, fields?: JsonObject): void;
   error(message: string, fields?: JsonObject): void;
+  /**
+   * Whether records of `level` are written at all. Optional: without it every level counts as
+   * written. Lets the runtime skip work whose only use is a record nobody keeps.
+   */
+  enabled?(level: 'debug' | 'info' | 'warn' | 'error'): boolean;
 }
 
 /**

@@ -5,8 +5,11 @@ import type { Logger } from './api.js';
 /**
  * One `info` line per task creation and status change this process learns of: its own writes,
  * and with a shared Redis store those of other processes too (each replica logs what it sees).
+ * Nothing is registered when the logger drops `info` records: listening would make a shared
+ * store read back every other process's writes only to build lines nobody keeps.
  */
 export function logTransitions(events: TaskEvents, logger: Logger): () => void {
+  if (logger.enabled?.('info') === false) return () => undefined;
   const offCreated = events.on('task:created', ({ task }) => {
     logger.info('task created', { ...identity(task), status: task.status });
   });
