@@ -122,6 +122,8 @@ const row = (label: string, key: string, baseline?: string) => {
     `${Math.round(median(rates(key)))} (${spread(rates(key), 0)})`,
     up === undefined ? 'baseline' : `${median(up).toFixed(2)}× (${spread(up)})`,
     `${cpuBreakdown(cpu)} = ${total.toFixed(2)}`,
+    // Little's law: slots busy ÷ tasks per second = how long each task held its slot.
+    ((SLOTS * 1000) / median(rates(key))).toFixed(1),
   ];
 };
 const burnUp = median(ratios('burn2', 'burn1'));
@@ -134,7 +136,7 @@ report({
     `Drain rate of a backlog: ${BURN.tasks} tasks burning ${BURN.args.ms} ms of CPU, then ${SLEEP.tasks} sleeping ${SLEEP.args.ms} ms, created and dispatched (the runtime's createTask, BullMQ in dispatch mode, as a \`serve --no-worker\` replica does) into a paused queue; ` +
     `the workers start (1 \`taskrail worker --concurrency ${SLOTS}\`, or 2 with ${SLOTS / 2} slots each), report ready, idle 1 s, then the queue is resumed and tasks/s are timed until ${SLOTS} remain (completions counted from the store's change notices). ${ROUNDS} rounds, order alternating. ` +
     `CPU per task: each process's on-CPU time during the timed drain (/proc/PID/task/*/schedstat; workers summed, Redis, this observer) divided by the tasks drained. ` +
-    `The ceiling: with CPU per task w (both workers) and x (Redis + observer), two workers cannot drain faster than min(cores / (w + x), 2 / w, 1 / redis); divided by the one-worker rate, that is the highest ratio this machine allows: ${ceilingHere.toFixed(2)}× on its ${cores} cores (${ceilingSpread.toFixed(2)}× with 4 cores, a core for each process). ${loadText} (1-minute load average; other work shares the cores).`,
+    `The ceiling: with CPU per task w (both workers) and x (Redis + observer), two workers cannot drain faster than min(cores / (w + x), 2 / w, 1 / redis); divided by the one-worker rate, that is the highest ratio this machine allows: ${ceilingHere.toFixed(2)}× on its ${cores} cores (${ceilingSpread.toFixed(2)}× with 4 cores, a core for each process). A ratio far below its ceiling is bound by latency rather than CPU: the last column (slots ÷ tasks/s) is how long each task held a worker slot. ${loadText} (1-minute load average; other work shares the cores).`,
   columns: [
     'workers × slots, job',
     'tasks/s (median, min–max)',
