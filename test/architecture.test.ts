@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, it } from 'node:test';
-import { cyclesOf, folderOf, readModuleGraph, type Edge } from './helpers/module-graph.js';
+import {
+  cyclesOf,
+  folderOf,
+  readModuleGraph,
+  sourceFiles,
+  type Edge,
+} from './helpers/module-graph.js';
 
 /**
  * The layers of docs/architecture.md, checked on the resolved module graph of `src/` (static
@@ -213,6 +219,21 @@ describe('architecture (the resolved module graph of src/)', () => {
         if (OPTIONAL_PEERS.includes(edge.to) && !allowed.includes(edge.to)) {
           violations.push(`${entry}: ${describeEdge(edge)}`);
         }
+      }
+    }
+    assert.deepEqual(violations, []);
+  });
+
+  it("reads no private field of the MCP SDK (only `_meta` starts with '_')", () => {
+    // `x._field`, `x['_field']`, or a cast type naming `_field:` (how private fields were read).
+    const underscored =
+      /\??\.(_[A-Za-z]\w*)|\[\s*['"](_[A-Za-z]\w*)['"]\s*\]|[{;,]\s*(_[A-Za-z]\w*)\??:/g;
+    const violations: string[] = [];
+    for (const file of sourceFiles(SRC)) {
+      const text = readFileSync(resolve(SRC, file), 'utf8');
+      for (const match of text.matchAll(underscored)) {
+        const name = match[1] ?? match[2] ?? match[3];
+        if (name !== '_meta') violations.push(`${file}: ${match[0].trim()}`);
       }
     }
     assert.deepEqual(violations, []);

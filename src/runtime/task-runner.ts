@@ -7,7 +7,7 @@ import { stopReasonOf, stopReasons } from './abort-reasons.js';
 import { RunContext } from './context.js';
 import { durableBackend, type RunState } from './durable-backend.js';
 import { errorObject, finish, interruptionRefusal, outcomeOfResult } from './outcome.js';
-import { isParkSignal } from './park.js';
+import { isHandBackSignal, isParkSignal } from './park.js';
 import type { RunnerSettings } from './runner-settings.js';
 import { describeError, withStoreRetry } from './store-health.js';
 import type { RunnableTool, ToolResult } from './tool.js';
@@ -166,6 +166,13 @@ async function execute(settings: RunnerSettings, loaded: Loaded, run: RunState):
   const { id } = loaded.task;
   if (settings.running.get(id)?.signal === run.signal) settings.running.delete(id);
   if (context.parkedOn !== undefined) return parked(settings, id, settled);
+  if ('threw' in settled && isHandBackSignal(settled.threw)) {
+    settings.logger.info('run handed back: it belongs in another process', {
+      taskId: id,
+      reason: settled.threw.message,
+    });
+    return 'release';
+  }
   const finishing = {
     latest: latest.task,
     attempt: loaded.task.attempt,

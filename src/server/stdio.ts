@@ -1,121 +1,158 @@
-import {
-  ProtocolError,
-  type JSONRPCMessage,
-  type McpServer,
-  type ServerContext,
-  type Transport,
-} from '@modelcontextprotocol/server';
+import type { JSONRPCMessage, McpServer, Transport } from '@modelcontextprotocol/server';
 import {
   serveStdio,
   StdioServerTransport,
   type StdioServerHandle,
 } from '@modelcontextprotocol/server/stdio';
-import * as z from 'zod/v4';
 import {
   checkEnvelope,
-  declaresTasks,
-  encodeAck,
-  encodeGetTaskResult,
+  internalError,
   isIncomingRequest,
+  isModernRequest,
+  isObject,
+  isRemovedTaskMethod,
+  isTaskMethod,
   isWireError,
-  missingTasksCapability,
   readRequest,
-  taskNotFound,
+  type IncomingRequest,
+  type RequestId,
   type WireError,
 } from '../protocol/index.js';
-import type { JsonObject, TaskRecord } from '../task/record.js';
+import type { JsonObject } from '../task/record.js';
 import type { TaskServer } from './app.js';
 import { missingFor } from './front-gates.js';
 import { buildMcpServer, followToolChanges } from './core/mcp-instance.js';
-import type { ToolRegistry } from './core/registry.js';
-import { ANONYMOUS, envelopeCapabilities } from './core/principal.js';
-import type { TaskRuntimeFace } from './core/runtime-port.js';
-import { isServerTrouble, troubleProtocolError } from './core/server-trouble.js';
-import { objectResponses } from './core/tool-call.js';
+import { ANONYMOUS } from './core/principal.js';
+import { answerTaskRequest, type TaskAnswer } from './core/task-methods.js';
+import { asksForTasks, listenHubOf, openMessageListen } from './listen/index.js';
 
-function protocolError(wire: WireError): ProtocolError {
-  return new ProtocolError(wire.error.code, wire.error.message, wire.error.data);
-}
+/** stdio has no headers: every check reads the body alone. */
+const NO_HEADERS = (): undefined => undefined;
 
-const TaskIdParams = z.looseObject({ taskId: z.string() });
+type Send = (message: object) => void;
 
-type Lookup = (
-  runtime: TaskRuntimeFace,
-  id: string,
-  ctx: ServerContext,
-) => Promise<TaskRecord | undefined>;
-
-function taskMethod(
-  runtime: TaskRuntimeFace,
-  lookup: Lookup,
-  encode: (task: TaskRecord) => JsonObject,
-) {
-  return async (params: { taskId: string }, ctx: ServerContext) => {
-    if (!declaresTasks(envelopeCapabilities(ctx))) {
-      throw protocolError(missingTasksCapability());
-    }
-    const task = await lookup(runtime, params.taskId, ctx).catch((error: unknown) => {
-      throw isServerTrouble(error) ? troubleProtocolError() : error;
-    });
-    if (task === undefined) throw protocolError(taskNotFound());
-    return encode(task) as { resultType: 'complete' };
-  };
-}
-
-/** The `tasks/*` methods as SDK handlers (3-argument form, so the modern era gate lets them in). */
-export function registerTaskMethods(
-  mcp: McpServer,
-  runtime: TaskRuntimeFace,
-  principal: string,
-): void {
-  mcp.server.setRequestHandler(
-    'tasks/get',
-    { params: TaskIdParams },
-    taskMethod(runtime, (rt, id) => rt.getTask(id, principal), encodeGetTaskResult),
-  );
-  mcp.server.setRequestHandler(
-    'tasks/update',
-    { params: TaskIdParams },
-    taskMethod(
-      runtime,
-      (rt, id, ctx) => rt.answerInput(id, principal, objectResponses(ctx.mcpReq.inputResponses)),
-      encodeAck,
-    ),
-  );
-  mcp.server.setRequestHandler(
-    'tasks/cancel',
-    { params: TaskIdParams },
-    taskMethod(runtime, (rt, id) => rt.cancelTask(id, principal), encodeAck),
-  );
-}
-
-/** The -32021 answer a modern `tools/call` earns before the SDK sees it (stdio has no headers). */
-function gateReply(tools: ToolRegistry, message: JSONRPCMessage): JSONRPCMessage | undefined {
-  const req = readRequest(message);
-  if (!isIncomingRequest(req) || req.method !== 'tools/call' || req.id === undefined) return;
-  const envelope = checkEnvelope(req.params, () => undefined);
-  if (isWireError(envelope)) return undefined;
-  const missing = missingFor(tools, req, envelope);
-  if (missing === undefined) return undefined;
-  return { jsonrpc: '2.0', id: req.id, error: missing.error } as JSONRPCMessage;
+function frame(id: RequestId, answer: TaskAnswer | { error: WireError }): object {
+  return 'error' in answer
+    ? { jsonrpc: '2.0', id, error: answer.error.error }
+    : { jsonrpc: '2.0', id, result: answer.result };
 }
 
 /**
- * Answers the capability gate itself and passes everything else through: the SDK would turn
- * the -32021 thrown by a tool into an `isError` result (HTTP has the same gate in front.ts).
+ * What taskrail answers itself on a stdio connection, before the SDK's entry sees the message
+ * (HTTP does the same in front.ts): the 2026-07-28 `tasks/*` methods through the shared
+ * implementation, task `subscriptions/listen` streams (the SDK's listen router drops task ids),
+ * and the -32021 of a `tools/call` whose tool needs a capability the request lacks (the SDK
+ * would turn that error into an `isError` result). Only the framing is stdio's.
  */
-function gatedTransport(inner: Transport, tools: ToolRegistry): Transport {
+class StdioFront {
+  readonly #server: TaskServer;
+  readonly #principal: string;
+  readonly #send: Send;
+  readonly #serverInfo: JsonObject;
+  /** Open task streams by listen request id (the id `notifications/cancelled` names). */
+  readonly #listens = new Map<RequestId, () => void>();
+
+  constructor(server: TaskServer, principal: string, send: Send) {
+    this.#server = server;
+    this.#principal = principal;
+    this.#send = send;
+    const deps = server.instanceDeps;
+    this.#serverInfo = { name: deps.name, version: deps.version };
+  }
+
+  /** True when the message was answered here and must not reach the SDK. */
+  take(message: JSONRPCMessage): boolean {
+    const req = readRequest(message);
+    if (!isIncomingRequest(req)) return false;
+    if (req.method === 'notifications/cancelled') return this.#cancelListen(req.params);
+    if (!isModernRequest(NO_HEADERS, req.params)) return false;
+    if (isTaskMethod(req.method) || isRemovedTaskMethod(req.method)) {
+      void this.#answer(req);
+      return true;
+    }
+    if (asksForTasks(req)) return this.#listen(req);
+    return this.#gate(req);
+  }
+
+  /** Ends every open task stream (the connection is gone). */
+  close(): void {
+    for (const stop of [...this.#listens.values()]) stop();
+  }
+
+  async #answer(req: IncomingRequest): Promise<void> {
+    const envelope = checkEnvelope(req.params, NO_HEADERS);
+    let answer: TaskAnswer | undefined;
+    try {
+      answer = isWireError(envelope)
+        ? { error: envelope }
+        : await answerTaskRequest(
+            this.#server.instanceDeps.runtime(),
+            req,
+            envelope,
+            this.#principal,
+            this.#serverInfo,
+          );
+    } catch {
+      answer = { error: internalError() };
+    }
+    if (answer !== undefined && req.id !== undefined) this.#send(frame(req.id, answer));
+  }
+
+  #listen(req: IncomingRequest): boolean {
+    const hub = listenHubOf(this.#server.runtime);
+    if (hub === undefined) return false;
+    const opened = openMessageListen(hub, req, this.#principal, this.#serverInfo, this.#send);
+    if ('error' in opened) {
+      if (req.id !== undefined) this.#send(frame(req.id, opened));
+      return true;
+    }
+    const id = req.id as RequestId;
+    this.#listens.set(id, opened.stop);
+    opened.done(() => this.#listens.delete(id));
+    return true;
+  }
+
+  #cancelListen(params: unknown): boolean {
+    const requestId = isObject(params) ? params['requestId'] : undefined;
+    const stop = this.#listens.get(requestId as RequestId);
+    if (stop === undefined) return false;
+    stop();
+    return true;
+  }
+
+  /** With fallback tools a required tool answers hosts without tasks, as on HTTP. */
+  #gate(req: IncomingRequest): boolean {
+    if (req.method !== 'tools/call' || req.id === undefined) return false;
+    if (this.#server.instanceDeps.fallbackTools === true) return false;
+    const envelope = checkEnvelope(req.params, NO_HEADERS);
+    if (isWireError(envelope)) return false;
+    const missing = missingFor(this.#server.tools, req, envelope);
+    if (missing === undefined) return false;
+    this.#send(frame(req.id, { error: missing }));
+    return true;
+  }
+}
+
+/** The wire transport with the front in it: the SDK's entry sees only what the front passes. */
+function frontedTransport(inner: Transport, server: TaskServer, principal: string): Transport {
   const outer: Transport = {
     start: () => inner.start(),
     send: (message, options) => inner.send(message, options),
     close: () => inner.close(),
   };
-  inner.onmessage = (message, extra) => {
-    const reply = gateReply(tools, message);
-    if (reply === undefined) return outer.onmessage?.(message, extra);
-    inner.send(reply).catch((error: unknown) => outer.onerror?.(error as Error));
+  const send: Send = (message) => {
+    inner.send(message as JSONRPCMessage).catch((error: unknown) => {
+      outer.onerror?.(error as Error);
+    });
   };
-  inner.onclose = () => outer.onclose?.();
+  const front = new StdioFront(server, principal, send);
+  inner.onmessage = (message, extra) => {
+    if (!front.take(message)) outer.onmessage?.(message, extra);
+  };
+  inner.onclose = () => {
+    front.close();
+    outer.onclose?.();
+  };
   inner.onerror = (error) => outer.onerror?.(error);
   return outer;
 }
@@ -132,15 +169,9 @@ export function serveTaskServerStdio(
   if (server.tools.hasTaskTools()) server.runtime.start();
   const factory = (ctx: { era: 'legacy' | 'modern' }): McpServer => {
     const mcp = buildMcpServer(server.instanceDeps, { era: ctx.era, principal });
-    registerTaskMethods(mcp, server.instanceDeps.runtime(), principal);
     // One instance serves the whole connection (the process), so it follows later tool changes.
     followToolChanges(mcp, server.instanceDeps);
     return mcp;
   };
-  // With fallback tools a required tool answers hosts without tasks, as on HTTP.
-  const gated =
-    server.instanceDeps.fallbackTools === true
-      ? transport
-      : gatedTransport(transport, server.tools);
-  return serveStdio(factory, { transport: gated });
+  return serveStdio(factory, { transport: frontedTransport(transport, server, principal) });
 }

@@ -1,4 +1,9 @@
-import { McpServer, type ServerContext, type ServerOptions } from '@modelcontextprotocol/server';
+import {
+  McpServer,
+  type RegisteredTool,
+  type ServerContext,
+  type ServerOptions,
+} from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
 import { TASKS_EXTENSION } from '../../protocol/index.js';
 import type { JsonObject } from '../../task/record.js';
@@ -8,6 +13,7 @@ import { callTaskTool } from './tool-call.js';
 import { DEFAULT_INLINE_WAIT_MS } from './inline-wait.js';
 import { registerFallbackTools } from './fallback-tools.js';
 import { surfaceCallTrouble, type TroubleReporter } from './server-trouble.js';
+import { assertToolsCallWrapped, wrapToolsCall, type ToolsCallWrapper } from './tools-call-hook.js';
 import type { InstanceContext, McpConfigurer, RegisteredTaskTool } from './types.js';
 import { normalizeTaskOption } from '../../runtime/tool.js';
 
@@ -34,13 +40,21 @@ export interface InstanceDeps {
  */
 const ANY_OBJECT = z.looseObject({});
 
+/** The SDK's handle of each taskrail tool on an instance (what `registerTool` returned). */
+const registeredTools = new WeakMap<McpServer, Map<string, RegisteredTool>>();
+
+/** The SDK's handle of a taskrail tool registered on `mcp`, if it is there. */
+export function registeredTool(mcp: McpServer, name: string): RegisteredTool | undefined {
+  return registeredTools.get(mcp)?.get(name);
+}
+
 function registerTaskTool(mcp: McpServer, deps: InstanceDeps, tool: RegisteredTaskTool): void {
   const { config } = tool;
   // A task's CreateTaskResult has no structuredContent, so only forbidden tools keep the
   // SDK's output check.
   const outputSchema =
     normalizeTaskOption(config.task).mode === 'forbidden' ? config.outputSchema : undefined;
-  mcp.registerTool(
+  const registered = mcp.registerTool(
     tool.name,
     {
       description: config.description,
@@ -55,10 +69,20 @@ function registerTaskTool(mcp: McpServer, deps: InstanceDeps, tool: RegisteredTa
         ...(deps.inlineWaitMs === undefined ? {} : { inlineWaitMs: deps.inlineWaitMs }),
       }),
   );
+  let mine = registeredTools.get(mcp);
+  if (mine === undefined) registeredTools.set(mcp, (mine = new Map()));
+  mine.set(tool.name, registered);
 }
 
-/** One SDK server instance with every tool, the tasks extension advertised, and the add-ons. */
-export function buildMcpServer(deps: InstanceDeps, ctx: InstanceContext): McpServer {
+/**
+ * One SDK server instance with every tool, the tasks extension advertised, and the add-ons.
+ * `toolsCall` wraps McpServer's own `tools/call` handler (the 2025-11-25 task creation).
+ */
+export function buildMcpServer(
+  deps: InstanceDeps,
+  ctx: InstanceContext,
+  toolsCall?: ToolsCallWrapper,
+): McpServer {
   const mcp = new McpServer(
     { name: deps.name, version: deps.version },
     {
@@ -67,15 +91,18 @@ export function buildMcpServer(deps: InstanceDeps, ctx: InstanceContext): McpSer
     },
   );
   mcp.server.registerCapabilities({ extensions: { [TASKS_EXTENSION]: {} } });
-  for (const tool of deps.tools.all()) registerTaskTool(mcp, deps, tool);
-  surfaceCallTrouble(mcp);
+  // Before the first tool: McpServer installs its tools/call handler with it.
+  const wrapped = wrapToolsCall(mcp, (sdk) =>
+    surfaceCallTrouble(toolsCall === undefined ? sdk : toolsCall(sdk, mcp), mcp),
+  );
+  const tools = deps.tools.all();
+  for (const tool of tools) registerTaskTool(mcp, deps, tool);
+  assertToolsCallWrapped(wrapped, tools.length);
   if (deps.fallbackTools === true)
     registerFallbackTools(mcp, deps.runtime, deps.inlineWaitMs ?? DEFAULT_INLINE_WAIT_MS);
   for (const configure of deps.configurers) configure(mcp, ctx);
   return mcp;
 }
-
-type RegisteredTools = Record<string, { remove(): void } | undefined>;
 
 /**
  * An SDK server that lives for a whole connection (a 2025-11-25 session, a stdio host) is built
@@ -88,13 +115,13 @@ export function followToolChanges(
   deps: InstanceDeps,
   onRegistered: (tool: RegisteredTaskTool) => void = () => undefined,
 ): () => void {
-  const registered = (mcp as unknown as { _registeredTools: RegisteredTools })._registeredTools;
   const mine = new Set(deps.tools.all().map((tool) => tool.name));
   const sync = (): void => {
     const current = new Map(deps.tools.all().map((tool) => [tool.name, tool]));
     for (const name of mine) {
       if (current.has(name)) continue;
-      registered[name]?.remove();
+      registeredTool(mcp, name)?.remove();
+      registeredTools.get(mcp)?.delete(name);
       mine.delete(name);
     }
     for (const [name, tool] of current) {

@@ -4,6 +4,7 @@ import type { WireError } from '../../protocol/index.js';
 import type { Logger } from '../../runtime/api.js';
 import { RPC, RpcError, TaskrailError, isRpcError } from '../../task/errors.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
+import type { ToolsCallWrapper } from './tools-call-hook.js';
 
 /**
  * What a client sees when the server cannot carry out a request because of its own trouble
@@ -185,22 +186,14 @@ export function noteCallTrouble(): void {
   if (scope !== undefined) scope.trouble = true;
 }
 
-type RequestHandler = (request: unknown, ctx: unknown) => Promise<unknown>;
-
 /**
  * McpServer turns anything a tool callback throws into an `isError` result (the tool's final
- * word to a host). Wrapping its `tools/call` handler lets store trouble leave as the retryable
- * -32603 instead. Reaches into the SDK's handler map, as the 2025 session face does.
+ * word to a host). Around its `tools/call` handler (see tools-call-hook.ts), store trouble met
+ * by a taskrail tool callback leaves as the retryable -32603 instead.
  */
-export function surfaceCallTrouble(mcp: { server: unknown }): void {
-  const handlers = (mcp.server as { _requestHandlers?: Map<string, RequestHandler> })
-    ._requestHandlers;
-  const original = handlers?.get('tools/call');
-  if (handlers === undefined || original === undefined) return;
-  handlers.set('tools/call', async (request, ctx) => {
-    const scope = { trouble: false };
-    const result = await callScope.run(scope, () => original(request, ctx));
-    if (scope.trouble) throw troubleProtocolError();
-    return result;
-  });
-}
+export const surfaceCallTrouble: ToolsCallWrapper = (sdk) => async (request, ctx) => {
+  const scope = { trouble: false };
+  const result = await callScope.run(scope, () => sdk(request, ctx));
+  if (scope.trouble) throw troubleProtocolError();
+  return result;
+};

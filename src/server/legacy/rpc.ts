@@ -1,7 +1,9 @@
 import { ProtocolError } from '@modelcontextprotocol/server';
 import { RPC, TaskrailError, isRpcError } from '../../task/errors.js';
+import type { WireError } from '../../protocol/index.js';
 import {
   isServerTrouble,
+  SERVER_TROUBLE_STATUS,
   isStoreTrouble,
   troubleProtocolError,
   type TroubleReporter,
@@ -40,4 +42,10 @@ export async function rethrowing<T>(work: () => Promise<T>, trouble?: TroubleRep
   } catch (error) {
     throw asProtocolError(error, trouble);
   }
+}
+
+/** A WireError of the shared implementation as the SDK's error (store trouble marked as such). */
+export function protocolErrorOf(wire: WireError): ProtocolError {
+  if (wire.httpStatus === SERVER_TROUBLE_STATUS) return troubleProtocolError();
+  return new ProtocolError(wire.error.code, wire.error.message, wire.error.data);
 }

@@ -1,16 +1,11 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import { declaresV1Tasks, encodeTaskV1, V1_SERVER_TASK_CAPABILITIES } from '../../protocol/v1.js';
 import { normalizeTaskOption } from '../../runtime/tool.js';
-import { buildMcpServer, followToolChanges } from '../core/mcp-instance.js';
+import { buildMcpServer, followToolChanges, registeredTool } from '../core/mcp-instance.js';
 import type { RegisteredTaskTool } from '../core/types.js';
 import { SESSION_META, type LegacyDeps } from './deps.js';
 import { registerV1TaskMethods } from './v1-task-methods.js';
-import { installV1ToolsCall } from './v1-tools-call.js';
-
-type RegisteredTools = Record<
-  string,
-  { execution?: { taskSupport: string }; remove(): void } | undefined
->;
+import { v1ToolsCall } from './v1-tools-call.js';
 
 /**
  * The SDK server behind one 2025-11-25 session: the usual instance (tools, resources, prompts,
@@ -18,17 +13,19 @@ type RegisteredTools = Record<
  * task creation on `tools/call`, and the four v1 `tasks/*` methods.
  */
 export function buildSessionServer(deps: LegacyDeps, principal: string): McpServer {
-  const mcp = buildMcpServer(deps.instanceDeps, { era: 'legacy', principal });
+  const mcp = buildMcpServer(deps.instanceDeps, { era: 'legacy', principal }, v1ToolsCall(deps));
   mcp.server.registerCapabilities({ tasks: V1_SERVER_TASK_CAPABILITIES } as never);
   for (const tool of deps.instanceDeps.tools.all()) exposeExecution(mcp, deps, tool);
-  installV1ToolsCall(mcp, deps);
   registerV1TaskMethods(mcp, deps);
   return mcp;
 }
 
-/** McpServer.registerTool has no `execution` option in SDK v2; its tools/list reads this field. */
+/**
+ * McpServer.registerTool has no `execution` option in SDK v2, but the RegisteredTool it returns
+ * has the field, and its tools/list reads it.
+ */
 function exposeExecution(mcp: McpServer, deps: LegacyDeps, tool: RegisteredTaskTool): void {
-  const entry = registeredTools(mcp)[tool.name];
+  const entry = registeredTool(mcp, tool.name);
   if (entry === undefined) return;
   const execution = { taskSupport: normalizeTaskOption(tool.config.task).mode };
   // A host that declared no tasks gets plain tools when fallback tools serve its required ones
@@ -39,10 +36,6 @@ function exposeExecution(mcp: McpServer, deps: LegacyDeps, tool: RegisteredTaskT
     get: () => (plain() ? undefined : execution),
     configurable: true,
   });
-}
-
-function registeredTools(mcp: McpServer): RegisteredTools {
-  return (mcp as unknown as { _registeredTools: RegisteredTools })._registeredTools;
 }
 
 /** Keeps a session's tools in step with the registry, each with its `execution` field. */

@@ -5,12 +5,12 @@ import {
   encodeTaskV1,
   type TaskV1Wire,
 } from '../../protocol/v1.js';
-import { isPlausibleTaskId } from '../../task/ids.js';
 import { isExpired, type JsonObject, type TaskRecord } from '../../task/record.js';
 import { isTerminal } from '../../task/status.js';
 import { ANONYMOUS, principalOf } from '../core/principal.js';
 import { SESSION_META, type LegacyDeps } from './deps.js';
-import { rethrowing, invalidParams, taskNotFound } from './rpc.js';
+import { runTaskOperation } from '../core/task-methods.js';
+import { invalidParams, protocolErrorOf, rethrowing, taskNotFound } from './rpc.js';
 import { InputForwarder } from './v1-input.js';
 
 const PAGE_SIZE = 50;
@@ -21,19 +21,21 @@ type Params = { taskId?: unknown; cursor?: unknown };
 type Request = { params?: Params };
 type Handler = (request: Request, ctx: ServerContext) => Promise<JsonObject>;
 
-function taskIdOf(request: Request): string {
-  const taskId = request.params?.taskId;
-  if (typeof taskId !== 'string') throw invalidParams('taskId must be a string');
-  return taskId;
+/** `tasks/get` or `tasks/cancel` through the shared implementation (core/task-methods.ts). */
+async function operate(
+  deps: LegacyDeps,
+  method: 'tasks/get' | 'tasks/cancel',
+  params: unknown,
+  ctx: ServerContext,
+): Promise<TaskRecord> {
+  const runtime = deps.instanceDeps.runtime();
+  const outcome = await runTaskOperation(runtime, method, params, principalOf(ctx));
+  if ('error' in outcome) throw protocolErrorOf(outcome.error);
+  return outcome.task;
 }
 
-async function lookup(deps: LegacyDeps, request: Request, ctx: ServerContext): Promise<TaskRecord> {
-  const taskId = taskIdOf(request);
-  const task = isPlausibleTaskId(taskId)
-    ? await deps.instanceDeps.runtime().getTask(taskId, principalOf(ctx))
-    : undefined;
-  if (task === undefined) throw taskNotFound();
-  return task;
+function lookup(deps: LegacyDeps, request: Request, ctx: ServerContext): Promise<TaskRecord> {
+  return operate(deps, 'tasks/get', request.params, ctx);
 }
 
 function flat(task: TaskRecord): JsonObject {
@@ -83,9 +85,9 @@ async function taskResult(deps: LegacyDeps, request: Request, ctx: ServerContext
 
 async function cancelTask(deps: LegacyDeps, request: Request, ctx: ServerContext) {
   const task = await lookup(deps, request, ctx);
+  // v1 refuses to cancel a finished task (2026-07-28 acknowledges it).
   if (isTerminal(task.status)) throw invalidParams(alreadyTerminalMessage(task));
-  const after = await deps.instanceDeps.runtime().cancelTask(task.id, principalOf(ctx));
-  if (after === undefined) throw taskNotFound();
+  const after = await operate(deps, 'tasks/cancel', { taskId: task.id }, ctx);
   if (after.status !== 'cancelled') throw invalidParams(alreadyTerminalMessage(after));
   return flat(after);
 }

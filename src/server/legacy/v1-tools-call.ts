@@ -5,67 +5,57 @@ import { normalizeTaskOption } from '../../runtime/tool.js';
 import type { JsonObject } from '../../task/record.js';
 import { principalOf } from '../core/principal.js';
 import type { RegisteredTaskTool } from '../core/types.js';
+import type { ToolsCallHandler, ToolsCallWrapper } from '../core/tools-call-hook.js';
 import { SESSION_META, type LegacyDeps } from './deps.js';
 import { invalidParams, methodNotFound, rethrowing } from './rpc.js';
 import { askClient } from './v1-input.js';
 
-type RawRequest = { method: string; params?: JsonObject };
-type RawHandler = (request: RawRequest, ctx: ServerContext) => Promise<JsonObject>;
+type CallRequest = { params?: JsonObject };
 
 const MAX_BEFORE_TASK_ROUNDS = 8;
 
-interface SdkServerInternals {
-  _requestHandlers: Map<string, RawHandler>;
-  fallbackRequestHandler?: RawHandler;
-  getClientCapabilities(): unknown;
-}
-
 /**
- * The SDK validates every `tools/call` result with the 2025 codec and refuses `{ task }`
- * (sdk-v2-notes §3), so the session's `tools/call` is taken out of McpServer and answered from
- * the fallback handler: task-augmented calls here, everything else by McpServer's own handler.
+ * `tools/call` of a 2025-11-25 session around McpServer's own handler: a task-augmented call
+ * (`params.task`) creates the task here, a `required` tool called without one is refused, and
+ * everything else is McpServer's. The SDK validates a 2025 `tools/call` result as a
+ * CallToolResult, so the CreateTaskResult carries `content: []` beside `task` (allowed: 2025
+ * results are open objects; clients read `task`).
  */
-export function installV1ToolsCall(mcp: McpServer, deps: LegacyDeps): void {
-  const server = mcp.server as unknown as SdkServerInternals;
-  const sdkToolsCall = server._requestHandlers.get('tools/call');
-  mcp.server.removeRequestHandler('tools/call');
-  server.fallbackRequestHandler = (request, ctx) => {
-    if (request.method !== 'tools/call') {
-      return Promise.reject(methodNotFound(`Method not found: ${request.method}`));
-    }
-    return rethrowing(
-      () => toolsCall(deps, server, sdkToolsCall, request, ctx),
+export function v1ToolsCall(deps: LegacyDeps): ToolsCallWrapper {
+  return (sdk, mcp) => (request, ctx) =>
+    rethrowing(
+      () => toolsCall(deps, mcp, sdk, request as CallRequest, ctx),
       deps.instanceDeps.trouble,
     );
-  };
 }
 
 async function toolsCall(
   deps: LegacyDeps,
-  server: SdkServerInternals,
-  sdkToolsCall: RawHandler | undefined,
-  request: RawRequest,
+  mcp: McpServer,
+  sdk: ToolsCallHandler,
+  request: CallRequest,
   ctx: ServerContext,
-): Promise<JsonObject> {
+): Promise<unknown> {
   const params = request.params ?? {};
   const name = params['name'];
   if (typeof name !== 'string') throw invalidParams('params.name must be a string');
   const tool = deps.instanceDeps.tools.definition(name);
   const mode = normalizeTaskOption(tool?.config.task).mode;
   const task = params['task'];
+  const clientCapabilities = mcp.server.getClientCapabilities();
   if (task !== undefined) {
     if (!isObject(task)) throw invalidParams('params.task must be an object');
     if (tool === undefined || mode === 'forbidden') {
       throw methodNotFound(`Tool '${name}' does not support task-augmented execution`);
     }
-    return createV1Task(deps, tool, params, task, ctx, server.getClientCapabilities());
+    const created = await createV1Task(deps, tool, params, task, ctx, clientCapabilities);
+    return { content: [], ...created };
   }
-  const hostWithoutTasks = !declaresV1Tasks(server.getClientCapabilities());
+  const hostWithoutTasks = !declaresV1Tasks(clientCapabilities);
   if (mode === 'required' && !(deps.fallbackTools && hostWithoutTasks)) {
     throw methodNotFound(`Tool '${name}' requires task-augmented execution (params.task)`);
   }
-  if (sdkToolsCall === undefined) throw methodNotFound(`Unknown tool: ${name}`);
-  return sdkToolsCall(request, ctx);
+  return sdk(request, ctx);
 }
 
 async function validateArguments(tool: RegisteredTaskTool, args: JsonObject): Promise<void> {

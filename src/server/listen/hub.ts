@@ -3,7 +3,7 @@ import type { JsonObject } from '../../task/record.js';
 import type { TaskRuntimeFace } from '../core/runtime-port.js';
 import { DEFAULT_LISTEN_OPTIONS, type ListenOptions } from './options.js';
 import type { ListenRequest } from './request.js';
-import type { SseSink } from './sse-sink.js';
+import type { ListenSink } from './sse-sink.js';
 import { TaskSubscription } from './subscription.js';
 
 /**
@@ -45,7 +45,7 @@ export class ListenHub {
   }
 
   /** Starts a reserved stream; the reservation is given back when the sink closes. */
-  open(request: ListenRequest, principal: string, sink: SseSink, serverInfo: JsonObject): void {
+  open(request: ListenRequest, principal: string, sink: ListenSink, serverInfo: JsonObject): void {
     const subscription: TaskSubscription = new TaskSubscription({
       runtime: this.#runtime,
       principal,

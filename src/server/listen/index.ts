@@ -10,10 +10,17 @@ import type { JsonObject } from '../../task/record.js';
 import type { TaskRuntimeFace } from '../core/runtime-port.js';
 import { ListenHub } from './hub.js';
 import type { ListenOptions } from './options.js';
-import { asksForTasks, checkListen, tooManySubscriptions, type ListenRequest } from './request.js';
-import { nodeSink, webSink } from './sse-sink.js';
+import {
+  asksForTasks,
+  checkListen,
+  checkListenBody,
+  tooManySubscriptions,
+  type ListenRequest,
+} from './request.js';
+import { messageSink, nodeSink, webSink } from './sse-sink.js';
 
 export { DEFAULT_LISTEN_OPTIONS, type ListenOptions } from './options.js';
+export { asksForTasks } from './request.js';
 export type { ListenHub } from './hub.js';
 export { INITIAL_STATE_META, SUBSCRIPTION_ID_META } from './subscription.js';
 
@@ -46,6 +53,11 @@ export function createListenHub(
   const hub = new ListenHub(runtime, runtime.events, options);
   hubs.set(runtime, hub);
   return hub;
+}
+
+/** The task-stream hub `createTaskServer` made for this runtime (stdio serves listen with it). */
+export function listenHubOf(runtime: ListenRuntime): ListenHub | undefined {
+  return hubs.get(runtime);
 }
 
 /** Changes the listen limits of a server (`app.runtime`); open streams keep theirs. */
@@ -106,4 +118,27 @@ export function routeListen(
     return errorDecision(req.id, tooManySubscriptions(hub.options.maxSubscriptionsPerPrincipal));
   }
   return { kind: 'stream', stream: streamOf(hub, checked, principal, front) };
+}
+
+/**
+ * A listen stream on a message transport (stdio): the same checks as on HTTP except the routing
+ * headers, which stdio does not have; the stream's messages go to `send`. Returns the error to
+ * answer with, or the function that ends the stream from outside (the client's
+ * `notifications/cancelled`, the connection closing).
+ */
+export function openMessageListen(
+  hub: ListenHub,
+  req: IncomingRequest,
+  principal: string,
+  serverInfo: JsonObject,
+  send: (message: object) => void,
+): { error: WireError } | { stop: () => void; done: (listener: () => void) => void } {
+  const checked = checkListenBody(req, () => undefined, hub.options);
+  if ('httpStatus' in checked) return { error: checked };
+  if (!hub.reserve(principal)) {
+    return { error: tooManySubscriptions(hub.options.maxSubscriptionsPerPrincipal) };
+  }
+  const sink = messageSink(send);
+  hub.open(checked, principal, sink, serverInfo);
+  return { stop: () => sink.close(), done: (listener) => sink.onClose(listener) };
 }

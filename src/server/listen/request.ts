@@ -55,8 +55,17 @@ export function checkListen(
   headers: HeaderReader,
   options: ListenOptions,
 ): WireError | ListenRequest {
-  const routing = checkRoutingHeaders(req.method, req.params, headers);
-  if (routing !== undefined) return routing;
+  return (
+    checkRoutingHeaders(req.method, req.params, headers) ?? checkListenBody(req, headers, options)
+  );
+}
+
+/** The listen request's body: what every transport checks (stdio has no headers). */
+export function checkListenBody(
+  req: IncomingRequest,
+  headers: HeaderReader,
+  options: ListenOptions,
+): WireError | ListenRequest {
   const envelope = checkEnvelope(req.params, headers);
   if (isWireError(envelope)) return envelope;
   if (!envelope.declaresTasks) return missingTasksCapability();

@@ -1,9 +1,14 @@
 import type { ServerResponse } from 'node:http';
 
-/** Where one listen stream's SSE frames go: a Node response or a web `ReadableStream`. */
-export interface SseSink {
-  /** Sends one frame. False when the reader is gone or fell too far behind (the sink is closed). */
-  write(frame: string): boolean;
+/**
+ * Where one listen stream's messages go: SSE frames on a Node response or a web
+ * `ReadableStream` (HTTP), or JSON-RPC messages on a stdio connection.
+ */
+export interface ListenSink {
+  /** Sends one JSON-RPC message. False when the reader is gone or fell too far behind (closed). */
+  send(message: object): boolean;
+  /** A keep-alive where the transport has one (an SSE comment); false when the sink is closed. */
+  keepAlive(): boolean;
   /** Ends the response after the frames already written. */
   end(): void;
   /** Runs once when the stream is over, whoever ended it (us, the client, a broken socket). */
@@ -45,17 +50,32 @@ class CloseSignal {
   }
 }
 
-export function nodeSink(res: ServerResponse, maxBufferedBytes: number): SseSink {
+/** The ListenSink of SSE frames written by `write` (false: the stream is closed). */
+function sseSink(
+  close: CloseSignal,
+  write: (frame: string) => boolean,
+  end: () => void,
+): ListenSink {
+  return {
+    get closed() {
+      return close.closed;
+    },
+    send: (message) => write(messageFrame(JSON.stringify(message))),
+    keepAlive: () => write(KEEP_ALIVE_FRAME),
+    end,
+    onClose: (listener) => close.add(listener),
+  };
+}
+
+export function nodeSink(res: ServerResponse, maxBufferedBytes: number): ListenSink {
   const close = new CloseSignal();
   res.on('close', () => close.fire());
   res.writeHead(200, SSE_HEADERS);
   res.socket?.setNoDelay(true);
   res.flushHeaders();
-  return {
-    get closed() {
-      return close.closed;
-    },
-    write(frame) {
+  return sseSink(
+    close,
+    (frame) => {
       if (close.closed) return false;
       res.write(frame);
       if (res.writableLength <= maxBufferedBytes) return true;
@@ -63,14 +83,13 @@ export function nodeSink(res: ServerResponse, maxBufferedBytes: number): SseSink
       close.fire();
       return false;
     },
-    end() {
+    () => {
       if (!close.closed) res.end();
     },
-    onClose: (listener) => close.add(listener),
-  };
+  );
 }
 
-export function webSink(maxBufferedBytes: number): { sink: SseSink; response: Response } {
+export function webSink(maxBufferedBytes: number): { sink: ListenSink; response: Response } {
   const close = new CloseSignal();
   const encoder = new TextEncoder();
   let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
@@ -81,24 +100,42 @@ export function webSink(maxBufferedBytes: number): { sink: SseSink; response: Re
     },
     new ByteLengthQueuingStrategy({ highWaterMark: maxBufferedBytes }),
   );
-  const sink: SseSink = {
+  const write = (frame: string): boolean => {
+    if (close.closed || controller === undefined) return false;
+    controller.enqueue(encoder.encode(frame));
+    if ((controller.desiredSize ?? 0) > 0) return true;
+    controller.error(new Error('the listen stream reader fell too far behind'));
+    close.fire();
+    return false;
+  };
+  const end = (): void => {
+    if (close.closed) return;
+    controller?.close();
+    close.fire();
+  };
+  const sink = sseSink(close, write, end);
+  return { sink, response: new Response(body, { status: 200, headers: SSE_HEADERS }) };
+}
+
+/**
+ * A listen stream on a message transport (stdio): each message is handed to `send` whole; there
+ * is no keep-alive frame. `close()` ends it from the outside (the client's
+ * `notifications/cancelled`, the connection closing) without a final message.
+ */
+export function messageSink(send: (message: object) => void): ListenSink & { close(): void } {
+  const close = new CloseSignal();
+  return {
     get closed() {
       return close.closed;
     },
-    write(frame) {
-      if (close.closed || controller === undefined) return false;
-      controller.enqueue(encoder.encode(frame));
-      if ((controller.desiredSize ?? 0) > 0) return true;
-      controller.error(new Error('the listen stream reader fell too far behind'));
-      close.fire();
-      return false;
+    send(message) {
+      if (close.closed) return false;
+      send(message);
+      return true;
     },
-    end() {
-      if (close.closed) return;
-      controller?.close();
-      close.fire();
-    },
+    keepAlive: () => !close.closed,
+    end: () => close.fire(),
+    close: () => close.fire(),
     onClose: (listener) => close.add(listener),
   };
-  return { sink, response: new Response(body, { status: 200, headers: SSE_HEADERS }) };
 }

@@ -1,16 +1,11 @@
-import {
-  encodeDetailedTask,
-  errorMessage,
-  internalError,
-  type RequestId,
-} from '../../protocol/index.js';
+import { encodeDetailedTask, internalError, type RequestId } from '../../protocol/index.js';
 import { isPlausibleTaskId } from '../../task/ids.js';
 import type { JsonObject, TaskRecord } from '../../task/record.js';
 import { isTerminal } from '../../task/status.js';
 import type { TaskRuntimeFace } from '../core/runtime-port.js';
 import type { ListenOptions } from './options.js';
 import type { ListenRequest } from './request.js';
-import { KEEP_ALIVE_FRAME, messageFrame, type SseSink } from './sse-sink.js';
+import type { ListenSink } from './sse-sink.js';
 
 export const SUBSCRIPTION_ID_META = 'io.modelcontextprotocol/subscriptionId';
 /**
@@ -24,7 +19,7 @@ export interface SubscriptionDeps {
   runtime: Pick<TaskRuntimeFace, 'getTask'>;
   principal: string;
   request: ListenRequest;
-  sink: SseSink;
+  sink: ListenSink;
   options: ListenOptions;
   serverInfo: JsonObject;
   /** Stop routing events of a task to this subscription (not acknowledged, or finished). */
@@ -71,7 +66,7 @@ export class TaskSubscription {
         ),
       );
     } catch {
-      this.#write(errorMessage(this.id, internalError().error));
+      this.#write({ jsonrpc: '2.0', id: this.id, error: internalError().error });
       this.#deps.sink.end();
       return;
     }
@@ -104,16 +99,14 @@ export class TaskSubscription {
     const visible = found.filter((task): task is TaskRecord => task !== undefined);
     const shown = new Set(visible.map((task) => task.id));
     for (const id of this.taskIds) if (!shown.has(id)) this.#deps.unroute(id);
-    this.#write(
-      JSON.stringify({
-        jsonrpc: '2.0',
-        method: 'notifications/subscriptions/acknowledged',
-        params: {
-          _meta: { [SUBSCRIPTION_ID_META]: this.id, [INITIAL_STATE_META]: true },
-          notifications: { taskIds: [...shown] },
-        },
-      }),
-    );
+    this.#write({
+      jsonrpc: '2.0',
+      method: 'notifications/subscriptions/acknowledged',
+      params: {
+        _meta: { [SUBSCRIPTION_ID_META]: this.id, [INITIAL_STATE_META]: true },
+        notifications: { taskIds: [...shown] },
+      },
+    });
     const held = this.#held ?? new Map<string, TaskRecord>();
     this.#held = undefined;
     for (const read of visible) {
@@ -126,7 +119,7 @@ export class TaskSubscription {
 
   #notify(task: TaskRecord): void {
     const params = { _meta: { [SUBSCRIPTION_ID_META]: this.id }, ...encodeDetailedTask(task) };
-    this.#write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tasks', params }));
+    this.#write({ jsonrpc: '2.0', method: 'notifications/tasks', params });
     if (!isTerminal(task.status)) return void this.#live.set(task.id, task.revision);
     this.#live.delete(task.id);
     this.#deps.unroute(task.id);
@@ -139,13 +132,13 @@ export class TaskSubscription {
       resultType: 'complete',
       _meta: { [SUBSCRIPTION_ID_META]: this.id, [SERVER_INFO_META]: this.#deps.serverInfo },
     };
-    this.#write(JSON.stringify({ jsonrpc: '2.0', id: this.id, result }));
+    this.#write({ jsonrpc: '2.0', id: this.id, result });
     this.#deps.sink.end();
     return true;
   }
 
-  #write(json: string): void {
-    this.#deps.sink.write(messageFrame(json));
+  #write(message: object): void {
+    this.#deps.sink.send(message);
   }
 
   #startTimer(): void {
@@ -160,7 +153,7 @@ export class TaskSubscription {
 
   /** Keep-alive, and a re-read that repairs any event the store could not deliver. */
   async #tick(): Promise<void> {
-    if (!this.#deps.sink.write(KEEP_ALIVE_FRAME)) return;
+    if (!this.#deps.sink.keepAlive()) return;
     await this.reread();
   }
 
