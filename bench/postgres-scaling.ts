@@ -182,16 +182,18 @@ const cpuCell = (runs: Drain[]) => {
 const slotMs = (workers: number, runs: Drain[]) =>
   ((workers * CONCURRENCY * 1000) / median(rates(runs))).toFixed(1);
 const cores = cpus().length;
-const ceiling = (on: number) => {
-  const cpu = medianCpu(two);
-  const limit = drainCeiling({
-    workers: 2,
+/** The highest drain rate the CPU per task of `runs` allows with `workers` on `on` cores. */
+const cpuBound = (runs: Drain[], workers: number, on: number) => {
+  const cpu = medianCpu(runs);
+  return drainCeiling({
+    workers,
     cores: on,
     workerMs: cpu['workers'] ?? 0,
     otherMs: (cpu['postgres'] ?? 0) + (cpu['bench'] ?? 0),
   });
-  return limit / median(rates(one));
 };
+/** The ratio the CPU per task allows, whatever the load: 2 workers' bound over 1 worker's. */
+const ceiling = (on: number) => cpuBound(two, 2, on) / cpuBound(one, 1, on);
 report({
   title: TITLE,
   description:
@@ -199,7 +201,7 @@ report({
     `\`taskrail worker --concurrency ${CONCURRENCY}\`; completions per second from the last ` +
     `worker's ready line until ${CONCURRENCY} × workers tasks remain. ${ROUNDS} rounds, order ` +
     `alternating. CPU per task: each process's on-CPU time from the last ready line until all completed (/proc/PID/task/*/schedstat: the workers summed; the PostgreSQL backends of their connections, found by application_name, without the WAL writer; this process, which polls for the end) over the tasks completed meanwhile. ` +
-    `The ceiling: with CPU per task w (both workers) and x (PostgreSQL + this process), two workers cannot drain faster than min(cores / (w + x), 2 / w); over the one-worker rate that is the highest ratio the cores allow: ${ceiling(cores).toFixed(2)}× on these ${cores} cores, ${ceiling(4).toFixed(2)}× with 4. When the ratio stays far below that ceiling the drain is bound by latency, not CPU: the last column (slots ÷ tasks/s) is how long each task held a worker slot (a 1 ms tool), i.e. the round trips, commits and waits around it. ` +
+    `The ceiling: with CPU per task w (the workers' summed) and x (PostgreSQL + this process), n workers cannot drain faster than min(cores / (w + x), n / w); the 2-worker bound over the 1-worker bound, each from its own runs' CPU, is the highest ratio the CPU allows, whatever the load: ${ceiling(cores).toFixed(2)}× on these ${cores} cores, ${ceiling(4).toFixed(2)}× with 4. A rate far below its CPU bound is bound by latency or by the cores' other users: the last column (slots ÷ tasks/s) is how long each task held a worker slot (a 1 ms tool), i.e. the round trips, commits and waits around it. ` +
     `${loadRange(load)} (1-minute load average; the machine's cores are shared with other work, and PostgreSQL runs on them too).`,
   columns: [
     'workers',

@@ -100,18 +100,23 @@ const medianCpu = (key: string): Record<string, number> => {
 const loads = Object.values(runs).flatMap((list) => list.map((run) => run.load));
 const loadText = `load ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`;
 
-/** The ratio two workers could reach at most, from the CPU the 2-worker runs spent per task. */
-function ceilingRatio(on: number): number {
-  const two = medianCpu('burn2');
-  const limit = drainCeiling({
-    workers: 2,
+/** The highest drain rate the CPU per task of a run kind allows on `on` cores. */
+function cpuBound(key: string, workers: number, on: number): number {
+  const cpu = medianCpu(key);
+  return drainCeiling({
+    workers,
     cores: on,
-    workerMs: two['workers'] ?? 0,
-    otherMs: (two['redis'] ?? 0) + (two['bench'] ?? 0),
-    storeMs: two['redis'] ?? 0,
+    workerMs: cpu['workers'] ?? 0,
+    otherMs: (cpu['redis'] ?? 0) + (cpu['bench'] ?? 0),
+    storeMs: cpu['redis'] ?? 0,
   });
-  return limit / median(rates('burn1'));
 }
+
+/**
+ * The ratio the CPU per task allows, whatever the load: two workers' CPU-bound rate over one
+ * worker's, each from the CPU its own runs spent per task.
+ */
+const ceilingRatio = (on: number) => cpuBound('burn2', 2, on) / cpuBound('burn1', 1, on);
 
 const row = (label: string, key: string, baseline?: string) => {
   const cpu = medianCpu(key);
@@ -136,12 +141,13 @@ report({
     `Drain rate of a backlog: ${BURN.tasks} tasks burning ${BURN.args.ms} ms of CPU, then ${SLEEP.tasks} sleeping ${SLEEP.args.ms} ms, created and dispatched (the runtime's createTask, BullMQ in dispatch mode, as a \`serve --no-worker\` replica does) into a paused queue; ` +
     `the workers start (1 \`taskrail worker --concurrency ${SLOTS}\`, or 2 with ${SLOTS / 2} slots each), report ready, idle 1 s, then the queue is resumed and tasks/s are timed until ${SLOTS} remain (completions counted from the store's change notices). ${ROUNDS} rounds, order alternating. ` +
     `CPU per task: each process's on-CPU time during the timed drain (/proc/PID/task/*/schedstat; workers summed, Redis, this observer) divided by the tasks drained. ` +
-    `The ceiling: with CPU per task w (both workers) and x (Redis + observer), two workers cannot drain faster than min(cores / (w + x), 2 / w, 1 / redis); divided by the one-worker rate, that is the highest ratio this machine allows: ${ceilingHere.toFixed(2)}× on its ${cores} cores (${ceilingSpread.toFixed(2)}× with 4 cores, a core for each process). A ratio far below its ceiling is bound by latency rather than CPU: the last column (slots ÷ tasks/s) is how long each task held a worker slot. ${loadText} (1-minute load average; other work shares the cores).`,
+    `The ceiling: with CPU per task w (the workers' summed) and x (Redis + observer), n workers cannot drain faster than min(cores / (w + x), n / w, 1 / redis), however well the load spreads; the 2-worker bound over the 1-worker bound, each from its own runs' CPU, is the highest ratio the CPU allows: ${ceilingHere.toFixed(2)}× on these ${cores} cores (${ceilingSpread.toFixed(2)}× with 4 cores, a core for each process). CPU per task moves little with the load, so this bound holds on a quiet machine too, where the measured ratio should approach it. A rate far below its CPU bound is bound by latency or by the cores' other users: the last column (slots ÷ tasks/s) is how long each task held a worker slot. ${loadText} (1-minute load average; other work shares the cores).`,
   columns: [
     'workers × slots, job',
     'tasks/s (median, min–max)',
     'ratio',
     'CPU ms per task (median)',
+    'ms a task holds a slot',
   ],
   rows: [
     row(`1 × ${SLOTS}, 1 ms CPU burn`, 'burn1'),

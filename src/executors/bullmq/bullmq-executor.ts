@@ -1,12 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { Queue, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
-import type { Executor, Logger, Reservation } from '../../runtime/api.js';
+import type { DispatchReason, Executor, Logger, Reservation } from '../../runtime/api.js';
 import type { TaskStore } from '../../store/port.js';
 import { parseRedisUrl } from '../../stores/redis/url.js';
 import { waitAtMost, warnTo, WorkerSlots } from '../shared/worker-slots.js';
 
 export const QUEUE_NAME = 'tasks';
+/** The revision `newTaskRecord` gives a task; its creating write stores it as given. */
+const FIRST_REVISION = 1;
 
 export interface BullmqExecutorOptions {
   /** The redis store URL, `redis://host:port/db[?prefix=NAME]`; the queue lives under its prefix. */
@@ -101,9 +103,14 @@ export class BullmqExecutor implements Executor {
     await this.#worker?.waitUntilReady();
   }
 
-  async dispatch(taskId: string): Promise<void> {
+  async dispatch(taskId: string, reason?: DispatchReason): Promise<void> {
     if (this.#closing !== undefined) return;
-    const jobId = await this.#jobId(taskId);
+    // A task this process has just created is at its first revision and has no job yet: its
+    // job is named without reading the task or asking BullMQ (two round trips per create).
+    const jobId =
+      reason === 'created' && this.#options.store !== undefined
+        ? `${taskId}.${FIRST_REVISION}`
+        : await this.#jobId(taskId);
     if (jobId === undefined) return;
     await this.#getQueue().add(
       'run',
