@@ -17,7 +17,14 @@ import { judgeResult, TaskWatch, type TaskEvent, type WatchDeps } from './task-w
 import { settledCall, WatchedCall, type ToolCall } from './tool-call.js';
 import { parseToolCallReply, type Tool } from './wire.js';
 import type { DetailedTask } from './wire-types.js';
-import { detectLegacyPeer, type LegacyPeer, type LegacyPeerOptions } from './legacy-call.js';
+import {
+  detectLegacyPeer,
+  isLegacyEntry,
+  legacyAnswerOnce,
+  openLegacyPeer,
+  type LegacyPeer,
+  type LegacyPeerOptions,
+} from './legacy-call.js';
 import { idempotencyMeta, sendToolCall } from './keyed-call.js';
 
 export interface TaskrailClientOptions {
@@ -80,6 +87,7 @@ export class TaskrailClient {
   #tools: Promise<Tool[]> | undefined;
   /** Set once the server turned out to speak only 2025-11-25 (legacy-call.ts). */
   #legacy: LegacyPeer | undefined;
+  #opening: Promise<LegacyPeer> | undefined;
 
   constructor(options: TaskrailClientOptions) {
     this.url = new URL(options.url).href;
@@ -261,6 +269,8 @@ export class TaskrailClient {
     signal?: AbortSignal,
   ): Promise<{ outcome?: CallOutcome; answered: string[] }> {
     this.#assertMine(taskId);
+    const entry = this.ledger.require(taskId);
+    if (isLegacyEntry(entry)) return legacyAnswerOnce(entry);
     return new TaskWatch(this.#watchDeps(), taskId).answerOnce(signal);
   }
 
@@ -292,6 +302,16 @@ export class TaskrailClient {
     return [...resent, ...watched];
   }
 
+  /** The 2025-11-25 session, opened on first need (a ledger task created on that wire). */
+  async #legacyPeer(): Promise<LegacyPeer> {
+    if (this.#legacy !== undefined) return this.#legacy;
+    this.#opening ??= openLegacyPeer(this.#legacyOptions()).finally(
+      () => (this.#opening = undefined),
+    );
+    this.#legacy = await this.#opening;
+    return this.#legacy;
+  }
+
   #legacyOptions(): LegacyPeerOptions {
     return {
       url: this.url,
@@ -321,6 +341,10 @@ export class TaskrailClient {
   }
 
   async #watchCall(taskId: string, options: CallToolOptions): Promise<ToolCall> {
+    const entry = this.ledger.get(taskId);
+    if (entry !== undefined && isLegacyEntry(entry)) {
+      return (await this.#legacyPeer()).attach(taskId, options);
+    }
     const call = new WatchedCall(new TaskWatch(this.#watchDeps(), taskId), options.signal);
     const background = options.background ?? this.#options.background ?? true;
     if (!background) await call.result();

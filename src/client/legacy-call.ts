@@ -3,12 +3,16 @@ import { acceptsV1ToolTasks, relatedTaskMeta } from '../protocol/v1.js';
 import type { JsonRpcErrorObject } from '../task/errors.js';
 import { isClientError, TaskrailClientError } from './errors.js';
 import { answerInputRequests, inputCapabilities, type InputHandlers } from './input.js';
-import type { LedgerStatus, TaskLedger } from './ledger-port.js';
-import { LegacySession, type ServerRequestHandler } from './legacy-session.js';
+import { isFinal, type LedgerEntry, type LedgerStatus, type TaskLedger } from './ledger-port.js';
+import {
+  LEGACY_PROTOCOL_VERSION,
+  LegacySession,
+  type ServerRequestHandler,
+} from './legacy-session.js';
 import type { CallOutcome } from './outcome.js';
 import type { RpcReply } from './rpc-http.js';
 import { SchemaChecker } from './schema-check.js';
-import { judgeResult, type TaskEvent } from './task-watch.js';
+import { judgeResult, outcomeFromEntry, type TaskEvent } from './task-watch.js';
 import { settledCall, type ToolCall } from './tool-call.js';
 import type { CallToolResult } from './wire.js';
 
@@ -40,20 +44,45 @@ export async function detectLegacyPeer(
 ): Promise<LegacyPeer> {
   if (!isClientError(error, 'CONNECTION') || !/HTTP 4\d\d/.test(error.message)) throw error;
   try {
-    const session = await LegacySession.open({
-      ...options,
-      capabilities: {
-        ...inputCapabilities(options.input),
-        tasks: {
-          cancel: {},
-          requests: { elicitation: { create: {} }, sampling: { createMessage: {} } },
-        },
-      },
-    });
-    return new LegacyPeer(session, options);
+    return await openLegacyPeer(options);
   } catch {
     throw error;
   }
+}
+
+/** Opens a 2025-11-25 session with the server (`initialize`), e.g. to follow a ledger task. */
+export async function openLegacyPeer(options: LegacyPeerOptions): Promise<LegacyPeer> {
+  const session = await LegacySession.open({
+    ...options,
+    capabilities: {
+      ...inputCapabilities(options.input),
+      tasks: {
+        cancel: {},
+        requests: { elicitation: { create: {} }, sampling: { createMessage: {} } },
+      },
+    },
+  });
+  return new LegacyPeer(session, options);
+}
+
+/** True for a ledger task created on the 2025-11-25 wire (followed through a session). */
+export function isLegacyEntry(entry: LedgerEntry): boolean {
+  return entry.protocolVersion === LEGACY_PROTOCOL_VERSION;
+}
+
+/**
+ * `tasks answer` on a 2025-11-25 task: on that wire its questions travel on the `tasks/result`
+ * stream of whoever follows it, so only an ended task has an answer here.
+ */
+export function legacyAnswerOnce(
+  entry: LedgerEntry,
+): Promise<{ outcome: CallOutcome; answered: string[] }> {
+  if (isFinal(entry.status))
+    return Promise.resolve({ outcome: outcomeFromEntry(entry), answered: [] });
+  throw new TaskrailClientError(
+    'USAGE',
+    `task ${entry.id} was created on the 2025-11-25 wire: its questions are asked while it is followed; run \`taskrail tasks wait ${entry.id}\``,
+  );
 }
 
 /** Calls tools on a 2025-11-25 server: v1 tasks where the tool allows them, plain calls otherwise. */
@@ -108,11 +137,26 @@ export class LegacyPeer {
       ...(tool?.outputSchema === undefined ? {} : { outputSchema: tool.outputSchema }),
       ...(this.options.bearer === undefined ? {} : { bearer: this.options.bearer }),
       ownerPid: process.pid,
+      protocolVersion: LEGACY_PROTOCOL_VERSION,
     });
-    const call = new LegacyTaskCall(this, taskId, name, tool?.outputSchema, options.signal);
+    return this.attach(taskId, options);
+  }
+
+  /**
+   * Follows a 2025-11-25 task of the ledger on this session: the one `callTool` just created,
+   * or one a process that has since died created (the task lives on the server, not in the
+   * session, so a new session reaches it). A final entry answers from the ledger.
+   */
+  async attach(
+    taskId: string,
+    options: { background?: boolean; signal?: AbortSignal },
+  ): Promise<ToolCall> {
+    const entry = this.options.ledger.require(taskId);
+    if (isFinal(entry.status)) return settledCall(outcomeFromEntry(entry));
+    this.options.ledger.setOwner(taskId, process.pid);
+    const call = new LegacyTaskCall(this, taskId, entry.tool, entry.outputSchema, options.signal);
     const background = options.background ?? this.options.background;
-    if (background) return call;
-    await call.result();
+    if (!background) await call.result();
     return call;
   }
 
@@ -173,7 +217,9 @@ class LegacyTaskCall implements ToolCall {
     this.#tool = tool;
     this.#outputSchema = outputSchema;
     signal?.addEventListener('abort', () => this.detach(), { once: true });
-    this.#running = this.#run().then((outcome) => (this.#outcome = outcome));
+    this.#running = this.#run()
+      .then((outcome) => (this.#outcome = outcome))
+      .finally(() => this.#release());
     this.#running.catch(() => undefined);
   }
 
@@ -195,6 +241,12 @@ class LegacyTaskCall implements ToolCall {
 
   detach(): void {
     this.#controller.abort(new TaskrailClientError('USAGE', 'detached'));
+  }
+
+  /** No longer watched here: another process (`tasks resume`) may take the task. */
+  #release(): void {
+    const { ledger } = this.#peer.options;
+    if (ledger.get(this.taskId)?.ownerPid === process.pid) ledger.setOwner(this.taskId, undefined);
   }
 
   #request(method: string, timeoutMs: number, onRequest?: ServerRequestHandler): Promise<RpcReply> {
