@@ -22,6 +22,7 @@ import { isTerminal } from '../../task/status.js';
 import { systemClock, type Clock } from '../../task/time.js';
 import { assertLeaseMs, assertNextRevision } from '../shared/checks.js';
 import { clampListLimit, decodeListCursor, encodeListCursor } from '../shared/list-cursor.js';
+import { Checkpointer } from './checkpointer.js';
 import { GroupCommit } from './group-commit.js';
 import { SYNC_BUSY_WAIT_MS, withLockWaits } from './lock-wait.js';
 import { openDatabase } from './open-database.js';
@@ -48,7 +49,11 @@ export interface SqliteTaskStoreOptions {
    * survives power loss; concurrent writes share one commit and one fsync (group commit).
    */
   synchronous?: 'normal' | 'full';
+  /** Where warnings go (a checkpoint worker that stopped). Default: `process.emitWarning`. */
+  onWarning?: (message: string) => void;
 }
+
+const defaultWarn = (message: string) => process.emitWarning(`taskrail: ${message}`);
 
 /** `row`: what was written, from which listeners get their own copy. */
 type CasResult = { outcome: CompareAndSetOutcome; previous?: TaskStatus; row?: TaskRow };
@@ -85,7 +90,10 @@ export class SqliteTaskStore implements TaskStore {
   readonly #lockBudgetMs: number;
   /** Concurrent writes share one transaction; with `synchronous: 'full'` also one fsync. */
   readonly #group: GroupCommit;
+  /** WAL checkpoints run in a worker thread, not inside a commit on the event loop. */
+  readonly #checkpointer: Checkpointer;
   #closed = false;
+  #closing: Promise<void> | undefined;
 
   constructor(path: string, options: SqliteTaskStoreOptions = {}) {
     this.path = resolve(path);
@@ -99,6 +107,15 @@ export class SqliteTaskStore implements TaskStore {
     });
     this.#sql = prepareStatements(this.#db);
     this.#group = new GroupCommit(this.#db, (operation) => this.#run(operation));
+    this.#checkpointer = new Checkpointer(this.#db, this.path, {
+      warn: options.onWarning ?? defaultWarn,
+    });
+  }
+
+  /** Whether WAL checkpoints currently run in the worker thread (tests and diagnostics). */
+  get checkpointWorker(): { running: boolean; checkpointedFrames: number } {
+    const { running, checkpointedFrames } = this.#checkpointer;
+    return { running, checkpointedFrames };
   }
 
   /** The durability in force on this file's connection (read back from SQLite itself). */
@@ -226,10 +243,15 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   async close(): Promise<void> {
-    if (this.#closed) return;
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
     if (this.#group.pending) await this.#group.settled();
-    if (this.#closed) return;
     this.#closed = true;
+    // The worker's last checkpoint runs while this connection is idle but still open.
+    await this.#checkpointer.close();
     this.#db.close();
   }
 

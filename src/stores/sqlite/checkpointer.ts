@@ -1,0 +1,104 @@
+import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Worker } from 'node:worker_threads';
+import type Database from 'better-sqlite3';
+import type { CheckpointWorkerData, CheckpointWorkerMessage } from './checkpoint-worker.js';
+
+/** SQLite's own `wal_autocheckpoint` default, in pages (frames). */
+export const AUTOCHECKPOINT_FRAMES = 1000;
+/** How long close() lets the worker finish its last checkpoint before stopping it. */
+const CLOSE_GRACE_MS = 5000;
+
+export interface CheckpointerOptions {
+  warn: (message: string) => void;
+  /** The worker's script; tests point it elsewhere to see the fallback. */
+  workerUrl?: URL;
+  thresholdFrames?: number;
+  pollMs?: number;
+}
+
+/**
+ * Keeps WAL checkpoints off the event loop. SQLite's automatic checkpoint runs inside the
+ * commit that crosses `wal_autocheckpoint` pages, synchronously, stalling every request for
+ * tens of ms on a busy disk. Here the serving connection sets `wal_autocheckpoint = 0` and a
+ * worker thread with its own connection to the file checkpoints (PASSIVE) once as many frames
+ * wait. If the worker cannot start or dies, the connection goes back to the automatic
+ * checkpoint (one warning), so the WAL never grows without bound.
+ */
+export class Checkpointer {
+  /** Frames the worker copied into the main file so far (PASSIVE checkpoints, not the last). */
+  checkpointedFrames = 0;
+  readonly #db: Database.Database;
+  readonly #warn: (message: string) => void;
+  #worker: Worker | undefined;
+  #closing = false;
+  #fellBack = false;
+  readonly #exited: Promise<void>;
+
+  constructor(db: Database.Database, path: string, options: CheckpointerOptions) {
+    this.#db = db;
+    this.#warn = options.warn;
+    const data: CheckpointWorkerData = {
+      path,
+      thresholdFrames: options.thresholdFrames ?? AUTOCHECKPOINT_FRAMES,
+      pollMs: options.pollMs ?? 50,
+    };
+    db.pragma('wal_autocheckpoint = 0');
+    // After a burst the WAL file is cut back to this size when it starts over.
+    const pageSize = Number(db.pragma('page_size', { simple: true }));
+    db.pragma(`journal_size_limit = ${4 * data.thresholdFrames * pageSize}`);
+    let worker: Worker;
+    try {
+      worker = new Worker(options.workerUrl ?? new URL('./checkpoint-worker.js', import.meta.url), {
+        workerData: data,
+      });
+    } catch (error) {
+      this.#fallBack(error);
+      this.#exited = Promise.resolve();
+      return;
+    }
+    this.#worker = worker;
+    // The worker must not keep a process alive by itself; close() holds the loop while it ends.
+    worker.unref();
+    worker.on('message', (message: CheckpointWorkerMessage) => {
+      if (message.type === 'checkpointed') this.checkpointedFrames += message.frames;
+    });
+    worker.on('error', (error) => this.#fallBack(error));
+    this.#exited = once(worker, 'exit').then(([code]: unknown[]) => {
+      if (!this.#closing) this.#fallBack(new Error(`checkpoint worker exited with code ${code}`));
+      this.#worker = undefined;
+    });
+  }
+
+  /** True while the worker thread runs (false after close() or a fallback). */
+  get running(): boolean {
+    return this.#worker !== undefined;
+  }
+
+  /** Lets the worker checkpoint what is left, waits for its exit (stops it after a grace). */
+  async close(): Promise<void> {
+    this.#closing = true;
+    const worker = this.#worker;
+    if (worker === undefined) return;
+    worker.ref();
+    worker.postMessage('close');
+    const stopped = await Promise.race([
+      this.#exited.then(() => true),
+      sleep(CLOSE_GRACE_MS, false, { ref: false }),
+    ]);
+    if (!stopped) await worker.terminate();
+    await this.#exited;
+  }
+
+  #fallBack(error: unknown): void {
+    if (this.#closing || this.#fellBack) return;
+    this.#fellBack = true;
+    this.#worker = undefined;
+    if (this.#db.open) this.#db.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_FRAMES}`);
+    const reason = error instanceof Error ? error.message : String(error);
+    this.#warn(
+      `the SQLite checkpoint worker stopped (${reason}); checkpoints run on the serving ` +
+        'thread again (SQLite automatic checkpoint), which may delay requests briefly',
+    );
+  }
+}

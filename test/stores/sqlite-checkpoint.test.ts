@@ -1,0 +1,152 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import Database from 'better-sqlite3';
+import { SqliteTaskStore } from '../../src/stores/sqlite/index.js';
+import { AUTOCHECKPOINT_FRAMES, Checkpointer } from '../../src/stores/sqlite/checkpointer.js';
+import { newTaskId } from '../../src/task/ids.js';
+import { newTaskRecord } from '../../src/task/record.js';
+import { waitFor } from '../helpers/wait.js';
+import { tempDir } from './temp-dir.js';
+import { walCommits } from './wal.js';
+
+const dir = tempDir();
+after(() => dir.remove());
+let counter = 0;
+const freshPath = () => join(dir.path, `case-${++counter}.db`);
+
+function record(i: number) {
+  const input = {
+    id: newTaskId(),
+    principal: 'p',
+    tool: 't',
+    arguments: { i, pad: 'x'.repeat(2000) },
+    ttlMs: null,
+    pollIntervalMs: 100,
+  };
+  return newTaskRecord(input, Date.now());
+}
+
+async function createMany(store: SqliteTaskStore, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i += 1) ids.push((await store.create(record(i))).task.id);
+  return ids;
+}
+
+/** Rows in the file, read on a connection of its own (what another process would see). */
+function rowsInFile(path: string): number {
+  const db = new Database(path, { readonly: true });
+  try {
+    return (db.prepare('SELECT count(*) AS n FROM tasks').get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
+}
+
+describe('sqlite: WAL checkpoints run in a worker thread', () => {
+  it('checkpoints the WAL from the worker and starts it over, losing no write', async () => {
+    const path = freshPath();
+    const store = new SqliteTaskStore(path);
+    try {
+      assert.equal(store.checkpointWorker.running, true);
+      // Each create commits a few pages: more than 1000 frames in all.
+      const ids = await createMany(store, 600);
+      const { checkpointedFrames } = await waitFor('the worker to checkpoint', () => {
+        const state = store.checkpointWorker;
+        return state.checkpointedFrames > 0 && state;
+      });
+      assert.ok(checkpointedFrames >= AUTOCHECKPOINT_FRAMES, `${checkpointedFrames} frames`);
+      // Once everything was copied, the next commit starts the WAL over (new salts).
+      await createMany(store, 1);
+      assert.ok(walCommits(path) < ids.length, `${walCommits(path)} commits still in the WAL`);
+      assert.equal(rowsInFile(path), ids.length + 1);
+    } finally {
+      await store.close();
+    }
+    assert.equal(store.checkpointWorker.running, false);
+    assert.equal(rowsInFile(path), 601);
+  });
+
+  it('close() waits for the worker to end after a last checkpoint', async () => {
+    const path = freshPath();
+    const store = new SqliteTaskStore(path);
+    await createMany(store, 50);
+    await store.close();
+    assert.equal(store.checkpointWorker.running, false);
+    // The last connection to close removes a fully checkpointed WAL.
+    assert.ok(!existsSync(`${path}-wal`) || statSync(`${path}-wal`).size === 0);
+    assert.equal(rowsInFile(path), 50);
+  });
+
+  for (const tree of ['.build', 'dist'] as const) {
+    it(`a process using the store (${tree}) ends by itself, with or without close()`, async () => {
+      const built = fileURLToPath(new URL('../../src/stores/sqlite/index.js', import.meta.url));
+      const entry =
+        tree === '.build' ? built : join(built, '../../../../../dist/stores/sqlite/index.js');
+      for (const closes of [true, false]) {
+        const script =
+          `const { SqliteTaskStore } = await import(${JSON.stringify(pathToFileURL(entry).href)});` +
+          `const store = new SqliteTaskStore(${JSON.stringify(freshPath())});` +
+          `if (!store.checkpointWorker.running) throw new Error('no worker');` +
+          (closes ? `await store.close(); console.log('closed');` : `console.log('left open');`);
+        const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        });
+        let output = '';
+        child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+        const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+        assert.equal(code, 0, output);
+        assert.equal(output.trim(), closes ? 'closed' : 'left open');
+      }
+    });
+  }
+});
+
+describe('sqlite: without its worker, checkpoints fall back to SQLite', () => {
+  function serving(path: string): Database.Database {
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    db.exec('CREATE TABLE IF NOT EXISTS t (v TEXT)');
+    return db;
+  }
+
+  it('warns once and turns the automatic checkpoint back on when the worker cannot start', async () => {
+    const path = freshPath();
+    const db = serving(path);
+    const warnings: string[] = [];
+    const checkpointer = new Checkpointer(db, path, {
+      warn: (message) => warnings.push(message),
+      workerUrl: pathToFileURL(join(dir.path, 'missing-worker.js')),
+    });
+    await waitFor('the fallback', () => warnings.length > 0);
+    assert.equal(checkpointer.running, false);
+    assert.equal(db.pragma('wal_autocheckpoint', { simple: true }), AUTOCHECKPOINT_FRAMES);
+    await checkpointer.close();
+    assert.equal(warnings.length, 1, warnings.join('\n'));
+    assert.match(warnings[0] ?? '', /checkpoint worker stopped/);
+    db.close();
+  });
+
+  it('warns once and turns the automatic checkpoint back on when the worker dies', async () => {
+    const path = freshPath();
+    const db = serving(path);
+    const dies = join(dir.path, 'dies.mjs');
+    writeFileSync(dies, 'setTimeout(() => process.exit(3), 20);\n');
+    const warnings: string[] = [];
+    const checkpointer = new Checkpointer(db, path, {
+      warn: (message) => warnings.push(message),
+      workerUrl: pathToFileURL(dies),
+    });
+    assert.equal(db.pragma('wal_autocheckpoint', { simple: true }), 0);
+    await waitFor('the fallback', () => warnings.length > 0);
+    assert.equal(db.pragma('wal_autocheckpoint', { simple: true }), AUTOCHECKPOINT_FRAMES);
+    assert.match(warnings[0] ?? '', /exited with code 3/);
+    db.prepare('INSERT INTO t VALUES (?)').run('still writable');
+    await checkpointer.close();
+    assert.equal(warnings.length, 1, warnings.join('\n'));
+    db.close();
+  });
+});
