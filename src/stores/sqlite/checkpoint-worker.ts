@@ -47,13 +47,40 @@ function isLockError(error: unknown): boolean {
   return typeof code === 'string' && /^SQLITE_(BUSY|LOCKED)/.test(code);
 }
 
-function checkpoint(db: Database.Database, mode: 'PASSIVE' | 'RESTART' | 'TRUNCATE'): number {
+interface CheckpointRow {
+  busy: number;
+  log: number;
+  checkpointed: number;
+}
+
+function checkpoint(
+  db: Database.Database,
+  mode: 'PASSIVE' | 'RESTART' | 'TRUNCATE',
+): CheckpointRow {
   try {
-    const [row] = db.pragma(`wal_checkpoint(${mode})`) as { checkpointed: number }[];
-    return Math.max(0, row?.checkpointed ?? 0);
+    const [row] = db.pragma(`wal_checkpoint(${mode})`) as CheckpointRow[];
+    return row ?? { busy: 1, log: -1, checkpointed: -1 };
   } catch (error) {
-    if (isLockError(error)) return 0; // another checkpoint or a writer: try at the next tick
+    // Another checkpoint or a writer: try at the next tick.
+    if (isLockError(error)) return { busy: 1, log: -1, checkpointed: -1 };
     throw error;
+  }
+}
+
+/**
+ * The first commit into a WAL that starts over fsyncs the WAL header (synchronous NORMAL and
+ * FULL alike); left to the serving thread, that fsync stalled its event loop ~100 ms on a busy
+ * disk. So this thread makes that commit: page 1 rewritten unchanged (user_version set to its
+ * own value, read in the same write transaction).
+ */
+function startWalOver(db: Database.Database): void {
+  try {
+    db.transaction(() => {
+      const version = Number(db.pragma('user_version', { simple: true }));
+      db.pragma(`user_version = ${version}`);
+    }).immediate();
+  } catch (error) {
+    if (!isLockError(error)) throw error; // a writer came first: it starts the WAL over
   }
 }
 
@@ -70,7 +97,10 @@ function run(port: NonNullable<typeof parentPort>, data: CheckpointWorkerData): 
       // then copies the few frames appended meanwhile, holding the write lock (writers on the
       // serving thread wait for it asynchronously), so that the next writer starts over.
       checkpoint(db, 'PASSIVE');
-      const frames = checkpoint(db, 'RESTART');
+      const done = checkpoint(db, 'RESTART');
+      if (done.busy !== 0) break; // a reader still on the WAL: at the next tick
+      startWalOver(db);
+      const frames = done.checkpointed;
       port.postMessage({ type: 'checkpointed', frames } satisfies CheckpointWorkerMessage);
     }
   }, data.pollMs);
