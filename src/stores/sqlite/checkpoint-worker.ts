@@ -4,8 +4,7 @@
  * thread's event loop. A checkpoint only moves already-committed frames; it never changes what
  * a commit survives.
  */
-import { closeSync, openSync, readSync } from 'node:fs';
-import { endianness } from 'node:os';
+import { statSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 
@@ -13,32 +12,22 @@ export interface CheckpointWorkerData {
   path: string;
   /** Checkpoint once this many committed frames wait in the WAL (SQLite's own default: 1000). */
   thresholdFrames: number;
+  pageSize: number;
   pollMs: number;
 }
 
 export type CheckpointWorkerMessage = { type: 'checkpointed'; frames: number } | { type: 'closed' };
 
 /**
- * Frames in the WAL not yet copied into the main file, read from the shared wal-index header
- * in the `-shm` file (https://sqlite.org/walformat.html: mxFrame at byte 16, nBackfill at byte
- * 96, native byte order). A cheap read, no lock: a stale value only delays one check.
+ * Bytes in the WAL, which the TRUNCATE checkpoint below resets to 0. Read with stat, never by
+ * opening the -shm or -wal file: closing any descriptor of a file drops every POSIX lock this
+ * process holds on it, SQLite's included (https://sqlite.org/howtocorrupt.html#_posix_advisory_locks_canceled_by_a_separate_thread_doing_close_).
  */
-function pendingFrames(shmPath: string): number {
-  let fd: number;
+function walBytes(walPath: string): number {
   try {
-    fd = openSync(shmPath, 'r');
+    return statSync(walPath).size;
   } catch {
-    return 0; // no -shm yet: nothing written
-  }
-  try {
-    const header = Buffer.alloc(100);
-    if (readSync(fd, header, 0, 100, 0) < 100) return 0;
-    const le = endianness() === 'LE';
-    const mxFrame = le ? header.readUInt32LE(16) : header.readUInt32BE(16);
-    const backfilled = le ? header.readUInt32LE(96) : header.readUInt32BE(96);
-    return Math.max(0, mxFrame - backfilled);
-  } finally {
-    closeSync(fd);
+    return 0; // no WAL yet
   }
 }
 
@@ -53,10 +42,7 @@ interface CheckpointRow {
   checkpointed: number;
 }
 
-function checkpoint(
-  db: Database.Database,
-  mode: 'PASSIVE' | 'RESTART' | 'TRUNCATE',
-): CheckpointRow {
+function checkpoint(db: Database.Database, mode: 'PASSIVE' | 'TRUNCATE'): CheckpointRow {
   try {
     const [row] = db.pragma(`wal_checkpoint(${mode})`) as CheckpointRow[];
     return row ?? { busy: 1, log: -1, checkpointed: -1 };
@@ -86,29 +72,28 @@ function startWalOver(db: Database.Database): void {
 
 function run(port: NonNullable<typeof parentPort>, data: CheckpointWorkerData): void {
   const db = new Database(data.path, { fileMustExist: true });
-  // Blocks only this thread, but a RESTART holds the write lock while it waits: kept short.
+  // Blocks only this thread, but a TRUNCATE holds the write lock while it waits: kept short.
   db.pragma('busy_timeout = 200');
-  const shmPath = `${data.path}-shm`;
+  const walPath = `${data.path}-wal`;
+  const threshold = data.thresholdFrames * (data.pageSize + 24);
   const timer = setInterval(() => {
     // A writer faster than the checkpoint: go again at once rather than let the WAL pile up.
-    for (let round = 0; round < 8 && pendingFrames(shmPath) >= data.thresholdFrames; round += 1) {
+    for (let round = 0; round < 8 && walBytes(walPath) >= threshold; round += 1) {
       // PASSIVE copies the bulk without blocking writers; but as they keep appending it never
-      // catches up, and SQLite starts the WAL over only once every frame is copied. RESTART
+      // catches up, and SQLite starts the WAL over only once every frame is copied. TRUNCATE
       // then copies the few frames appended meanwhile, holding the write lock (writers on the
-      // serving thread wait for it asynchronously), so that the next writer starts over.
-      checkpoint(db, 'PASSIVE');
-      const done = checkpoint(db, 'RESTART');
-      if (done.busy !== 0) break; // a reader still on the WAL: at the next tick
+      // serving thread wait for it asynchronously), and empties the WAL file.
+      const copied = checkpoint(db, 'PASSIVE');
+      if (checkpoint(db, 'TRUNCATE').busy !== 0) break; // a reader on the WAL: next tick
       startWalOver(db);
-      const frames = done.checkpointed;
+      // TRUNCATE reports 0 frames once it emptied the WAL; it copied at least these.
+      const frames = Math.max(0, copied.log);
       port.postMessage({ type: 'checkpointed', frames } satisfies CheckpointWorkerMessage);
     }
   }, data.pollMs);
   port.on('message', (message: unknown) => {
     if (message !== 'close') return;
     clearInterval(timer);
-    // The serving connection is idle now: copy what is left and reset the WAL to zero bytes.
-    checkpoint(db, 'TRUNCATE');
     db.close();
     port.postMessage({ type: 'closed' } satisfies CheckpointWorkerMessage);
     port.close();

@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
@@ -6,7 +5,7 @@ import type { CheckpointWorkerData, CheckpointWorkerMessage } from './checkpoint
 
 /** SQLite's own `wal_autocheckpoint` default, in pages (frames). */
 export const AUTOCHECKPOINT_FRAMES = 1000;
-/** How long close() lets the worker finish its last checkpoint before stopping it. */
+/** How long close() lets the worker finish a checkpoint under way before stopping it. */
 const CLOSE_GRACE_MS = 5000;
 
 export interface CheckpointerOptions {
@@ -21,8 +20,8 @@ export interface CheckpointerOptions {
  * Keeps WAL checkpoints off the event loop. SQLite's automatic checkpoint runs inside the
  * commit that crosses `wal_autocheckpoint` pages, synchronously, stalling every request for
  * tens of ms on a busy disk. Here the serving connection sets `wal_autocheckpoint = 0` and a
- * worker thread with its own connection to the file checkpoints (PASSIVE) once as many frames
- * wait. If the worker cannot start or dies, the connection goes back to the automatic
+ * worker thread with its own connection to the file checkpoints (PASSIVE, then TRUNCATE) once as
+ * many frames wait. If the worker cannot start or dies, the connection goes back to the automatic
  * checkpoint (one warning), so the WAL never grows without bound.
  */
 export class Checkpointer {
@@ -40,13 +39,11 @@ export class Checkpointer {
     this.#warn = options.warn;
     const data: CheckpointWorkerData = {
       path,
+      pageSize: Number(db.pragma('page_size', { simple: true })),
       thresholdFrames: options.thresholdFrames ?? AUTOCHECKPOINT_FRAMES,
       pollMs: options.pollMs ?? 50,
     };
     db.pragma('wal_autocheckpoint = 0');
-    // After a burst the WAL file is cut back to this size when it starts over.
-    const pageSize = Number(db.pragma('page_size', { simple: true }));
-    db.pragma(`journal_size_limit = ${4 * data.thresholdFrames * pageSize}`);
     let worker: Worker;
     try {
       worker = new Worker(options.workerUrl ?? new URL('./checkpoint-worker.js', import.meta.url), {
@@ -58,16 +55,17 @@ export class Checkpointer {
       return;
     }
     this.#worker = worker;
-    // The worker must not keep a process alive by itself; close() holds the loop while it ends.
-    worker.unref();
     worker.on('message', (message: CheckpointWorkerMessage) => {
       if (message.type === 'checkpointed') this.checkpointedFrames += message.frames;
     });
     worker.on('error', (error) => this.#fallBack(error));
-    this.#exited = once(worker, 'exit').then(([code]: unknown[]) => {
+    this.#exited = new Promise<number>((resolve) => worker.once('exit', resolve)).then((code) => {
       if (!this.#closing) this.#fallBack(new Error(`checkpoint worker exited with code ${code}`));
       this.#worker = undefined;
     });
+    // The worker must not keep a process alive by itself (unref after the listeners, which
+    // would ref it again); close() holds the loop while it ends.
+    worker.unref();
   }
 
   /** True while the worker thread runs (false after close() or a fallback). */
@@ -75,13 +73,21 @@ export class Checkpointer {
     return this.#worker !== undefined;
   }
 
-  /** Lets the worker checkpoint what is left, waits for its exit (stops it after a grace). */
-  async close(): Promise<void> {
+  /**
+   * Stops the worker (it closes its connection and ends) and waits for its exit, stopping it
+   * after a grace. The first part runs synchronously, so the caller can close the serving
+   * connection right after, in the same tick, as before there was a worker.
+   */
+  close(): Promise<void> {
     this.#closing = true;
     const worker = this.#worker;
-    if (worker === undefined) return;
-    worker.ref();
+    if (worker === undefined) return Promise.resolve();
+    worker.ref(); // the loop stays alive until the worker has ended
     worker.postMessage('close');
+    return this.#waitForExit(worker);
+  }
+
+  async #waitForExit(worker: Worker): Promise<void> {
     const stopped = await Promise.race([
       this.#exited.then(() => true),
       sleep(CLOSE_GRACE_MS, false, { ref: false }),

@@ -250,9 +250,17 @@ export class SqliteTaskStore implements TaskStore {
   async #close(): Promise<void> {
     if (this.#group.pending) await this.#group.settled();
     this.#closed = true;
-    // The worker's last checkpoint runs while this connection is idle but still open.
-    await this.#checkpointer.close();
+    const workerStopped = this.#checkpointer.close();
+    // Synchronously, as without a worker: copies what is left and empties the WAL, so a file
+    // closed is a complete database file (busy if the worker is mid-checkpoint: then the WAL
+    // stays, and the next open reads it).
+    try {
+      this.#db.pragma('wal_checkpoint(TRUNCATE)');
+    } catch {
+      // a lock held by another process: the WAL stays, nothing is lost
+    }
     this.#db.close();
+    await workerStopped;
   }
 
   /** Copying a record for listeners costs time, so it is skipped when nobody listens. */
