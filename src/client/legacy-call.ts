@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { acceptsV1ToolTasks, relatedTaskMeta } from '../protocol/v1.js';
+import { accepts2025ToolTasks, relatedTaskMeta } from '../protocol/wire-2025.js';
 import type { JsonRpcErrorObject } from '../task/errors.js';
 import { isClientError, TaskrailClientError } from './errors.js';
 import { answerInputRequests, inputCapabilities, type InputHandlers } from './input.js';
@@ -77,7 +77,7 @@ export class LegacyPeer {
     const support = tool?.execution?.taskSupport;
     const asTask =
       this.options.tasks &&
-      acceptsV1ToolTasks(this.session.serverCapabilities) &&
+      accepts2025ToolTasks(this.session.serverCapabilities) &&
       (support === 'optional' || support === 'required');
     const params: JsonObject = { name, arguments: args, ...(asTask ? { task: {} } : {}) };
     const reply = await this.session.request('tools/call', params, {

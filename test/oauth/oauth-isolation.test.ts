@@ -6,13 +6,13 @@ import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { isClientError, MemoryLedger, TaskrailClient } from '../../src/client/index.js';
-import { startServer, v1Client, type Running } from '../legacy/fixture.js';
+import { startServer, v1Client, type Running } from '../wire-2025/fixture.js';
 import { rpc } from '../server/support.js';
 import { makeKey, TestAuthServer, type TestKey } from './auth-server.js';
 
 const UNKNOWN = 'AAAAAAAAAAAAAAAAAAAAAAAA';
 
-async function createV1Task(client: Client, gate: string): Promise<string> {
+async function createTask2025(client: Client, gate: string): Promise<string> {
   const created = await client.request(
     {
       method: 'tools/call',
@@ -81,7 +81,7 @@ describe('OAuth principals: tasks stay with their subject', () => {
     const a = await v1Client(server.url, { bearer: alice });
     const b = await v1Client(server.url, { bearer: bob });
     try {
-      const taskId = await createV1Task(a, 'v1');
+      const taskId = await createTask2025(a, 'v1');
       assert.ok((await a.experimental.tasks.listTasks()).tasks.some((t) => t.taskId === taskId));
       assert.ok(!(await b.experimental.tasks.listTasks()).tasks.some((t) => t.taskId === taskId));
       await assert.rejects(b.experimental.tasks.getTask(taskId), notFound);

@@ -9,7 +9,7 @@ import type { TaskServer } from '../../src/server/index.js';
 import { serveTaskServerStdio } from '../../src/server/stdio.js';
 import { SqliteTaskStore } from '../../src/stores/sqlite/index.js';
 import { waitFor } from '../helpers/wait.js';
-import { v1Client } from '../legacy/fixture.js';
+import { v1Client } from '../wire-2025/fixture.js';
 import { tempDir } from '../stores/temp-dir.js';
 import { StdioPeer } from './stdio-peer.js';
 import { rpc, TASKS_CAPS } from './support.js';

@@ -1,7 +1,7 @@
 import { createHttpDispatch, type RpcReply } from '../../src/client/rpc-http.js';
 
 /** One 2026-07-28 request with the tasks extension declared (what a modern host sends). */
-export function modernRpc(url: string, bearer?: string) {
+export function wire2026Rpc(url: string, bearer?: string) {
   const dispatch = createHttpDispatch({
     url,
     ...(bearer === undefined ? {} : { bearer }),

@@ -9,7 +9,7 @@ const REFUSED = JSON.stringify({
 });
 
 /** A front that refuses the 2026-07-28 wire, making a taskrail server look like a v1-only one. */
-export async function v1OnlyProxy(
+export async function only2025Proxy(
   target: string,
 ): Promise<{ url: string; close(): Promise<void> }> {
   const forward = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {

@@ -8,9 +8,9 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { waitFor } from '../helpers/wait.js';
 import { startServer, v1Client, type Running } from './fixture.js';
-import { modernRpc } from './modern.js';
+import { wire2026Rpc } from './wire-2026-rpc.js';
 
-async function createV1Task(
+async function createTask2025(
   client: Client,
   name: string,
   args: Record<string, unknown>,
@@ -50,8 +50,8 @@ describe('2025-11-25 tasks: who sees what', () => {
     const a = await v1Client(server.url);
     const b = await v1Client(server.url);
     try {
-      const mine = await createV1Task(a, 'wait_gate', { gate: 'open' });
-      const theirs = await createV1Task(b, 'wait_gate', { gate: 'open' });
+      const mine = await createTask2025(a, 'wait_gate', { gate: 'open' });
+      const theirs = await createTask2025(b, 'wait_gate', { gate: 'open' });
       assert.deepEqual(await listedIds(a), [mine]);
       assert.deepEqual(await listedIds(b), [theirs]);
       await assert.rejects(a.experimental.tasks.listTasks('not-a-cursor'), notFound);
@@ -66,7 +66,7 @@ describe('2025-11-25 tasks: who sees what', () => {
     const seen: { taskId: string; status: string; statusMessage?: string }[] = [];
     client.setNotificationHandler(TaskStatusNotificationSchema, (n) => void seen.push(n.params));
     try {
-      const taskId = await createV1Task(client, 'ticker', { gate: 'tick-1' });
+      const taskId = await createTask2025(client, 'ticker', { gate: 'tick-1' });
       await waitFor('a status notification', () => seen.some((n) => n.taskId === taskId));
       server.gates.open('tick-1');
       await waitFor('the completed notification', () =>
@@ -90,7 +90,7 @@ describe('2025-11-25 tasks with principals', () => {
     const alice = await v1Client(server.url, { bearer: 'tok-a' });
     const bob = await v1Client(server.url, { bearer: 'tok-b' });
     try {
-      const taskId = await createV1Task(alice, 'wait_gate', { gate: 'open' });
+      const taskId = await createTask2025(alice, 'wait_gate', { gate: 'open' });
       assert.ok((await listedIds(alice)).includes(taskId));
       assert.ok(!(await listedIds(bob)).includes(taskId));
       await assert.rejects(bob.experimental.tasks.getTask(taskId), notFound);
@@ -107,7 +107,7 @@ describe('2025-11-25 tasks with principals', () => {
 
   it('lets a second session of the same principal read the task (a lost session loses nothing)', async () => {
     const first = await v1Client(server.url, { bearer: 'tok-a' });
-    const taskId = await createV1Task(first, 'wait_gate', { gate: 'open' });
+    const taskId = await createTask2025(first, 'wait_gate', { gate: 'open' });
     await first.close();
     const second = await v1Client(server.url, { bearer: 'tok-a' });
     try {
@@ -130,10 +130,10 @@ describe('one task, two wires', () => {
 
   it('reads a task created on the 2025-11-25 wire through 2026-07-28 tasks/get', async () => {
     const client = await v1Client(server.url);
-    const rpc = modernRpc(server.url);
+    const rpc = wire2026Rpc(server.url);
     try {
-      const ok = await createV1Task(client, 'wait_gate', { gate: 'open' });
-      const failedV1 = await createV1Task(client, 'tool_error', {});
+      const ok = await createTask2025(client, 'wait_gate', { gate: 'open' });
+      const failedV1 = await createTask2025(client, 'tool_error', {});
       const done = await waitFor('the v1 task to complete', async () => {
         const task = await rpc('tasks/get', { taskId: ok });
         return task['status'] === 'completed' ? task : undefined;
@@ -156,7 +156,7 @@ describe('one task, two wires', () => {
   });
 
   it('reads and collects a task created on the 2026-07-28 wire through the 2025-11-25 wire', async () => {
-    const rpc = modernRpc(server.url);
+    const rpc = wire2026Rpc(server.url);
     const created = await rpc('tools/call', { name: 'wait_gate', arguments: { gate: 'open' } });
     assert.equal(created['resultType'], 'task');
     const taskId = created['taskId'] as string;

@@ -4,15 +4,15 @@ import { TaskrailClient } from '../../src/client/host-client.js';
 import { MemoryLedger } from '../../src/client/ledger-port.js';
 import { waitFor } from '../helpers/wait.js';
 import { startServer, type Running } from './fixture.js';
-import { v1OnlyProxy } from './v1-only-proxy.js';
-import { startV1OnlyServer } from './v1-only-server.js';
+import { only2025Proxy } from './only-2025-proxy.js';
+import { startSdkV1Server } from './sdk-v1-server.js';
 
 describe('the taskrail client against a server that speaks only 2025-11-25', () => {
   let server: { url: string; close(): Promise<void> };
   let client: TaskrailClient;
   let ledger: MemoryLedger;
   before(async () => {
-    server = await startV1OnlyServer();
+    server = await startSdkV1Server();
     ledger = new MemoryLedger();
     client = new TaskrailClient({
       url: server.url,
@@ -58,7 +58,7 @@ describe('the taskrail client on the 2025-11-25 wire of a taskrail server', () =
   let proxy: { url: string; close(): Promise<void> };
   before(async () => {
     server = await startServer();
-    proxy = await v1OnlyProxy(server.url);
+    proxy = await only2025Proxy(server.url);
   });
   after(async () => {
     await proxy.close();
