@@ -17,7 +17,7 @@ import { judgeResult, TaskWatch, type TaskEvent, type WatchDeps } from './task-w
 import { settledCall, WatchedCall, type ToolCall } from './tool-call.js';
 import { parseToolCallReply, type Tool } from './wire.js';
 import type { DetailedTask } from './wire-types.js';
-import { detectLegacyPeer, type LegacyPeer, type LegacyPeerOptions } from './legacy-call.js';
+import { detectPeer2025, type Peer2025, type Peer2025Options } from './call-2025.js';
 import { idempotencyMeta, sendToolCall } from './keyed-call.js';
 
 export interface TaskrailClientOptions {
@@ -78,8 +78,8 @@ export class TaskrailClient {
   readonly #checker = new SchemaChecker();
   readonly #push: TaskSubscriber | undefined;
   #tools: Promise<Tool[]> | undefined;
-  /** Set once the server turned out to speak only 2025-11-25 (legacy-call.ts). */
-  #legacy: LegacyPeer | undefined;
+  /** Set once the server turned out to speak only 2025-11-25 (call-2025.ts). */
+  #peer2025: Peer2025 | undefined;
 
   constructor(options: TaskrailClientOptions) {
     this.url = new URL(options.url).href;
@@ -123,12 +123,12 @@ export class TaskrailClient {
   ): Promise<ToolCall> {
     let tool: Tool | undefined;
     try {
-      if (this.#legacy !== undefined) return await this.#legacy.callTool(name, args, options);
+      if (this.#peer2025 !== undefined) return await this.#peer2025.callTool(name, args, options);
       tool = await this.#findTool(name);
     } catch (error) {
-      if (this.#legacy !== undefined) throw error;
-      this.#legacy = await detectLegacyPeer(this.#legacyOptions(), error);
-      return this.#legacy.callTool(name, args, options);
+      if (this.#peer2025 !== undefined) throw error;
+      this.#peer2025 = await detectPeer2025(this.#peer2025Options(), error);
+      return this.#peer2025.callTool(name, args, options);
     }
     if (tool !== undefined) {
       const errors = this.#checker.check(tool.inputSchema, args);
@@ -292,7 +292,7 @@ export class TaskrailClient {
     return [...resent, ...watched];
   }
 
-  #legacyOptions(): LegacyPeerOptions {
+  #peer2025Options(): Peer2025Options {
     return {
       url: this.url,
       ...pick(this.#options, ['bearer', 'headers', 'fetch', 'onEvent']),
@@ -315,7 +315,7 @@ export class TaskrailClient {
   }
 
   close(): void {
-    void this.#legacy?.session.close();
+    void this.#peer2025?.session.close();
     this.#push?.close();
     if (this.#ownsLedger) this.ledger.close();
   }

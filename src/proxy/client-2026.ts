@@ -18,7 +18,7 @@ import {
   type UpstreamConnection,
 } from './connection.js';
 
-const MODERN = '2026-07-28';
+const WIRE_2026 = '2026-07-28';
 /** A server that does not answer `server/discover` by then is not a 2026-07-28 server. */
 const CONNECT_TIMEOUT_MS = 15_000;
 
@@ -28,19 +28,19 @@ const CONNECT_TIMEOUT_MS = 15_000;
  * requests); the client answers them through the handlers below, so they reach the task the
  * same way an older upstream's elicitation requests do.
  */
-export async function connectModern(options: ConnectOptions): Promise<UpstreamConnection> {
+export async function connectWire2026(options: ConnectOptions): Promise<UpstreamConnection> {
   const client = new Client(
     { name: 'taskrail-proxy', version: options.version },
     {
       capabilities: { elicitation: { form: {} }, sampling: {} },
-      versionNegotiation: { mode: { pin: MODERN } },
+      versionNegotiation: { mode: { pin: WIRE_2026 } },
       ...(options.onToolsChanged === undefined
         ? {}
         : { listChanged: toolsChanged(options) as never }),
     },
   );
   const connection = {
-    client: modernClient(client),
+    client: client2026(client),
     tasks: undefined,
     onServerRequest: undefined as ServerRequestHandler | undefined,
     closed: false,
@@ -61,7 +61,7 @@ export async function connectModern(options: ConnectOptions): Promise<UpstreamCo
     options.onClose?.();
   };
   try {
-    await client.connect(modernTransport(options), { timeout: CONNECT_TIMEOUT_MS });
+    await client.connect(transport2026(options), { timeout: CONNECT_TIMEOUT_MS });
   } catch (error) {
     client.onclose = () => undefined;
     await client.close().catch(() => undefined);
@@ -70,7 +70,7 @@ export async function connectModern(options: ConnectOptions): Promise<UpstreamCo
   return connection;
 }
 
-function modernClient(client: Client): UpstreamClient {
+function client2026(client: Client): UpstreamClient {
   return {
     callTool: async (params, options) => (await client.callTool(params, options)) as ToolResult,
     listTools: async (params) => (await client.listTools(params)) as { tools: Tool[] },
@@ -83,7 +83,7 @@ function modernClient(client: Client): UpstreamClient {
   };
 }
 
-function modernTransport({ spec, logger }: ConnectOptions): Transport {
+function transport2026({ spec, logger }: ConnectOptions): Transport {
   if (spec.kind === 'http') {
     return new StreamableHTTPClientTransport(spec.url, { requestInit: { headers: spec.headers } });
   }

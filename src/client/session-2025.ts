@@ -7,15 +7,15 @@ import { readBoundedText, readSseMessages } from './sse.js';
 /**
  * A small 2025-11-25 Streamable HTTP session (initialize, `Mcp-Session-Id`, SSE replies), for
  * servers that do not speak the stateless 2026-07-28 wire. Server→client requests arriving on
- * a reply stream (v1 task input: `elicitation/create`, `sampling/createMessage`) are answered
+ * a reply stream (2025-11-25 task input: `elicitation/create`, `sampling/createMessage`) are answered
  * through `onRequest` and POSTed back on the session.
  */
 
 type JsonObject = Record<string, unknown>;
 
-export const LEGACY_PROTOCOL_VERSION = '2025-11-25';
+export const WIRE_2025_VERSION = '2025-11-25';
 
-export interface LegacySessionOptions {
+export interface Session2025Options {
   url: string;
   bearer?: string;
   headers?: Record<string, string>;
@@ -38,14 +38,14 @@ export interface RequestOptions {
   timeoutMs?: number;
 }
 
-export class LegacySession {
+export class Session2025 {
   readonly serverCapabilities: JsonObject;
   readonly protocolVersion: string;
-  readonly #options: LegacySessionOptions;
+  readonly #options: Session2025Options;
   readonly #sessionId: string | undefined;
 
   private constructor(
-    options: LegacySessionOptions,
+    options: Session2025Options,
     init: JsonObject,
     sessionId: string | undefined,
   ) {
@@ -57,10 +57,10 @@ export class LegacySession {
   }
 
   /** `initialize` + `notifications/initialized`; fails when the server does not answer it. */
-  static async open(options: LegacySessionOptions): Promise<LegacySession> {
+  static async open(options: Session2025Options): Promise<Session2025> {
     const id = `taskrail-${randomUUID()}`;
     const params = {
-      protocolVersion: LEGACY_PROTOCOL_VERSION,
+      protocolVersion: WIRE_2025_VERSION,
       capabilities: options.capabilities,
       clientInfo: options.clientInfo,
     };
@@ -74,7 +74,7 @@ export class LegacySession {
     if (reply.kind === 'error' || typeof reply.result['protocolVersion'] !== 'string') {
       throw new TaskrailClientError('PROTOCOL', `${options.url} refused initialize`);
     }
-    const session = new LegacySession(
+    const session = new Session2025(
       options,
       reply.result,
       response.headers.get('mcp-session-id') ?? undefined,
@@ -137,7 +137,7 @@ export class LegacySession {
 }
 
 async function post(
-  options: LegacySessionOptions,
+  options: Session2025Options,
   session: Record<string, string> | undefined,
   message: JsonObject,
   request: RequestOptions,

@@ -4,7 +4,7 @@ import type { JsonRpcErrorObject } from '../task/errors.js';
 import { isClientError, TaskrailClientError } from './errors.js';
 import { answerInputRequests, inputCapabilities, type InputHandlers } from './input.js';
 import type { LedgerStatus, TaskLedger } from './ledger-port.js';
-import { LegacySession, type ServerRequestHandler } from './legacy-session.js';
+import { Session2025, type ServerRequestHandler } from './session-2025.js';
 import type { CallOutcome } from './outcome.js';
 import type { RpcReply } from './rpc-http.js';
 import { SchemaChecker } from './schema-check.js';
@@ -13,9 +13,9 @@ import { settledCall, type ToolCall } from './tool-call.js';
 import type { CallToolResult } from './wire.js';
 
 type JsonObject = Record<string, unknown>;
-type LegacyTool = { name: string; outputSchema?: JsonObject; execution?: { taskSupport?: string } };
+type Tool2025 = { name: string; outputSchema?: JsonObject; execution?: { taskSupport?: string } };
 
-export interface LegacyPeerOptions {
+export interface Peer2025Options {
   url: string;
   bearer?: string;
   headers?: Record<string, string>;
@@ -31,16 +31,13 @@ export interface LegacyPeerOptions {
 }
 
 /**
- * A first modern request that got no JSON-RPC answer may mean a server that speaks only
+ * A first 2026-07-28 request that got no JSON-RPC answer may mean a server that speaks only
  * 2025-11-25: try `initialize`. Resolves with the peer, or rethrows the original error.
  */
-export async function detectLegacyPeer(
-  options: LegacyPeerOptions,
-  error: unknown,
-): Promise<LegacyPeer> {
+export async function detectPeer2025(options: Peer2025Options, error: unknown): Promise<Peer2025> {
   if (!isClientError(error, 'CONNECTION') || !/HTTP 4\d\d/.test(error.message)) throw error;
   try {
-    const session = await LegacySession.open({
+    const session = await Session2025.open({
       ...options,
       capabilities: {
         ...inputCapabilities(options.input),
@@ -50,20 +47,20 @@ export async function detectLegacyPeer(
         },
       },
     });
-    return new LegacyPeer(session, options);
+    return new Peer2025(session, options);
   } catch {
     throw error;
   }
 }
 
-/** Calls tools on a 2025-11-25 server: v1 tasks where the tool allows them, plain calls otherwise. */
-export class LegacyPeer {
-  readonly session: LegacySession;
-  readonly options: LegacyPeerOptions;
+/** Calls tools on a 2025-11-25 server: 2025-11-25 tasks where the tool allows them, plain calls otherwise. */
+export class Peer2025 {
+  readonly session: Session2025;
+  readonly options: Peer2025Options;
   readonly checker = new SchemaChecker();
-  #tools: Promise<LegacyTool[]> | undefined;
+  #tools: Promise<Tool2025[]> | undefined;
 
-  constructor(session: LegacySession, options: LegacyPeerOptions) {
+  constructor(session: Session2025, options: Peer2025Options) {
     this.session = session;
     this.options = options;
   }
@@ -109,7 +106,7 @@ export class LegacyPeer {
       ...(this.options.bearer === undefined ? {} : { bearer: this.options.bearer }),
       ownerPid: process.pid,
     });
-    const call = new LegacyTaskCall(this, taskId, name, tool?.outputSchema, options.signal);
+    const call = new TaskCall2025(this, taskId, name, tool?.outputSchema, options.signal);
     const background = options.background ?? this.options.background;
     if (background) return call;
     await call.result();
@@ -138,11 +135,11 @@ export class LegacyPeer {
     };
   }
 
-  #listTools(): Promise<LegacyTool[]> {
+  #listTools(): Promise<Tool2025[]> {
     this.#tools ??= this.session.request('tools/list', {}).then((reply) => {
       if (reply.kind === 'error') return [];
       const tools = reply.result['tools'];
-      return Array.isArray(tools) ? (tools as LegacyTool[]) : [];
+      return Array.isArray(tools) ? (tools as Tool2025[]) : [];
     });
     return this.#tools;
   }
@@ -150,11 +147,11 @@ export class LegacyPeer {
 
 const ACTIVE = new Set(['working', 'input_required']);
 
-/** Follows one v1 task: polls `tasks/get`, then collects `tasks/result` (answering its questions). */
-class LegacyTaskCall implements ToolCall {
+/** Follows one 2025-11-25 task: polls `tasks/get`, then collects `tasks/result` (answering its questions). */
+class TaskCall2025 implements ToolCall {
   readonly taskId: string;
   #outcome: CallOutcome | undefined;
-  readonly #peer: LegacyPeer;
+  readonly #peer: Peer2025;
   readonly #tool: string;
   readonly #outputSchema: JsonObject | undefined;
   readonly #controller = new AbortController();
@@ -162,7 +159,7 @@ class LegacyTaskCall implements ToolCall {
   #cancelRequested = false;
 
   constructor(
-    peer: LegacyPeer,
+    peer: Peer2025,
     taskId: string,
     tool: string,
     outputSchema: JsonObject | undefined,
