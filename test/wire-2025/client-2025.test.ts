@@ -26,7 +26,7 @@ describe('the taskrail client against a server that speaks only 2025-11-25', () 
     await server.close();
   });
 
-  it('runs a required tool as a v1 task, recorded in the ledger, and fetches tasks/result', async () => {
+  it('runs a required tool as a 2025-11-25 task, recorded in the ledger, and fetches tasks/result', async () => {
     const call = await client.callTool('v1_slow', {});
     assert.equal(typeof call.taskId, 'string');
     const outcome = await call.result();
@@ -40,7 +40,7 @@ describe('the taskrail client against a server that speaks only 2025-11-25', () 
     assert.equal(entry.outcome, 'completed');
   });
 
-  it('reports a v1 failed task with isError as a tool error', async () => {
+  it('reports a failed 2025-11-25 task with isError as a tool error', async () => {
     const call = await client.callTool('v1_broken', {});
     const outcome = await call.result();
     assert.equal(outcome.kind, 'tool_error');
@@ -92,7 +92,7 @@ describe('the taskrail client on the 2025-11-25 wire of a taskrail server', () =
     }
   });
 
-  it('cancels a v1 task and waits for the cancelled status', async () => {
+  it('cancels a 2025-11-25 task and waits for the cancelled status', async () => {
     const client = new TaskrailClient({
       url: proxy.url,
       ledger: new MemoryLedger(),
