@@ -78,6 +78,8 @@ export interface LoadResult {
   /** Share of one core the server and this process used during the run. */
   serverCores: number;
   clientCores: number;
+  /** How long the server stayed busy after the last reply (work the load left behind), ms. */
+  tailMs: number;
 }
 
 /**
@@ -143,9 +145,11 @@ export async function drive(
     lane(port, request, deadline, () => (requests += 1)),
   );
   await Promise.all(lanes);
-  const elapsedMs = performance.now() - started;
-  const serverNs = processCpuNs(pid) - server0;
   const client = process.cpuUsage(client0);
+  const loadMs = performance.now() - started;
+  const tailMs = await settle(pid);
+  const elapsedMs = loadMs + tailMs;
+  const serverNs = processCpuNs(pid) - server0;
   const clientUs = client.user + client.system;
   return {
     requests,
@@ -153,6 +157,33 @@ export async function drive(
     serverCpuUs: serverNs / 1000 / requests,
     clientCpuUs: clientUs / requests,
     serverCores: serverNs / 1e6 / elapsedMs,
-    clientCores: clientUs / 1000 / elapsedMs,
+    clientCores: clientUs / 1000 / loadMs,
+    tailMs,
   };
+}
+
+const QUIET_WINDOW_MS = 50;
+/** A server is done with a load once it spends under this share of a core. */
+const QUIET_SHARE = 0.05;
+const MAX_TAIL_MS = 10_000;
+
+/**
+ * Waits until the server has finished the work the load left behind (a created task is run
+ * after its reply; a queue of them can outlast the load), so that work counts in its CPU per
+ * request and in its rate instead of landing, unmeasured, in the next measurement's slice.
+ * Returns how long the server stayed busy after the last reply (the quiet window that ended
+ * the wait not counted).
+ */
+async function settle(pid: number): Promise<number> {
+  const started = performance.now();
+  for (;;) {
+    const windowStart = performance.now();
+    const cpu0 = processCpuNs(pid);
+    await new Promise((resolve) => setTimeout(resolve, QUIET_WINDOW_MS));
+    const busyMs = (processCpuNs(pid) - cpu0) / 1e6;
+    const windowMs = performance.now() - windowStart;
+    if (busyMs < QUIET_SHARE * windowMs || windowStart - started > MAX_TAIL_MS) {
+      return windowStart - started;
+    }
+  }
 }

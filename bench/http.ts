@@ -137,6 +137,7 @@ const section: Section = {
     `Every server is a child process on 127.0.0.1, driven by this process's raw-socket HTTP/1.1 generator: ${CONNECTIONS} keep-alive connections, one request in flight on each (no pipelining), the request bytes built once. ` +
     `${ROUNDS} interleaved rounds of ${SLICE_MS} ms per measure; cells are medians of the rounds (min–max). ` +
     'Server CPU per request is the server process’s on-CPU time (the sum over its threads of /proc/PID/task/*/schedstat) divided by the requests answered; ' +
+    'after the last reply of a slice the generator waits until the server is quiet (under 5% of a core for 50 ms) and counts that tail in both the CPU and the req/s, so work a server defers past its replies (the run of each created task) is measured with the creates that caused it, not left to run during the next measure’s slice. ' +
     'it moves less with the machine’s load than req/s does. ' +
     'Baselines: the bare `node:http` answer of one fixed JSON-RPC result (the ceiling: it parses nothing); SDK v1.32 with one stateful session, experimental tasks on its InMemoryTaskStore (a no-op task tool that stores its result at once); ' +
     'an SDK v2 server built as taskrail builds its own (the tools’ schemas and configs once, a McpServer per request). ' +

@@ -73,7 +73,8 @@ async function main(baseUrl: string): Promise<Section> {
       `Operations per second against ${url.host}, ${ROUNDS} rounds of ${WRITES} creates and ` +
       `${READS} gets, one at a time and ${IN_FLIGHT} in flight. Baseline: raw ioredis SET (with ` +
       'expiry) / GET + JSON.parse of the same record on the same connection type. A store create ' +
-      'is one Lua script (idempotency check, hash, three index entries, expiry, event publish).',
+      'is one Lua script (hash, three index entries, expiry, event publish); one with an ' +
+      'idempotency key first reserves the key in a second script.',
     columns: ['operation', 'implementation', 'ops/s (median)', 'spread', 'ratio to raw'],
     rows,
     goals: [

@@ -124,6 +124,9 @@ const header = [
 
 execFileSync('npx', ['tsc', '-p', 'tsconfig.json'], { stdio: 'inherit' });
 execFileSync('npx', ['tsc', '-p', 'tsconfig.test.json'], { stdio: 'inherit' });
+execFileSync(process.execPath, ['scripts/copy-assets.mjs', 'dist', '.build/src'], {
+  stdio: 'inherit',
+});
 const only = parseArgs(process.argv.slice(2));
 const names = selected(only);
 const sections = only.length === 0 ? new Map() : existingSections();

@@ -11,8 +11,16 @@ interface StoreFlag {
   store?: string;
 }
 
+/**
+ * A `--status` value: a task status, or `tool_error` for a task that completed with an
+ * `isError` result. As on the dashboard (its "tool error" badge, `outcome` in its API and
+ * `/metrics`), such a task is a tool error and not `completed`.
+ */
+type StatusFilter = TaskStatus | typeof TOOL_ERROR;
+const TOOL_ERROR = 'tool_error';
+
 interface ListFlags extends StoreFlag {
-  status?: TaskStatus[];
+  status?: StatusFilter[];
   tool?: string;
   principal?: string;
   limit: number;
@@ -25,17 +33,24 @@ const EXIT_FAILED = 2;
 const EXIT_CANCELLED = 3;
 /** An unknown or expired task (interface.md: "task lost"). */
 const EXIT_LOST = 4;
-/** An id prefix is looked for among this many newest tasks at most. */
-const PREFIX_SCAN_LIMIT = 100_000;
+/** An id prefix, or a list filtered past what the store can filter, scans this many tasks at most. */
+const SCAN_LIMIT = 100_000;
 
-function parseStatuses(value: string): TaskStatus[] {
-  const statuses = value.split(',').map((s) => s.trim());
-  if (!statuses.every(isTaskStatus)) {
+function parseStatuses(value: string): StatusFilter[] {
+  const statuses = value.split(',').map((s) => (s.trim() === 'tool-error' ? TOOL_ERROR : s.trim()));
+  if (!statuses.every((s) => isTaskStatus(s) || s === TOOL_ERROR)) {
     throw new InvalidArgumentError(
-      'must be working, input_required, completed, failed or cancelled (comma-separated)',
+      'must be working, input_required, completed, tool_error, failed or cancelled (comma-separated)',
     );
   }
-  return statuses as TaskStatus[];
+  return statuses as StatusFilter[];
+}
+
+/** How the task ended as an operator reads it: its status, or `tool_error`. */
+function outcomeOf(task: TaskRecord): StatusFilter {
+  return task.status === 'completed' && task.result?.['isError'] === true
+    ? TOOL_ERROR
+    : task.status;
 }
 
 function parseLimit(value: string): number {
@@ -55,7 +70,11 @@ export function registerAdmin(program: Command): void {
     .command('list')
     .description('one line per task, newest first: id, status, tool, principal, age, message')
     .option('--store <url>', STORE_HELP)
-    .option('--status <list>', 'only these statuses (comma-separated)', parseStatuses)
+    .option(
+      '--status <list>',
+      'only these statuses (comma-separated); tool_error: completed with an isError result',
+      parseStatuses,
+    )
     .option('--tool <name>', 'only this tool')
     .option('--principal <name>', 'only this principal')
     .option('--limit <n>', 'at most this many tasks', parseLimit, 100)
@@ -101,18 +120,7 @@ function age(task: TaskRecord): string {
 }
 
 async function list(store: TaskStore, flags: ListFlags): Promise<number> {
-  const tasks: TaskRecord[] = [];
-  let cursor: string | undefined;
-  do {
-    const query: ListQuery = { limit: Math.min(1000, flags.limit - tasks.length) };
-    if (flags.status !== undefined) query.statuses = flags.status;
-    if (flags.tool !== undefined) query.tool = flags.tool;
-    if (flags.principal !== undefined) query.principal = flags.principal;
-    if (cursor !== undefined) query.cursor = cursor;
-    const page = await store.list(query);
-    tasks.push(...page.tasks);
-    cursor = page.nextCursor;
-  } while (cursor !== undefined && tasks.length < flags.limit);
+  const tasks = await findListed(store, flags);
   if (flags.json === true) {
     process.stdout.write(`${JSON.stringify(tasks.map(view), null, 2)}\n`);
     return 0;
@@ -120,7 +128,7 @@ async function list(store: TaskStore, flags: ListFlags): Promise<number> {
   for (const task of tasks) {
     const fields = [
       task.id,
-      task.status,
+      outcomeOf(task),
       task.tool,
       task.principal,
       age(task),
@@ -131,10 +139,34 @@ async function list(store: TaskStore, flags: ListFlags): Promise<number> {
   return 0;
 }
 
+/** The store filters by status; `completed` versus `tool_error` is told apart here. */
+async function findListed(store: TaskStore, flags: ListFlags): Promise<TaskRecord[]> {
+  const wanted = flags.status === undefined ? undefined : new Set(flags.status);
+  const statuses = new Set(
+    [...(wanted ?? [])].map((s): TaskStatus => (s === TOOL_ERROR ? 'completed' : s)),
+  );
+  const tasks: TaskRecord[] = [];
+  let cursor: string | undefined;
+  let scanned = 0;
+  do {
+    const query: ListQuery = { limit: Math.min(1000, flags.limit - tasks.length) };
+    if (statuses.size > 0) query.statuses = [...statuses];
+    if (flags.tool !== undefined) query.tool = flags.tool;
+    if (flags.principal !== undefined) query.principal = flags.principal;
+    if (cursor !== undefined) query.cursor = cursor;
+    const page = await store.list(query);
+    tasks.push(...page.tasks.filter((task) => wanted?.has(outcomeOf(task)) ?? true));
+    scanned += page.tasks.length;
+    cursor = page.nextCursor;
+  } while (cursor !== undefined && tasks.length < flags.limit && scanned < SCAN_LIMIT);
+  return tasks.slice(0, flags.limit);
+}
+
 /** The record with ISO times and the pending input keys spelled out. */
 function view(task: TaskRecord): Record<string, unknown> {
   return {
     ...task,
+    outcome: outcomeOf(task),
     createdAt: isoTime(task.createdAt),
     updatedAt: isoTime(task.updatedAt),
     expiresAt: task.expiresAt === null ? null : isoTime(task.expiresAt),
@@ -186,7 +218,7 @@ async function findTask(store: TaskStore, idOrPrefix: string): Promise<TaskRecor
     matches.push(...page.tasks.filter((task) => task.id.startsWith(idOrPrefix)));
     scanned += page.tasks.length;
     cursor = page.nextCursor;
-  } while (cursor !== undefined && matches.length < 2 && scanned < PREFIX_SCAN_LIMIT);
+  } while (cursor !== undefined && matches.length < 2 && scanned < SCAN_LIMIT);
   if (matches.length > 1) {
     throw new Error(`'${idOrPrefix}' matches several tasks; give more of the id`);
   }

@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from 'commander';
 import {
   MemoryLedger,
   TaskrailClient,
@@ -6,6 +7,8 @@ import {
   type Ledger,
   type LedgerEntry,
 } from '../client/index.js';
+import { WIRE_2025_VERSION, Session2025 } from '../client/session-2025.js';
+import { packageVersion } from '../client/package-version.js';
 import { bearerFrom } from './options.js';
 import { formatAge, showJson } from './tasks-format.js';
 
@@ -20,14 +23,51 @@ interface Row {
   live: boolean;
 }
 
+/** The `--status` values: the ledger's statuses, and `tool_error` (completed, `isError`). */
+const STATUS_FILTERS = [
+  'working',
+  'input_required',
+  'completed',
+  'tool_error',
+  'failed',
+  'cancelled',
+  'lost',
+] as const;
+
+/** Parses `--status a,b`; `tool-error` is taken for `tool_error`. */
+export function parseStatusFilter(value: string): Set<string> {
+  const statuses = value
+    .split(',')
+    .map((s) => (s.trim() === 'tool-error' ? 'tool_error' : s.trim()));
+  const known: readonly string[] = STATUS_FILTERS;
+  if (!statuses.every((s) => known.includes(s))) {
+    throw new InvalidArgumentError(`must be ${STATUS_FILTERS.join(', ')} (comma-separated)`);
+  }
+  return new Set(statuses);
+}
+
+/**
+ * The status as `tasks list` shows and filters it: the server's (or the ledger's), except that
+ * a task that completed with an `isError` result is a `tool_error`, as on the dashboard.
+ */
+function shownStatus(row: Row): string {
+  return row.status === 'completed' && row.entry.outcome === 'tool_error'
+    ? 'tool_error'
+    : row.status;
+}
+
 /**
  * `tasks list`: the ledger's tasks with the status their servers report now, when they answer
  * within two seconds (the ledger keeps the status it last saw, so a task parked since shows
  * `working` there). Text: a header line, then one line per task starting with its full id.
  */
-export async function listTasks(ledger: Ledger, json: boolean): Promise<number> {
-  const entries = ledger.list();
-  const rows = await withLiveStatus(entries);
+export async function listTasks(
+  ledger: Ledger,
+  json: boolean,
+  statuses?: ReadonlySet<string>,
+): Promise<number> {
+  const all = await withLiveStatus(ledger.list());
+  const rows = statuses === undefined ? all : all.filter((row) => statuses.has(shownStatus(row)));
   if (json) {
     const records = rows.map((row) => ({
       ...showJson(row.entry),
@@ -40,9 +80,10 @@ export async function listTasks(ledger: Ledger, json: boolean): Promise<number> 
   }
   process.stdout.write('ID  SERVER  TOOL  STATUS  AGE  MESSAGE\n');
   const now = Date.now();
-  for (const { entry, status, statusMessage, live } of rows) {
+  for (const row of rows) {
+    const { entry, statusMessage, live } = row;
     const message = (statusMessage ?? '').replace(/\s+/g, ' ');
-    const shown = live ? status : `${status}?`;
+    const shown = live ? shownStatus(row) : `${shownStatus(row)}?`;
     const line = `${entry.id}  ${entry.server}  ${entry.tool}  ${shown}  ${formatAge(now - entry.createdAt)}  ${message}`;
     process.stdout.write(`${line.trimEnd()}\n`);
   }
@@ -52,6 +93,7 @@ export async function listTasks(ledger: Ledger, json: boolean): Promise<number> 
 async function withLiveStatus(entries: LedgerEntry[]): Promise<Row[]> {
   const signal = AbortSignal.timeout(LIVE_TIMEOUT_MS);
   const clients = new Map<string, TaskrailClient>();
+  const sessions = new Map<string, Promise<Session2025>>();
   try {
     return await Promise.all(
       entries.map(async (entry): Promise<Row> => {
@@ -62,14 +104,62 @@ async function withLiveStatus(entries: LedgerEntry[]): Promise<Row[]> {
           live: isFinal(entry.status),
         };
         if (isFinal(entry.status)) return ledgerRow;
-        const task = await fetchLive(clientFor(clients, entry), entry.id, signal);
+        const task =
+          entry.protocolVersion === WIRE_2025_VERSION
+            ? await fetch2025(sessionFor(sessions, entry, signal), entry.id, signal)
+            : await fetchLive(clientFor(clients, entry), entry.id, signal);
         if (task === undefined) return ledgerRow;
         return { entry, status: task.status, statusMessage: task.statusMessage, live: true };
       }),
     );
   } finally {
     for (const client of clients.values()) client.close();
+    const closing = [...sessions.values()].map((s) => s.then((session) => session.close()));
+    await Promise.allSettled(closing);
   }
+}
+
+type LiveStatus = Pick<DetailedTask, 'status' | 'statusMessage'>;
+
+/** A task created on the 2025-11-25 wire: its `tasks/get`, on a session of that wire. */
+async function fetch2025(
+  session: Promise<Session2025>,
+  id: string,
+  signal: AbortSignal,
+): Promise<LiveStatus | undefined> {
+  try {
+    const reply = await (await session).request('tasks/get', { taskId: id }, { signal });
+    if (reply.kind === 'error' || typeof reply.result['status'] !== 'string') return undefined;
+    const message = reply.result['statusMessage'];
+    return {
+      status: reply.result['status'] as DetailedTask['status'],
+      ...(typeof message === 'string' ? { statusMessage: message } : {}),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+function sessionFor(
+  sessions: Map<string, Promise<Session2025>>,
+  entry: LedgerEntry,
+  signal: AbortSignal,
+): Promise<Session2025> {
+  const bearer = bearerFrom(undefined) ?? entry.bearer;
+  const key = `${entry.server}\n${bearer ?? ''}`;
+  let session = sessions.get(key);
+  if (session === undefined) {
+    session = Session2025.open({
+      url: entry.server,
+      clientInfo: { name: 'taskrail', version: packageVersion() },
+      capabilities: { tasks: {} },
+      signal,
+      ...(bearer === undefined ? {} : { bearer }),
+    });
+    session.catch(() => undefined);
+    sessions.set(key, session);
+  }
+  return session;
 }
 
 async function fetchLive(

@@ -11,7 +11,7 @@ import { ProgressLine } from './host-progress.js';
 import { terminalInput } from './host-prompt.js';
 import { bearerFrom } from './options.js';
 import { showJson, showText } from './tasks-format.js';
-import { listTasks } from './tasks-list.js';
+import { listTasks, parseStatusFilter } from './tasks-list.js';
 import { runResume } from './tasks-resume.js';
 
 export function registerTasks(program: Command): void {
@@ -24,8 +24,13 @@ export function registerTasks(program: Command): void {
       "one line per task: id, server, tool, status (the server's, live; `?` when unreachable), age, last message",
     )
     .option('--json', 'print a JSON array of records (the fields of `tasks show --json`)')
-    .action((flags: { json?: boolean }) =>
-      withLedger((ledger) => listTasks(ledger, flags.json === true)),
+    .option(
+      '--status <list>',
+      'only these statuses (comma-separated); tool_error: completed with an isError result',
+      parseStatusFilter,
+    )
+    .action((flags: { json?: boolean; status?: Set<string> }) =>
+      withLedger((ledger) => listTasks(ledger, flags.json === true, flags.status)),
     );
   tasks
     .command('show')

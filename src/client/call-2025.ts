@@ -3,12 +3,12 @@ import { accepts2025ToolTasks, relatedTaskMeta } from '../protocol/wire-2025.js'
 import type { JsonRpcErrorObject } from '../task/errors.js';
 import { isClientError, TaskrailClientError } from './errors.js';
 import { answerInputRequests, inputCapabilities, type InputHandlers } from './input.js';
-import type { LedgerStatus, TaskLedger } from './ledger-port.js';
-import { Session2025, type ServerRequestHandler } from './session-2025.js';
+import { isFinal, type LedgerEntry, type LedgerStatus, type TaskLedger } from './ledger-port.js';
+import { WIRE_2025_VERSION, Session2025, type ServerRequestHandler } from './session-2025.js';
 import type { CallOutcome } from './outcome.js';
 import type { RpcReply } from './rpc-http.js';
 import { SchemaChecker } from './schema-check.js';
-import { judgeResult, type TaskEvent } from './task-watch.js';
+import { judgeResult, outcomeFromEntry, type TaskEvent } from './task-watch.js';
 import { settledCall, type ToolCall } from './tool-call.js';
 import type { CallToolResult } from './wire.js';
 
@@ -37,20 +37,45 @@ export interface Peer2025Options {
 export async function detectPeer2025(options: Peer2025Options, error: unknown): Promise<Peer2025> {
   if (!isClientError(error, 'CONNECTION') || !/HTTP 4\d\d/.test(error.message)) throw error;
   try {
-    const session = await Session2025.open({
-      ...options,
-      capabilities: {
-        ...inputCapabilities(options.input),
-        tasks: {
-          cancel: {},
-          requests: { elicitation: { create: {} }, sampling: { createMessage: {} } },
-        },
-      },
-    });
-    return new Peer2025(session, options);
+    return await openPeer2025(options);
   } catch {
     throw error;
   }
+}
+
+/** Opens a 2025-11-25 session with the server (`initialize`), e.g. to follow a ledger task. */
+export async function openPeer2025(options: Peer2025Options): Promise<Peer2025> {
+  const session = await Session2025.open({
+    ...options,
+    capabilities: {
+      ...inputCapabilities(options.input),
+      tasks: {
+        cancel: {},
+        requests: { elicitation: { create: {} }, sampling: { createMessage: {} } },
+      },
+    },
+  });
+  return new Peer2025(session, options);
+}
+
+/** True for a ledger task created on the 2025-11-25 wire (followed through a session). */
+export function isEntry2025(entry: LedgerEntry): boolean {
+  return entry.protocolVersion === WIRE_2025_VERSION;
+}
+
+/**
+ * `tasks answer` on a 2025-11-25 task: on that wire its questions travel on the `tasks/result`
+ * stream of whoever follows it, so only an ended task has an answer here.
+ */
+export function answerOnce2025(
+  entry: LedgerEntry,
+): Promise<{ outcome: CallOutcome; answered: string[] }> {
+  if (isFinal(entry.status))
+    return Promise.resolve({ outcome: outcomeFromEntry(entry), answered: [] });
+  throw new TaskrailClientError(
+    'USAGE',
+    `task ${entry.id} was created on the 2025-11-25 wire: its questions are asked while it is followed; run \`taskrail tasks wait ${entry.id}\``,
+  );
 }
 
 /** Calls tools on a 2025-11-25 server: 2025-11-25 tasks where the tool allows them, plain calls otherwise. */
@@ -105,11 +130,26 @@ export class Peer2025 {
       ...(tool?.outputSchema === undefined ? {} : { outputSchema: tool.outputSchema }),
       ...(this.options.bearer === undefined ? {} : { bearer: this.options.bearer }),
       ownerPid: process.pid,
+      protocolVersion: WIRE_2025_VERSION,
     });
-    const call = new TaskCall2025(this, taskId, name, tool?.outputSchema, options.signal);
+    return this.attach(taskId, options);
+  }
+
+  /**
+   * Follows a 2025-11-25 task of the ledger on this session: the one `callTool` just created,
+   * or one a process that has since died created (the task lives on the server, not in the
+   * session, so a new session reaches it). A final entry answers from the ledger.
+   */
+  async attach(
+    taskId: string,
+    options: { background?: boolean; signal?: AbortSignal },
+  ): Promise<ToolCall> {
+    const entry = this.options.ledger.require(taskId);
+    if (isFinal(entry.status)) return settledCall(outcomeFromEntry(entry));
+    this.options.ledger.setOwner(taskId, process.pid);
+    const call = new TaskCall2025(this, taskId, entry.tool, entry.outputSchema, options.signal);
     const background = options.background ?? this.options.background;
-    if (background) return call;
-    await call.result();
+    if (!background) await call.result();
     return call;
   }
 
@@ -170,7 +210,9 @@ class TaskCall2025 implements ToolCall {
     this.#tool = tool;
     this.#outputSchema = outputSchema;
     signal?.addEventListener('abort', () => this.detach(), { once: true });
-    this.#running = this.#run().then((outcome) => (this.#outcome = outcome));
+    this.#running = this.#run()
+      .then((outcome) => (this.#outcome = outcome))
+      .finally(() => this.#release());
     this.#running.catch(() => undefined);
   }
 
@@ -192,6 +234,12 @@ class TaskCall2025 implements ToolCall {
 
   detach(): void {
     this.#controller.abort(new TaskrailClientError('USAGE', 'detached'));
+  }
+
+  /** No longer watched here: another process (`tasks resume`) may take the task. */
+  #release(): void {
+    const { ledger } = this.#peer.options;
+    if (ledger.get(this.taskId)?.ownerPid === process.pid) ledger.setOwner(this.taskId, undefined);
   }
 
   #request(method: string, timeoutMs: number, onRequest?: ServerRequestHandler): Promise<RpcReply> {

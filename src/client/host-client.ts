@@ -17,7 +17,14 @@ import { judgeResult, TaskWatch, type TaskEvent, type WatchDeps } from './task-w
 import { settledCall, WatchedCall, type ToolCall } from './tool-call.js';
 import { parseToolCallReply, type Tool } from './wire.js';
 import type { DetailedTask } from './wire-types.js';
-import { detectPeer2025, type Peer2025, type Peer2025Options } from './call-2025.js';
+import {
+  detectPeer2025,
+  isEntry2025,
+  answerOnce2025,
+  openPeer2025,
+  type Peer2025,
+  type Peer2025Options,
+} from './call-2025.js';
 import { idempotencyMeta, sendToolCall } from './keyed-call.js';
 
 export interface TaskrailClientOptions {
@@ -80,6 +87,7 @@ export class TaskrailClient {
   #tools: Promise<Tool[]> | undefined;
   /** Set once the server turned out to speak only 2025-11-25 (call-2025.ts). */
   #peer2025: Peer2025 | undefined;
+  #opening: Promise<Peer2025> | undefined;
 
   constructor(options: TaskrailClientOptions) {
     this.url = new URL(options.url).href;
@@ -261,6 +269,8 @@ export class TaskrailClient {
     signal?: AbortSignal,
   ): Promise<{ outcome?: CallOutcome; answered: string[] }> {
     this.#assertMine(taskId);
+    const entry = this.ledger.require(taskId);
+    if (isEntry2025(entry)) return answerOnce2025(entry);
     return new TaskWatch(this.#watchDeps(), taskId).answerOnce(signal);
   }
 
@@ -292,6 +302,16 @@ export class TaskrailClient {
     return [...resent, ...watched];
   }
 
+  /** The 2025-11-25 session, opened on first need (a ledger task created on that wire). */
+  async #openedPeer2025(): Promise<Peer2025> {
+    if (this.#peer2025 !== undefined) return this.#peer2025;
+    this.#opening ??= openPeer2025(this.#peer2025Options()).finally(
+      () => (this.#opening = undefined),
+    );
+    this.#peer2025 = await this.#opening;
+    return this.#peer2025;
+  }
+
   #peer2025Options(): Peer2025Options {
     return {
       url: this.url,
@@ -321,6 +341,10 @@ export class TaskrailClient {
   }
 
   async #watchCall(taskId: string, options: CallToolOptions): Promise<ToolCall> {
+    const entry = this.ledger.get(taskId);
+    if (entry !== undefined && isEntry2025(entry)) {
+      return (await this.#openedPeer2025()).attach(taskId, options);
+    }
     const call = new WatchedCall(new TaskWatch(this.#watchDeps(), taskId), options.signal);
     const background = options.background ?? this.#options.background ?? true;
     if (!background) await call.result();

@@ -44,6 +44,7 @@ CREATE TABLE IF NOT EXISTS tasks (
   output_schema TEXT,
   bearer TEXT,
   owner_pid INTEGER,
+  protocol_version TEXT NOT NULL DEFAULT '2026-07-28',
   created_at INTEGER NOT NULL,
   updated_at INTEGER NOT NULL
 );
@@ -57,6 +58,26 @@ CREATE TABLE IF NOT EXISTS pending_calls (
   created_at INTEGER NOT NULL
 );
 `;
+
+/** The wire an entry without `protocolVersion` stands for (ledgers from before the column). */
+const WIRE_2026 = '2026-07-28';
+
+/**
+ * Columns added after the first release, added to an older ledger file when it is opened (in
+ * the opening transaction, so two processes opening it at once do not both try).
+ */
+const ADDED_COLUMNS: ReadonlyArray<readonly [name: string, definition: string]> = [
+  ['protocol_version', `TEXT NOT NULL DEFAULT '${WIRE_2026}'`],
+];
+
+function addMissingColumns(db: Database.Database): void {
+  const present = new Set(
+    (db.pragma('table_info(tasks)') as Array<{ name: string }>).map((column) => column.name),
+  );
+  for (const [name, definition] of ADDED_COLUMNS) {
+    if (!present.has(name)) db.exec(`ALTER TABLE tasks ADD COLUMN ${name} ${definition}`);
+  }
+}
 
 const NOT_FINAL = `status NOT IN ('completed','failed','cancelled','lost')`;
 
@@ -83,7 +104,12 @@ export class Ledger implements TaskLedger {
     this.#db.pragma('journal_mode = WAL');
     this.#db.pragma('busy_timeout = 5000');
     this.#db.pragma('synchronous = NORMAL');
-    this.#db.exec(SCHEMA);
+    this.#db
+      .transaction(() => {
+        this.#db.exec(SCHEMA);
+        addMissingColumns(this.#db);
+      })
+      .immediate();
   }
 
   static open(home: string = defaultHome(), now: () => number = Date.now): Ledger {
@@ -99,9 +125,9 @@ export class Ledger implements TaskLedger {
     const now = this.#now();
     this.#sql(
       `INSERT OR IGNORE INTO tasks (id, server, tool, arguments, status, status_message, poll_interval_ms,
-          next_poll_at, ttl_ms, output_schema, bearer, owner_pid, created_at, updated_at)
+          next_poll_at, ttl_ms, output_schema, bearer, owner_pid, protocol_version, created_at, updated_at)
          VALUES (@id, @server, @tool, @arguments, @status, @statusMessage, @pollIntervalMs, @nextPollAt,
-          @ttlMs, @outputSchema, @bearer, @ownerPid, @now, @now)`,
+          @ttlMs, @outputSchema, @bearer, @ownerPid, @protocolVersion, @now, @now)`,
     ).run({
       id: entry.id,
       server: entry.server,
@@ -115,6 +141,7 @@ export class Ledger implements TaskLedger {
       outputSchema: entry.outputSchema === undefined ? null : JSON.stringify(entry.outputSchema),
       bearer: entry.bearer ?? null,
       ownerPid: entry.ownerPid ?? null,
+      protocolVersion: entry.protocolVersion ?? WIRE_2026,
       now,
     });
     return this.require(entry.id);
@@ -266,6 +293,7 @@ function fromRow(row: Row): LedgerEntry {
   if (row.output_schema !== null) entry.outputSchema = parse(row.output_schema);
   if (row.bearer !== null) entry.bearer = String(row.bearer);
   if (row.owner_pid !== null) entry.ownerPid = Number(row.owner_pid);
+  if (row.protocol_version !== WIRE_2026) entry.protocolVersion = String(row.protocol_version);
   return entry;
 }
 

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { DetailedTask } from './wire-types.js';
+import { nodePost, type HttpAnswer } from './http-post.js';
 import { withEnvelope, type RequestFraming } from './rpc-http.js';
-import { readSseMessages } from './sse.js';
+import { readBoundedText, readSseMessages } from './sse.js';
 import { parseTaskState } from './wire.js';
 
 type JsonObject = Record<string, unknown>;
@@ -38,6 +39,11 @@ export type StreamEnd =
   | { kind: 'complete' }
   | { kind: 'broken'; acknowledged: boolean };
 
+/** How long the server may take to answer the listen request (its headers, not the stream). */
+const OPEN_MS = 30_000;
+/** A refusal is one small JSON-RPC error; a larger body is not read to the end. */
+const MAX_REFUSAL_BYTES = 64 * 1024;
+
 const UNSUPPORTED_CODES = new Set([-32601, -32021, -32022, -32020, -32003]);
 const UNSUPPORTED_STATUSES = new Set([401, 403, 404, 405, 406, 415, 501]);
 
@@ -46,27 +52,57 @@ function requestBody(id: string, taskIds: string[], framing: RequestFraming): st
   return JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params });
 }
 
-function requestHeaders(conn: ListenConnection): Headers {
-  const headers = new Headers(conn.headers);
-  headers.set('content-type', 'application/json');
-  headers.set('accept', 'application/json, text/event-stream');
-  headers.set('mcp-protocol-version', conn.framing.protocolVersion);
-  headers.set('mcp-method', 'subscriptions/listen');
-  if (conn.bearer !== undefined) headers.set('authorization', `Bearer ${conn.bearer}`);
+function requestHeaders(conn: ListenConnection): Record<string, string> {
+  // Lower-cased, so a caller's `Content-Type` and ours are one header, ours winning.
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(conn.headers ?? {})) {
+    headers[name.toLowerCase()] = value;
+  }
+  headers['content-type'] = 'application/json';
+  headers['accept'] = 'application/json, text/event-stream';
+  headers['mcp-protocol-version'] = conn.framing.protocolVersion;
+  headers['mcp-method'] = 'subscriptions/listen';
+  if (conn.bearer !== undefined) headers['authorization'] = `Bearer ${conn.bearer}`;
   return headers;
 }
 
-async function refusal(response: Response): Promise<StreamEnd> {
+type Opened = Pick<HttpAnswer, 'status' | 'contentType' | 'text' | 'stream'>;
+
+/**
+ * POSTs the listen request: on node:http unless the caller brought its own fetch. A stream is
+ * opened for every batch of followed tasks, as often as tasks are created, and fetch's web
+ * objects cost about half a millisecond more per request (see http-post.ts).
+ */
+async function openStream(
+  conn: ListenConnection,
+  body: string,
+  signal: AbortSignal,
+): Promise<Opened> {
+  const headers = requestHeaders(conn);
+  if (conn.fetch === undefined) return nodePost(new URL(conn.url), headers, body, signal, OPEN_MS);
+  const response = await conn.fetch(conn.url, { method: 'POST', headers, body, signal });
+  const opened: Opened = {
+    status: response.status,
+    contentType: response.headers.get('content-type') ?? '',
+    text: () => readBoundedText(response.body),
+    stream: () => response.body,
+  };
+  return opened;
+}
+
+async function refusal(response: Opened): Promise<StreamEnd> {
   let code: unknown;
   try {
-    code = ((await response.json()) as { error?: { code?: unknown } }).error?.code;
+    const text = await readBoundedText(response.stream(), MAX_REFUSAL_BYTES);
+    code = (JSON.parse(text) as { error?: { code?: unknown } }).error?.code;
   } catch {
     code = undefined;
   }
+  const ok = response.status >= 200 && response.status < 300;
   const unsupported =
     UNSUPPORTED_STATUSES.has(response.status) ||
     (typeof code === 'number' && UNSUPPORTED_CODES.has(code)) ||
-    response.ok; // a 2xx that is not a stream: a server that does not stream listen requests
+    ok; // a 2xx that is not a stream: a server that does not stream listen requests
   return { kind: 'refused', unsupported };
 }
 
@@ -127,18 +163,12 @@ export async function runListenStream(
   const id = `listen-${randomUUID()}`;
   const acked = { value: false };
   try {
-    const response = await (conn.fetch ?? fetch)(conn.url, {
-      method: 'POST',
-      headers: requestHeaders(conn),
-      body: requestBody(id, taskIds, conn.framing),
-      signal,
-    });
-    const type = response.headers.get('content-type') ?? '';
-    if (!response.ok || !type.includes('text/event-stream') || response.body === null) {
-      return await refusal(response);
-    }
+    const response = await openStream(conn, requestBody(id, taskIds, conn.framing), signal);
+    const ok = response.status >= 200 && response.status < 300;
+    const stream = response.contentType.includes('text/event-stream') ? response.stream() : null;
+    if (!ok || stream === null) return await refusal(response);
     let end: StreamEnd | undefined;
-    await readSseMessages(response.body, (message) => {
+    await readSseMessages(stream, (message) => {
       end = route(message, id, handlers, acked);
       return end !== undefined;
     });

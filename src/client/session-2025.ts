@@ -22,6 +22,8 @@ export interface Session2025Options {
   fetch?: typeof fetch;
   clientInfo: { name: string; version: string };
   capabilities: JsonObject;
+  /** Bounds opening the session (`initialize`), e.g. to a deadline. */
+  signal?: AbortSignal;
 }
 
 /** Answers one server→client request; throwing sends a JSON-RPC error back. */
@@ -42,55 +44,39 @@ export class Session2025 {
   readonly serverCapabilities: JsonObject;
   readonly protocolVersion: string;
   readonly #options: Session2025Options;
-  readonly #sessionId: string | undefined;
+  #sessionId: string | undefined;
 
-  private constructor(
-    options: Session2025Options,
-    init: JsonObject,
-    sessionId: string | undefined,
-  ) {
+  private constructor(options: Session2025Options, opened: Opened) {
     this.#options = options;
-    this.#sessionId = sessionId;
-    this.protocolVersion = String(init['protocolVersion']);
-    const caps = init['capabilities'];
+    this.#sessionId = opened.sessionId;
+    this.protocolVersion = String(opened.init['protocolVersion']);
+    const caps = opened.init['capabilities'];
     this.serverCapabilities = caps !== null && typeof caps === 'object' ? (caps as JsonObject) : {};
   }
 
   /** `initialize` + `notifications/initialized`; fails when the server does not answer it. */
   static async open(options: Session2025Options): Promise<Session2025> {
-    const id = `taskrail-${randomUUID()}`;
-    const params = {
-      protocolVersion: WIRE_2025_VERSION,
-      capabilities: options.capabilities,
-      clientInfo: options.clientInfo,
-    };
-    const response = await post(
-      options,
-      undefined,
-      { jsonrpc: '2.0', id, method: 'initialize', params },
-      {},
-    );
-    const reply = await readReply(response, id, options.url, () => undefined);
-    if (reply.kind === 'error' || typeof reply.result['protocolVersion'] !== 'string') {
-      throw new TaskrailClientError('PROTOCOL', `${options.url} refused initialize`);
-    }
-    const session = new Session2025(
-      options,
-      reply.result,
-      response.headers.get('mcp-session-id') ?? undefined,
-    );
-    const sent = await session.#send({ jsonrpc: '2.0', method: 'notifications/initialized' }, {});
-    await sent.body?.cancel();
-    return session;
+    return new Session2025(options, await initialize(options));
   }
 
+  /**
+   * One request. A 404 on a session means the server forgot it (restarted, or expired it): as
+   * the 2025-11-25 transport asks, a new session is opened and the request sent once more.
+   * Tasks outlive sessions, so `tasks/get` and `tasks/result` still find theirs.
+   */
   async request(
     method: string,
     params: JsonObject,
     options: RequestOptions = {},
   ): Promise<RpcReply> {
     const id = `taskrail-${randomUUID()}`;
-    const response = await this.#send({ jsonrpc: '2.0', id, method, params }, options);
+    const message = { jsonrpc: '2.0', id, method, params };
+    let response = await this.#send(message, options);
+    if (response.status === 404 && this.#sessionId !== undefined) {
+      await response.body?.cancel();
+      this.#sessionId = (await initialize(this.#options)).sessionId;
+      response = await this.#send(message, options);
+    }
     return readReply(response, id, this.#options.url, (message) =>
       this.#serve(message, options.onRequest),
     );
@@ -99,7 +85,8 @@ export class Session2025 {
   async close(): Promise<void> {
     if (this.#sessionId === undefined) return;
     const doFetch = this.#options.fetch ?? fetch;
-    await doFetch(this.#options.url, { method: 'DELETE', headers: this.#headers() })
+    const signal = AbortSignal.timeout(5000);
+    await doFetch(this.#options.url, { method: 'DELETE', headers: this.#headers(), signal })
       .then((response) => response.body?.cancel())
       .catch(() => undefined);
   }
@@ -134,6 +121,47 @@ export class Session2025 {
       .then((response) => response.body?.cancel())
       .catch(() => undefined);
   }
+}
+
+interface Opened {
+  init: JsonObject;
+  sessionId: string | undefined;
+}
+
+async function initialize(options: Session2025Options): Promise<Opened> {
+  const id = `taskrail-${randomUUID()}`;
+  const params = {
+    protocolVersion: WIRE_2025_VERSION,
+    capabilities: options.capabilities,
+    clientInfo: options.clientInfo,
+  };
+  const response = await post(
+    options,
+    undefined,
+    { jsonrpc: '2.0', id, method: 'initialize', params },
+    opening(options),
+  );
+  const reply = await readReply(response, id, options.url, () => undefined);
+  if (reply.kind === 'error' || typeof reply.result['protocolVersion'] !== 'string') {
+    throw new TaskrailClientError('PROTOCOL', `${options.url} refused initialize`);
+  }
+  const sessionId = response.headers.get('mcp-session-id') ?? undefined;
+  const headers = {
+    'mcp-protocol-version': reply.result['protocolVersion'],
+    ...(sessionId === undefined ? {} : { 'mcp-session-id': sessionId }),
+  };
+  const sent = await post(
+    options,
+    headers,
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    opening(options),
+  );
+  await sent.body?.cancel();
+  return { init: reply.result, sessionId };
+}
+
+function opening(options: Session2025Options): RequestOptions {
+  return options.signal === undefined ? {} : { signal: options.signal };
 }
 
 async function post(

@@ -1,27 +1,28 @@
 import { TaskrailClientError } from './errors.js';
 
 /**
- * The largest message the client reads from a server, as one JSON body or one SSE event. A
- * server the host may not trust must not make it buffer without end.
+ * The largest message the client reads from a server: one JSON body (in bytes) or one SSE event
+ * (in characters, once decoded). A server the host may not trust must not make it buffer
+ * without end.
  */
 export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 /**
  * Reads JSON-RPC messages from a `text/event-stream` response body, one per SSE event, until
  * `stop` says the awaited message arrived. Comment lines (`:` keep-alives), other fields and
- * non-JSON data are skipped. Written by hand because the 2026-07-28 stream is request-scoped and
- * we stop reading as soon as our response arrives; it touches each byte a bounded number of
- * times (only the unfinished last line is carried over between chunks), and an event larger
- * than `maxEventBytes` fails the read instead of growing the buffer.
+ * non-JSON data are skipped. Our own because the 2026-07-28 stream is request-scoped and we stop
+ * reading as soon as our response arrives (the SDK client's transport owns its streams); it is
+ * linear in the stream's length, and an event larger than `maxEventChars` fails the read
+ * instead of growing the buffer.
  */
 export async function readSseMessages(
   body: ReadableStream<Uint8Array>,
   stop: (message: unknown) => boolean,
-  maxEventBytes = MAX_MESSAGE_BYTES,
+  maxEventChars = MAX_MESSAGE_BYTES,
 ): Promise<void> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
-  const lines = new SseLines(maxEventBytes);
+  const lines = new SseLines(maxEventChars);
   try {
     for (;;) {
       const { done, value } = await reader.read();
@@ -37,63 +38,101 @@ export async function readSseMessages(
   }
 }
 
-/** The SSE line protocol: CR, LF or CRLF line ends, a blank line ends an event. */
+const LF = 10;
+const CR = 13;
+
+/**
+ * The SSE line protocol: CR, LF or CRLF line ends, a blank line ends an event. Linear: each
+ * chunk is scanned once, and an unfinished line is kept as pieces joined once when its end
+ * arrives (re-joining or re-splitting a growing buffer on every chunk would be quadratic when
+ * one large event comes in many small chunks).
+ */
 export class SseLines {
   readonly #max: number;
-  #partial = '';
+  #pending: string[] = [];
+  #pendingSize = 0;
   #data: string[] = [];
-  #size = 0;
+  #dataSize = 0;
   #afterCr = false;
+  #work = 0;
 
-  constructor(maxEventBytes: number) {
-    this.#max = maxEventBytes;
+  constructor(maxEventChars: number) {
+    this.#max = maxEventChars;
+  }
+
+  /** Characters scanned or copied so far; stays within a small multiple of the input. */
+  get work(): number {
+    return this.#work;
   }
 
   /** Feeds decoded text; returns the `data` of every event it completed. */
   push(chunk: string, done = false): string[] {
-    let text = chunk;
-    // A CRLF split across chunks: the LF is the end of the line the CR already ended.
-    if (this.#afterCr && text.startsWith('\n')) text = text.slice(1);
-    const cut = Math.max(text.lastIndexOf('\n'), text.lastIndexOf('\r'));
     const events: string[] = [];
-    if (cut < 0) {
-      if (text !== '') this.#afterCr = false;
-      this.#partial += text;
-      this.#checkSize(this.#partial.length);
-    } else {
-      this.#afterCr = text[cut] === '\r';
-      const complete = this.#partial + text.slice(0, cut);
-      this.#partial = text.slice(cut + 1);
-      for (const line of complete.split(/\r\n|\r|\n/)) this.#line(line, events);
+    let start = 0;
+    if (this.#afterCr && chunk.length > 0) {
+      this.#afterCr = false;
+      // A CRLF split across chunks: the LF is the end of the line the CR already ended.
+      if (chunk.charCodeAt(0) === LF) start = 1;
+    }
+    for (let at = start; at < chunk.length; at++) {
+      const code = chunk.charCodeAt(at);
+      if (code !== LF && code !== CR) continue;
+      this.#endLine(chunk.slice(start, at), events);
+      if (code === CR) {
+        if (at + 1 === chunk.length) this.#afterCr = true;
+        else if (chunk.charCodeAt(at + 1) === LF) at++;
+      }
+      start = at + 1;
+    }
+    this.#work += chunk.length;
+    if (start < chunk.length) {
+      const piece = chunk.slice(start);
+      this.#pending.push(piece);
+      this.#pendingSize += piece.length;
+      this.#checkSize(0);
     }
     if (done) {
-      if (this.#partial !== '') this.#line(this.#partial, events);
-      this.#partial = '';
+      if (this.#pendingSize > 0) this.#endLine('', events);
       this.#line('', events);
     }
     return events;
   }
 
+  #endLine(tail: string, events: string[]): void {
+    let line = tail;
+    if (this.#pending.length > 0) {
+      this.#pending.push(tail);
+      line = this.#pending.join('');
+      this.#pending = [];
+      this.#pendingSize = 0;
+    }
+    this.#work += line.length;
+    this.#line(line, events);
+  }
+
   #line(line: string, events: string[]): void {
     if (line === '') {
-      if (this.#data.length > 0) events.push(this.#data.join('\n'));
+      if (this.#data.length > 0) {
+        events.push(this.#data.join('\n'));
+        this.#work += this.#dataSize;
+      }
       this.#data = [];
-      this.#size = 0;
+      this.#dataSize = 0;
       return;
     }
     if (!line.startsWith('data:')) return;
     const value = line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5);
     this.#checkSize(value.length + 1);
-    this.#size += value.length + 1;
+    this.#dataSize += value.length + 1;
     this.#data.push(value);
   }
 
-  /** Fails when `more` characters on top of the event's data so far would pass the bound. */
+  /** Fails when `more` characters on top of the event so far would pass the bound. */
   #checkSize(more: number): void {
-    if (more + this.#size <= this.#max) return;
+    if (more + this.#pendingSize + this.#dataSize <= this.#max) return;
     throw new TaskrailClientError(
       'PROTOCOL',
-      `the server sent an SSE event over ${this.#max} bytes; the stream was closed`,
+      `the server sent an SSE event over ${this.#max} characters; the stream was closed`,
     );
   }
 }

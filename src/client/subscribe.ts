@@ -50,7 +50,8 @@ const GIVE_UP_AFTER = 3;
 /**
  * Follows tasks of one server over `subscriptions/listen` streams, falling back to polling for
  * any task the server will not push (an older server, a limit, a broken stream). Tasks followed
- * within a few milliseconds of each other share one stream.
+ * in the same turn of the event loop share one stream, as do, under a burst of follows, those
+ * followed within a few milliseconds of each other.
  */
 export class TaskSubscriber implements TaskPush {
   readonly #conn: ListenConnection;
@@ -59,7 +60,9 @@ export class TaskSubscriber implements TaskPush {
   readonly #tasks = new Map<string, Followed>();
   readonly #streams = new Set<OpenStream>();
   readonly #queue = new Set<string>();
-  #flushTimer: NodeJS.Timeout | undefined;
+  /** Cancels the scheduled opening of a stream for the queued ids, if one is scheduled. */
+  #cancelFlush: (() => void) | undefined;
+  #lastFlushAt = -Infinity;
   #unsupported = false;
   #failures = 0;
   #closed = false;
@@ -101,7 +104,7 @@ export class TaskSubscriber implements TaskPush {
   /** Ends every stream; followers fall back to polling. */
   close(): void {
     this.#closed = true;
-    clearTimeout(this.#flushTimer);
+    this.#cancelFlush?.();
     for (const stream of this.#streams) stream.controller.abort();
     this.#streams.clear();
     for (const task of this.#tasks.values()) this.#setState(task, 'off', false);
@@ -126,10 +129,11 @@ export class TaskSubscriber implements TaskPush {
             resynced = task.resync;
             mustPoll = true;
           }
+          // While the stream is being opened its acknowledgement brings the task's state: polling
+          // meanwhile would only race it. A stream that fails wakes this wait (state 'off').
+          const pushing = task.state === 'live' || task.state === 'queued';
           const deadline =
-            task.state === 'live' && !mustPoll
-              ? Math.max(pollAt, armedAt + this.#slowPollMs)
-              : pollAt;
+            pushing && !mustPoll ? Math.max(pollAt, armedAt + this.#slowPollMs) : pollAt;
           if (Date.now() >= deadline) return undefined;
           await wake(task, deadline - Date.now(), signal);
         }
@@ -159,11 +163,22 @@ export class TaskSubscriber implements TaskPush {
     if (this.#closed || this.#unsupported || task === undefined || task.terminal) return;
     task.state = 'queued';
     this.#queue.add(taskId);
-    this.#flushTimer ??= setTimeout(() => this.#flush(), BATCH_MS);
+    if (this.#cancelFlush !== undefined) return;
+    // After a quiet spell the stream opens on the next turn (tasks followed in the same turn
+    // share it); while streams are being opened often, followers wait up to BATCH_MS to share.
+    const sinceLast = performance.now() - this.#lastFlushAt;
+    if (sinceLast >= BATCH_MS) {
+      const immediate = setImmediate(() => this.#flush());
+      this.#cancelFlush = () => clearImmediate(immediate);
+    } else {
+      const timer = setTimeout(() => this.#flush(), BATCH_MS - sinceLast);
+      this.#cancelFlush = () => clearTimeout(timer);
+    }
   }
 
   #flush(): void {
-    this.#flushTimer = undefined;
+    this.#cancelFlush = undefined;
+    this.#lastFlushAt = performance.now();
     const ids = [...this.#queue];
     this.#queue.clear();
     for (let i = 0; i < ids.length; i += this.#maxIds)

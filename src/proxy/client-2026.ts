@@ -8,6 +8,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolResult } from '../runtime/tool.js';
 import type { JsonObject } from '../task/record.js';
+import { CreatedTaskCatcher, taskWire2026 } from './task-wire-2026.js';
 import {
   inheritedEnv,
   logStderr,
@@ -19,6 +20,7 @@ import {
 } from './connection.js';
 
 const WIRE_2026 = '2026-07-28';
+const CAPABILITIES = { elicitation: { form: {} }, sampling: {} };
 /** A server that does not answer `server/discover` by then is not a 2026-07-28 server. */
 const CONNECT_TIMEOUT_MS = 15_000;
 
@@ -32,7 +34,7 @@ export async function connectWire2026(options: ConnectOptions): Promise<Upstream
   const client = new Client(
     { name: 'taskrail-proxy', version: options.version },
     {
-      capabilities: { elicitation: { form: {} }, sampling: {} },
+      capabilities: CAPABILITIES,
       versionNegotiation: { mode: { pin: WIRE_2026 } },
       ...(options.onToolsChanged === undefined
         ? {}
@@ -41,7 +43,7 @@ export async function connectWire2026(options: ConnectOptions): Promise<Upstream
   );
   const connection = {
     client: client2026(client),
-    tasks: undefined,
+    tasks: undefined as UpstreamConnection['tasks'],
     onServerRequest: undefined as ServerRequestHandler | undefined,
     closed: false,
     sessionId: undefined,
@@ -60,13 +62,17 @@ export async function connectWire2026(options: ConnectOptions): Promise<Upstream
     connection.closed = true;
     options.onClose?.();
   };
+  const transport = transport2026(options);
   try {
-    await client.connect(transport2026(options), { timeout: CONNECT_TIMEOUT_MS });
+    await client.connect(transport, { timeout: CONNECT_TIMEOUT_MS });
   } catch (error) {
     client.onclose = () => undefined;
     await client.close().catch(() => undefined);
     throw error;
   }
+  const catcher = new CreatedTaskCatcher();
+  catcher.watch(transport);
+  connection.tasks = taskWire2026(client, catcher, CAPABILITIES);
   return connection;
 }
 

@@ -16,6 +16,7 @@ import type { Logger } from '../runtime/api.js';
 import type { ProgressUpdate, ToolResult } from '../runtime/tool.js';
 import type { JsonObject } from '../task/record.js';
 import { connectWire2026 } from './client-2026.js';
+import { taskWire2025, type UpstreamTaskWire } from './task-wire.js';
 import type { UpstreamSpec } from './upstream-spec.js';
 
 /** A request the upstream sent us (elicitation or sampling), to be answered by the caller. */
@@ -50,10 +51,10 @@ export interface UpstreamClient {
 export interface UpstreamConnection {
   readonly client: UpstreamClient;
   /**
-   * The SDK v1 client of a 2025-11-25 (or older) connection, which alone carries the
-   * 2025-11-25 task wire; undefined on a 2026-07-28 connection.
+   * The upstream's task wire (2025-11-25 tasks or the 2026-07-28 extension), when it declared
+   * one it can run tool calls on; undefined when it runs none.
    */
-  readonly tasks: Client | undefined;
+  tasks: UpstreamTaskWire | undefined;
   /** Where this connection's server→client requests go; set by whoever holds it. */
   onServerRequest: ServerRequestHandler | undefined;
   readonly closed: boolean;
@@ -124,7 +125,7 @@ async function connectWire2025(options: ConnectOptions): Promise<UpstreamConnect
   const transport = transport2025(options);
   const connection = {
     client: client2025(client),
-    tasks: client,
+    tasks: undefined as UpstreamTaskWire | undefined,
     onServerRequest: undefined as ServerRequestHandler | undefined,
     closed: false,
     get sessionId() {
@@ -147,6 +148,7 @@ async function connectWire2025(options: ConnectOptions): Promise<UpstreamConnect
     options.onClose?.();
   };
   await connectOrClose(client, transport, connection);
+  connection.tasks = taskWire2025(client, options.sessionId !== undefined);
   return connection;
 }
 

@@ -9,8 +9,8 @@ export interface ControlOptions {
   spec: UpstreamSpec;
   logger: Logger;
   version: string;
-  /** The upstream's tools, and whether it can run tool calls as its own tasks. */
-  onTools: (tools: Tool[], upstreamHasTasks: boolean) => void;
+  /** The upstream's tools, and which of them it can run as its own tasks. */
+  onTools: (tools: Tool[], runsAsTask: (tool: Tool) => boolean) => void;
 }
 
 const FIRST_BACKOFF_MS = 200;
@@ -61,7 +61,7 @@ export class ControlSession {
   async #connect(): Promise<void> {
     const connection = await connectUpstream({
       ...this.#options,
-      onToolsChanged: (tools) => this.#options.onTools(tools, runsToolTasks(connection)),
+      onToolsChanged: (tools) => this.#options.onTools(tools, runsAsTask(connection)),
       onClose: () => void this.#reconnect(),
     });
     if (this.#closed) {
@@ -70,7 +70,7 @@ export class ControlSession {
       return;
     }
     this.#connection = connection;
-    this.#options.onTools(await listAllTools(connection), runsToolTasks(connection));
+    this.#options.onTools(await listAllTools(connection), runsAsTask(connection));
   }
 
   async #reconnect(): Promise<void> {
@@ -104,8 +104,8 @@ export async function listAllTools(connection: UpstreamConnection): Promise<Tool
   return tools;
 }
 
-/** The 2025-11-25 capability `tasks.requests.tools.call`: the upstream runs tool calls as tasks. */
-function runsToolTasks(connection: UpstreamConnection): boolean {
-  const tasks = connection.tasks?.getServerCapabilities()?.tasks;
-  return tasks?.requests?.tools?.call !== undefined;
+/** Tools the upstream runs as its own tasks, by its task wire (none without one). */
+function runsAsTask(connection: UpstreamConnection): (tool: Tool) => boolean {
+  const wire = connection.tasks;
+  return (tool) => wire?.runsAsTask(tool) ?? false;
 }

@@ -1,22 +1,22 @@
 import { randomUUID } from 'node:crypto';
-import {
-  CallToolResultSchema,
-  CreateTaskResultSchema,
-  McpError,
-} from '@modelcontextprotocol/sdk/types.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { ProtocolError } from '@modelcontextprotocol/client';
 import type { ProgressUpdate, ToolResult } from '../runtime/tool.js';
 import { RpcError, RPC } from '../task/errors.js';
 import type { InputRequest, JsonObject } from '../task/record.js';
 import type { UpstreamConnection } from './connection.js';
 import { sleep, type UpstreamPool } from './pool.js';
+import type { TaskRequestOptions, UpstreamTaskWire } from './task-wire.js';
 
 /** How to reach the result: call the tool (as an upstream task or not), or follow a task. */
 export type CallPlan =
   | { kind: 'call'; tool: string; args: JsonObject; asTask: boolean }
   | { kind: 'follow'; task: UpstreamTaskRef };
 
-/** An upstream task, and the HTTP session that holds it (2025-11-25 tasks live in a session). */
+/**
+ * An upstream task (either wire), and for 2025-11-25 over HTTP the session that holds it (such
+ * tasks live in a session; 2026-07-28 has no sessions).
+ */
 export interface UpstreamTaskRef {
   taskId: string;
   sessionId?: string;
@@ -54,8 +54,10 @@ export class LiveCall {
   progressSeq = 0;
   upstreamTask: UpstreamTaskRef | undefined;
   outcome: Outcome | undefined;
-  /** A parked task's record is being watched for cancellation (proxy-tool.ts). */
+  /** A parked task's record is being watched (parked-call.ts). */
   watched = false;
+  /** A run of its task in this process is attached to it (not parked). */
+  attached = false;
   readonly #abort = new AbortController();
   #connection: UpstreamConnection | undefined;
   #wakers: (() => void)[] = [];
@@ -80,10 +82,10 @@ export class LiveCall {
 
   /** Stops the upstream call: `tasks/cancel` for an upstream task, `notifications/cancelled` otherwise. */
   cancel(cancelUpstreamTask: boolean): void {
-    const client = this.#connection?.tasks;
+    const wire = this.#connection?.tasks;
     const taskId = this.upstreamTask?.taskId;
-    if (cancelUpstreamTask && client !== undefined && taskId !== undefined) {
-      void client.experimental.tasks.cancelTask(taskId).catch(() => undefined);
+    if (cancelUpstreamTask && wire !== undefined && taskId !== undefined) {
+      void wire.cancel(taskId).catch(() => undefined);
     }
     this.#abort.abort(new RpcError(RPC.INTERNAL_ERROR, 'the upstream call was cancelled'));
   }
@@ -92,10 +94,11 @@ export class LiveCall {
     for (const wake of this.#wakers.splice(0)) wake();
   }
 
-  #ask(method: string, params: JsonObject): Promise<JsonObject> {
+  /** `key`: a stable one (an upstream task's own question key), so a re-run finds its answer. */
+  #ask(method: string, params: JsonObject, key?: string): Promise<JsonObject> {
     return new Promise((resolve) => {
       this.questions.push({
-        key: `upstream-${this.id}-${this.questions.length + 1}`,
+        key: key ?? `upstream-${this.id}-${this.questions.length + 1}`,
         request: { method, params },
         answered: false,
         answer(response) {
@@ -135,72 +138,80 @@ export class LiveCall {
       signal: this.#abort.signal,
       ...(s.timeoutMs > 0 ? { timeout: s.timeoutMs } : {}),
     };
-    if (plan.kind === 'follow') return this.#refollow(c, plan.task.taskId, options);
+    if (plan.kind === 'follow') return this.#refollow(taskWire(c), plan.task.taskId, options);
     const params = { name: plan.tool, arguments: plan.args };
-    if (!plan.asTask) {
+    if (!plan.asTask || c.tasks === undefined) {
       return c.client.callTool(params, {
         ...options,
         onprogress: (p) => this.#onProgress(p),
       });
     }
-    const created = await taskWire(c).request(
-      { method: 'tools/call', params },
-      CreateTaskResultSchema,
-      {
-        ...options,
-        task: { ttl: s.upstreamTaskTtlMs },
-      },
-    );
+    const started = await c.tasks.start(params, { ...options, ttlMs: s.upstreamTaskTtlMs });
+    if ('result' in started) return started.result;
     this.upstreamTask = {
-      taskId: created.task.taskId,
+      taskId: started.taskId,
       ...(c.sessionId === undefined ? {} : { sessionId: c.sessionId }),
     };
     this.#wake();
-    return this.#follow(c, created.task.taskId, options);
+    return this.#follow(c.tasks, started.taskId, options);
   }
 
   /** After a restart: the upstream task may be gone with its session or process. */
   async #refollow(
-    c: UpstreamConnection,
+    wire: UpstreamTaskWire,
     taskId: string,
-    options: { signal: AbortSignal; timeout?: number },
+    options: TaskRequestOptions,
   ): Promise<ToolResult> {
     try {
-      await taskWire(c).experimental.tasks.getTask(taskId, options);
+      await wire.get(taskId, options);
     } catch (error) {
       throw new RpcError(
         RPC.INTERNAL_ERROR,
         `Task interrupted: the proxy restarted and the upstream task ${taskId} cannot be followed any more (${asRpcError(error).message})`,
       );
     }
-    return this.#follow(c, taskId, options);
+    return this.#follow(wire, taskId, options);
   }
 
-  /** Polls the upstream task; at input_required or the end, `tasks/result` delivers the rest. */
+  /**
+   * Polls the upstream task (honouring its poll interval) until it ends. Its status message is
+   * relayed as progress. A 2026-07-28 question becomes one of ours under a key made of the
+   * upstream task id and its own key, so a re-run after a restart finds an answer already given.
+   */
   async #follow(
-    c: UpstreamConnection,
+    wire: UpstreamTaskWire,
     taskId: string,
-    options: { signal: AbortSignal; timeout?: number },
+    options: TaskRequestOptions,
   ): Promise<ToolResult> {
-    const tasks = taskWire(c).experimental.tasks;
+    const asked = new Set<string>();
     for (;;) {
-      const task = await tasks.getTask(taskId, options);
+      const task = await wire.get(taskId, options);
       if (task.statusMessage !== undefined) this.#onProgress({ message: task.statusMessage });
       if (task.status === 'cancelled') {
         throw new RpcError(RPC.INTERNAL_ERROR, `the upstream task ${taskId} was cancelled`);
       }
-      if (task.status !== 'working') {
-        return (await tasks.getTaskResult(taskId, CallToolResultSchema, options)) as ToolResult;
+      for (const [key, request] of Object.entries(task.inputRequests ?? {})) {
+        if (asked.has(key)) continue;
+        asked.add(key);
+        void this.#ask(request.method, request.params ?? {}, `upstream-${taskId}-${key}`)
+          .then((answer) => wire.answer(taskId, { [key]: answer }, options))
+          // Asked again at the next poll; the answer is on record, so it is sent again at once.
+          .catch(() => asked.delete(key));
       }
-      await sleep(task.pollInterval ?? DEFAULT_POLL_MS, options.signal);
+      const result = await wire.outcome(taskId, task, options);
+      if (result !== undefined) return result;
+      await sleep(task.pollIntervalMs ?? DEFAULT_POLL_MS, options.signal);
     }
   }
 }
 
-/** The 2025-11-25 task wire; only such connections are asked to run or follow upstream tasks. */
-function taskWire(c: UpstreamConnection): NonNullable<UpstreamConnection['tasks']> {
+/** The wire a recorded upstream task is followed on (the upstream declared one to start it). */
+function taskWire(c: UpstreamConnection): UpstreamTaskWire {
   if (c.tasks === undefined) {
-    throw new RpcError(RPC.INTERNAL_ERROR, 'this upstream connection has no 2025-11-25 task wire');
+    throw new RpcError(
+      RPC.INTERNAL_ERROR,
+      'Task interrupted: the upstream no longer declares tasks, so its task cannot be followed',
+    );
   }
   return c.tasks;
 }

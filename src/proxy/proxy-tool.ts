@@ -1,24 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import { isParkSignal } from '../runtime/park.js';
 import type { TaskContext, ToolHandler, ToolResult } from '../runtime/tool.js';
-import type { TaskStore } from '../store/port.js';
 import { RpcError, RPC } from '../task/errors.js';
 import type { JsonObject } from '../task/record.js';
-import { isTerminal } from '../task/status.js';
 import {
   LiveCall,
   type CallSettings,
   type UpstreamQuestion,
   type UpstreamTaskRef,
 } from './live-call.js';
+import {
+  handBackToHolder,
+  HOLDER_STEP,
+  watchWhileParked,
+  type Holder,
+  type ParkedCallDeps,
+} from './parked-call.js';
 
-export interface ProxyToolDeps extends CallSettings {
-  store: TaskStore;
-  /** Upstream calls in progress in this process, by the key recorded in their task. */
-  calls: Map<string, LiveCall>;
-  /** How often a parked task is checked for cancellation or expiry while its call stays open. */
-  parkedCheckMs: number;
-}
+/** `calls`: upstream calls in progress in this process, by the key recorded in their task. */
+export interface ProxyToolDeps extends CallSettings, ParkedCallDeps {}
 
 export interface ProxyToolSettings {
   name: string;
@@ -36,8 +36,9 @@ const NOT_RECORDED = Symbol('not recorded');
  * A taskrail handler whose work is one upstream call. taskrail re-runs a handler from the
  * start after a park (and after a crash), so the call is not made here on every run: the
  * first run records a key as a step and starts a LiveCall under it; later runs in this process
- * attach to that LiveCall; a run that finds the key but no LiveCall is a run after a restart,
- * which follows the recorded upstream task, calls again (--retry-tools), or fails "interrupted".
+ * attach to that LiveCall; a run that finds the key but no LiveCall either belongs in the process
+ * that holds the call (handed back, parked-call.ts) or is a run after that process died, which
+ * follows the recorded upstream task, calls again (--retry-tools), or fails "interrupted".
  */
 export function proxyHandler(tool: ProxyToolSettings, deps: ProxyToolDeps): ToolHandler {
   return async (args, ctx) => {
@@ -60,6 +61,8 @@ async function attach(
   });
   const existing = deps.calls.get(key);
   if (existing !== undefined) return { key, live: existing };
+  if (!fresh)
+    handBackToHolder((await peekStep(ctx, HOLDER_STEP)) as Holder | undefined, deps.owner);
   const upstreamTask = (await peekStep(ctx, TASK_STEP)) as UpstreamTaskRef | undefined;
   let live: LiveCall;
   if (upstreamTask !== undefined) {
@@ -84,6 +87,7 @@ async function runAttached(
 ): Promise<ToolResult> {
   let taskRecorded = false;
   let progressSeen = 0;
+  live.attached = true;
   try {
     for (;;) {
       if (!taskRecorded && live.upstreamTask !== undefined) {
@@ -107,6 +111,7 @@ async function runAttached(
       if (ctx.signal.aborted) throw ctx.signal.reason;
     }
   } catch (error) {
+    live.attached = false;
     if (isParkSignal(error)) watchWhileParked(key, live, ctx.taskId as string, deps);
     else if (ctx.signal.aborted) await stopAfterAbort(key, live, ctx.taskId as string, deps);
     throw error;
@@ -133,30 +138,6 @@ async function stopAfterAbort(
   deps.calls.delete(key);
   const record = await deps.store.get(taskId).catch(() => undefined);
   live.cancel(record === undefined || record.status === 'cancelled');
-}
-
-/**
- * While parked no handler runs, so nothing sees a `tasks/cancel` or an expiry: look at the
- * record now and then, and drop the upstream call when the task ended without an answer.
- */
-function watchWhileParked(key: string, live: LiveCall, taskId: string, deps: ProxyToolDeps): void {
-  if (live.watched) return;
-  live.watched = true;
-  const timer = setInterval(() => {
-    void deps.store
-      .get(taskId)
-      .then((record) => {
-        if (record !== undefined && record.status === 'input_required') return;
-        clearInterval(timer);
-        live.watched = false;
-        if (record === undefined || isTerminal(record.status)) {
-          deps.calls.delete(key);
-          live.cancel(true);
-        }
-      })
-      .catch(() => undefined);
-  }, deps.parkedCheckMs);
-  timer.unref();
 }
 
 /** A call made without a task: no durable record, so an upstream question cannot be parked. */

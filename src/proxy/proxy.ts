@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import {
   fromJsonSchema,
   type JsonSchemaType,
@@ -56,16 +58,19 @@ export async function startProxy(app: TaskServer, options: ProxyOptions): Promis
     store: app.store,
     calls: new Map<string, LiveCall>(),
     parkedCheckMs: 1000,
+    owner: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+    runHere: (taskId) => app.runtime.runHere(taskId),
   };
   // Each served tool's upstream definition, to see what a `list_changed` changed.
   const served = new Map<string, string>();
   let started = false;
-  const onTools = (tools: Tool[], upstreamHasTasks: boolean): void => {
+  const onTools = (tools: Tool[], runsAsTask: (tool: Tool) => boolean): void => {
     const handlerOf = (tool: Tool): ToolHandler =>
       proxyHandler(
         {
           name: tool.name,
-          asTask: callsAsTask(tool, upstreamHasTasks),
+          // An upstream task outlives us: a restarted proxy follows it instead of failing.
+          asTask: runsAsTask(tool),
           retry: options.retryTools?.includes(tool.name) === true,
         },
         deps,
@@ -123,12 +128,6 @@ function modeOf(tool: Tool, options: ProxyOptions): TaskMode {
   const upstream = tool.execution?.taskSupport;
   if (upstream === 'required') return 'required';
   return options.syncTools?.includes(tool.name) === true ? 'forbidden' : 'optional';
-}
-
-/** An upstream that can run this tool as its own task is asked to: that task survives us. */
-function callsAsTask(tool: Tool, upstreamHasTasks: boolean): boolean {
-  const support = tool.execution?.taskSupport;
-  return upstreamHasTasks && (support === 'required' || support === 'optional');
 }
 
 function toolConfig(tool: Tool, options: ProxyOptions): TaskToolConfig {

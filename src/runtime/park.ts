@@ -17,3 +17,20 @@ export class ParkSignal extends Error {
 export function isParkSignal(error: unknown): error is ParkSignal {
   return error instanceof ParkSignal;
 }
+
+/**
+ * Thrown by a handler whose run belongs in another process (it holds live state this one
+ * lacks, such as an open upstream call): the run ends without an outcome, the lease is handed
+ * back as if never taken (no attempt counted), and the task stays `working` for that process
+ * to claim (`TaskRuntime.runHere`) or for the next recovery scan.
+ */
+export class HandBackSignal extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'HandBackSignal';
+  }
+}
+
+export function isHandBackSignal(error: unknown): error is HandBackSignal {
+  return error instanceof HandBackSignal;
+}

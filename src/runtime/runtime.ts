@@ -27,7 +27,13 @@ import { assertArgumentsSize, resolveTtl, type TtlPolicy } from './limits.js';
 import { LocalExecutor } from './local-executor.js';
 import { stderrLogger } from './logger.js';
 import { StoreHealth } from './store-health.js';
-import { handBack, runTask, startLeasedTask, type RunnerSettings } from './task-runner.js';
+import {
+  handBack,
+  runClaimedTask,
+  runTask,
+  startLeasedTask,
+  type RunnerSettings,
+} from './task-runner.js';
 import { traced } from './tracing.js';
 import { logTransitions } from './transition-log.js';
 import { waitForSettled, waitForTerminal, type SettleOptions } from './wait.js';
@@ -259,6 +265,30 @@ export class TaskRuntime {
     if (tool === undefined) throw new RpcError(RPC.INVALID_PARAMS, `Unknown tool: ${input.tool}`);
     assertArgumentsSize(input.arguments, this.#options.maxArgumentsBytes);
     return runInline(tool, input);
+  }
+
+  /**
+   * Claims a runnable task and runs it in this process, in a free executor slot: for a handler
+   * whose live state is here (the proxy's open upstream call) when another process got the
+   * task's dispatch and handed it back. False when the task is not runnable, someone holds it,
+   * or no slot is free (the caller may try again).
+   */
+  async runHere(taskId: string): Promise<boolean> {
+    if (this.#executor === undefined || !this.#started || this.#running.has(taskId)) return false;
+    const slot = this.#executor.reserve?.();
+    if (slot === undefined) return false;
+    const { owner, leaseMs } = this.#settings;
+    const lease = await this.store.claim(taskId, owner, leaseMs).catch(() => undefined);
+    if (lease === undefined) {
+      slot.release();
+      return false;
+    }
+    slot.run(taskId, () =>
+      traced('taskrail.task.execute', { 'taskrail.task_id': taskId }, () =>
+        runClaimedTask(this.#settings, taskId, lease),
+      ),
+    );
+    return true;
   }
 
   /** Resolves once the task is terminal (or gone); used by the blocking `tasks/result`. */

@@ -22,7 +22,7 @@ export async function takeOverFromGone(
     const slot = executor.reserve();
     if (slot === undefined) break;
     const lease = await settings.store
-      .claim(id, settings.owner, settings.leaseMs, { takeOverFrom: owner })
+      .claim(id, settings.owner, settings.leaseMs, { takeOverFrom: owner, load: true })
       .catch(() => undefined);
     if (lease === undefined) {
       slot.release();

@@ -7,7 +7,7 @@ import { stopReasonOf, stopReasons } from './abort-reasons.js';
 import { RunContext } from './context.js';
 import { durableBackend, type RunState } from './durable-backend.js';
 import { errorObject, finish, interruptionRefusal, outcomeOfResult } from './outcome.js';
-import { isParkSignal } from './park.js';
+import { isHandBackSignal, isParkSignal } from './park.js';
 import type { RunnerSettings } from './runner-settings.js';
 import { describeError, withStoreRetry } from './store-health.js';
 import type { RunnableTool, ToolResult } from './tool.js';
@@ -23,7 +23,7 @@ export type { RunnerSettings } from './runner-settings.js';
 export async function runTask(settings: RunnerSettings, taskId: string): Promise<void> {
   let lease: LeaseGrant | undefined;
   try {
-    lease = await settings.store.claim(taskId, settings.owner, settings.leaseMs);
+    lease = await settings.store.claim(taskId, settings.owner, settings.leaseMs, { load: true });
     settings.health.ok();
   } catch (error) {
     if (!isStoreUnavailable(error)) throw error;
@@ -40,6 +40,12 @@ export function runClaimedTask(
   lease: LeaseGrant,
 ): Promise<void> {
   return runUnderLease(settings, taskId, lease, new AbortController(), async () => {
+    const { loaded } = lease;
+    if (loaded !== undefined) {
+      // The store read both in the claiming write.
+      const task = await prepare(settings, taskId, lease, loaded.task);
+      return task === undefined ? undefined : { task, steps: loaded.steps };
+    }
     // Both reads at once: one round trip less before the handler starts.
     const [task, steps] = await Promise.all([
       prepare(settings, taskId, lease),
@@ -120,13 +126,17 @@ export async function handBack(
   ).catch(() => undefined); // the lease then runs out, which says the same thing, later
 }
 
-/** Loads the task and decides whether it may run: a re-run after a crash is counted or refused. */
+/**
+ * Loads the task (unless the claim already did) and decides whether it may run: a re-run after
+ * a crash is counted or refused.
+ */
 async function prepare(
   settings: RunnerSettings,
   taskId: string,
   lease: LeaseGrant,
+  claimed?: TaskRecord,
 ): Promise<TaskRecord | undefined> {
-  const task = await settings.store.get(taskId);
+  const task = claimed ?? (await settings.store.get(taskId));
   if (task === undefined || task.status !== 'working') return undefined;
   const tool = settings.tools.get(task.tool);
   if (tool === undefined) {
@@ -166,6 +176,13 @@ async function execute(settings: RunnerSettings, loaded: Loaded, run: RunState):
   const { id } = loaded.task;
   if (settings.running.get(id)?.signal === run.signal) settings.running.delete(id);
   if (context.parkedOn !== undefined) return parked(settings, id, settled);
+  if ('threw' in settled && isHandBackSignal(settled.threw)) {
+    settings.logger.info('run handed back: it belongs in another process', {
+      taskId: id,
+      reason: settled.threw.message,
+    });
+    return 'release';
+  }
   const finishing = {
     latest: latest.task,
     attempt: loaded.task.attempt,

@@ -12,6 +12,9 @@ export async function traced<T>(
   work: (span: Span) => Promise<T>,
 ): Promise<T> {
   const span = tracer().startSpan(name, { attributes });
+  // Without a tracer provider the span records nothing and carries its parent's context, which
+  // is already the active one: the context switch and status calls would change nothing.
+  if (!span.isRecording()) return work(span);
   try {
     const value = await context.with(trace.setSpan(context.active(), span), () => work(span));
     span.setStatus({ code: SpanStatusCode.OK });

@@ -29,6 +29,12 @@ export interface LeaseGrant {
   expiresAt: number;
   /** True when the previous holder's lease had expired: its process died mid-run. */
   interrupted: boolean;
+  /**
+   * With `ClaimOptions.load`, a store that can read the task and its steps in the claiming
+   * write returns them here (as `get` and `loadSteps` would have, read under the new lease);
+   * a store that cannot leaves it out, and the runner reads them itself.
+   */
+  loaded?: { task: TaskRecord; steps: Record<string, unknown> };
 }
 
 export interface ReleaseOptions {
@@ -46,6 +52,8 @@ export interface ClaimOptions {
    * gone (a process that no longer exists on this machine). The claim reports `interrupted`.
    */
   takeOverFrom?: string;
+  /** The caller will run the task: return it and its steps in `loaded` if that saves reads. */
+  load?: boolean;
 }
 
 /** A working task whose lease is live, and who holds it. */

@@ -45,6 +45,11 @@ describe('taskrail admin (on the store itself)', () => {
       record('cli-task-bob-completed-02', 'bob', 'export', now - 2000),
     );
     await writer.compareAndSet(complete(done.task, { content: [] }, now), 1);
+    const broken = await writer.create(
+      record('cli-task-carol-toolerror-03', 'carol', 'export', now - 1000),
+    );
+    const isError = { content: [{ type: 'text', text: 'empty data set' }], isError: true };
+    await writer.compareAndSet(complete(broken.task, isError, now), 1);
     await writer.close();
   });
   after(async () => {
@@ -59,7 +64,12 @@ describe('taskrail admin (on the store itself)', () => {
       .trim()
       .split('\n')
       .map((line) => line.split(/\s+/)[0]);
-    assert.deepEqual(ids, ['cli-task-bob-completed-02', 'cli-task-alice-working-01']);
+    assert.deepEqual(ids, [
+      'cli-task-carol-toolerror-03',
+      'cli-task-bob-completed-02',
+      'cli-task-alice-working-01',
+    ]);
+    assert.match(all.stdout, /^cli-task-carol-toolerror-03 {2}tool_error {2}export {2}carol /m);
     assert.match(all.stdout, /cli-task-alice-working-01 {2}working {2}report {2}alice {2}\d+s/);
     const bob = await run(['admin', 'list', '--principal', 'bob', '--store', url]);
     assert.match(bob.stdout, /^cli-task-bob-completed-02 /);
@@ -82,6 +92,35 @@ describe('taskrail admin (on the store itself)', () => {
     );
     const bad = await run(['admin', 'list', '--status', 'nope', '--store', url]);
     assert.equal(bad.code, 4);
+    assert.match(bad.stderr, /tool_error/);
+  });
+
+  it('--status tool_error (or tool-error) lists tool errors apart from completed, as the dashboard does', async () => {
+    const listed = async (status: string): Promise<string[]> => {
+      const r = await run(['admin', 'list', '--status', status, '--store', url, '--json']);
+      assert.equal(r.code, 0, r.stderr);
+      return (JSON.parse(r.stdout) as { id: string; outcome: string }[]).map(
+        (t) => `${t.id} ${t.outcome}`,
+      );
+    };
+    assert.deepEqual(await listed('tool_error'), ['cli-task-carol-toolerror-03 tool_error']);
+    assert.deepEqual(await listed('tool-error'), ['cli-task-carol-toolerror-03 tool_error']);
+    assert.deepEqual(await listed('completed'), ['cli-task-bob-completed-02 completed']);
+    assert.deepEqual(await listed('working,tool_error'), [
+      'cli-task-carol-toolerror-03 tool_error',
+      'cli-task-alice-working-01 working',
+    ]);
+    const limited = await run([
+      'admin',
+      'list',
+      '--status',
+      'completed,tool_error',
+      '--limit',
+      '1',
+      '--store',
+      url,
+    ]);
+    assert.equal(limited.stdout.trim().split('\n').length, 1);
   });
 
   it('shows a task as JSON', async () => {

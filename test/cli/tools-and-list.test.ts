@@ -103,6 +103,34 @@ describe('CLI: tools and tasks list', () => {
     assert.equal(prefix.code, 3, prefix.stderr);
   });
 
+  it('tasks list --status tool_error shows tasks that ended with an isError result', async () => {
+    const home = join(dir.path, 'h-status');
+    const failed = await runCli(['call', serve.url, 'failing_job'], home);
+    assert.equal(failed.code, 1, failed.stderr);
+    const done = await runCli(
+      ['call', serve.url, 'slow_compute', '--args', '{"seconds":0.1}'],
+      home,
+    );
+    assert.equal(done.code, 0, done.stderr);
+    const ids = async (status: string): Promise<string[]> => {
+      const r = await runCli(['tasks', 'list', '--status', status], home);
+      assert.equal(r.code, 0, r.stderr);
+      return r.stdout
+        .trim()
+        .split('\n')
+        .slice(1)
+        .map((line) => line.split('  ').slice(2, 4).join(' '));
+    };
+    assert.deepEqual(await ids('tool_error'), ['failing_job tool_error']);
+    assert.deepEqual(await ids('tool-error'), ['failing_job tool_error']);
+    assert.deepEqual(await ids('completed'), ['slow_compute completed']);
+    assert.deepEqual((await ids('completed,tool_error')).length, 2);
+    assert.deepEqual(await ids('working'), []);
+    const bad = await runCli(['tasks', 'list', '--status', 'broken'], home);
+    assert.equal(bad.code, 4);
+    assert.match(bad.stderr, /tool_error/);
+  });
+
   it('tasks list into a closed pipe exits quietly, without an EPIPE stack', async () => {
     const home = join(dir.path, 'h-pipe');
     await runCli(['call', serve.url, 'greet', '--args', '{"name":"p"}'], home);

@@ -81,7 +81,7 @@ describe('OAuth principals: tasks stay with their subject', () => {
     const a = await client2025(server.url, { bearer: alice });
     const b = await client2025(server.url, { bearer: bob });
     try {
-      const taskId = await createTask2025(a, 'v1');
+      const taskId = await createTask2025(a, 'wire2025');
       assert.ok((await a.experimental.tasks.listTasks()).tasks.some((t) => t.taskId === taskId));
       assert.ok(!(await b.experimental.tasks.listTasks()).tasks.some((t) => t.taskId === taskId));
       await assert.rejects(b.experimental.tasks.getTask(taskId), notFound);
@@ -90,9 +90,9 @@ describe('OAuth principals: tasks stay with their subject', () => {
         notFound,
       );
       await assert.rejects(b.experimental.tasks.cancelTask(taskId), notFound);
-      server.gates.open('v1');
+      server.gates.open('wire2025');
       const result = await a.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
-      assert.equal((result.content[0] as { text: string }).text, 'gate v1 opened');
+      assert.equal((result.content[0] as { text: string }).text, 'gate wire2025 opened');
     } finally {
       await a.close();
       await b.close();

@@ -95,6 +95,14 @@ describe('the packed package in an empty project (SQLite only)', () => {
     assert.deepEqual(maps, []);
   });
 
+  it('ships the Lua scripts of the Redis store next to the code that loads them', () => {
+    const shipped = listFiles(join(installed, 'dist', 'stores', 'redis', 'lua'));
+    const sources = listFiles(join(process.cwd(), 'src', 'stores', 'redis', 'lua'));
+    const names = (files: string[]) => files.map((file) => file.split(/[\\/]/).pop()).sort();
+    assert.ok(sources.length > 1, 'the scripts exist in src');
+    assert.deepEqual(names(shipped), names(sources));
+  });
+
   it('compiles an app importing every entry point with tsc --strict and no skipLibCheck', async () => {
     for (const entry of ['executors/bullmq', 'stores/postgres', 'executors/graphile-worker']) {
       assert.ok(entryPoints.includes(`taskrail/${entry}`), entry);

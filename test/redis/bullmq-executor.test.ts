@@ -128,10 +128,13 @@ if (!skipWithoutRedis('BullMQ executor with the runtime')) {
       const queued = await serve.createTask({ tool: 'hello', arguments: {}, principal: 'alice' });
       const queue = new Queue('tasks', {
         connection: { url: REDIS_URL },
-        prefix: `${prefix}:bull`,
+        prefix: `${prefix}:{bull}`,
       });
       try {
-        const jobId = `${queued.id}.${queued.revision}`;
+        // The job is deduplicated by task and revision (BullMQ's deduplication key).
+        const jobId = await waitFor('the queued job', () =>
+          queue.getDeduplicationJobId(`${queued.id}.${queued.revision}`),
+        );
         await waitFor('the queued job to be taken', async () => {
           return (await queue.getJobState(jobId)) === 'active';
         });

@@ -1,26 +1,34 @@
 import { randomBytes } from 'node:crypto';
 import { Queue, Worker, type Job } from 'bullmq';
-import { Redis } from 'ioredis';
 import type { Executor, Logger, Reservation } from '../../runtime/api.js';
 import type { TaskStore } from '../../store/port.js';
-import { parseRedisUrl } from '../../stores/redis/url.js';
+import { newRedisClient } from '../../stores/redis/connect.js';
+import type { RedisClient } from '../../stores/redis/scripts.js';
+import { parseRedisUrl, type RedisLocation } from '../../stores/redis/url.js';
 import { waitAtMost, warnTo, WorkerSlots } from '../shared/worker-slots.js';
 
 export const QUEUE_NAME = 'tasks';
 
 export interface BullmqExecutorOptions {
-  /** The redis store URL, `redis://host:port/db[?prefix=NAME]`; the queue lives under its prefix. */
+  /**
+   * The redis store URL, `redis://host:port/db[?prefix=NAME]` (or a Cluster's,
+   * `redis://host:port?cluster=1`); the queue lives under its prefix.
+   */
   connectionUrl: string;
-  /** Key prefix; default: the URL's `prefix`, else `taskrail`. Queue keys are `<prefix>:bull:tasks:*`. */
+  /**
+   * Key prefix; default: the URL's `prefix`, else `taskrail`. Queue keys are
+   * `<prefix>:{bull}:tasks:*`: the hash tag keeps the whole queue in one Cluster slot.
+   */
   prefix?: string;
   /** `dispatch`: only enqueue (a `serve --no-worker` replica). `work`: also run jobs (`taskrail worker`). */
   mode: 'dispatch' | 'work';
   /** Jobs this process runs at once (`work` mode). Default 10. */
   concurrency?: number;
   /**
-   * Names each job after the task's revision, so repeated dispatches of an unchanged task (crash
-   * recovery scans from every worker) collapse into one job while it waits. Without it every
-   * dispatch is a new job, which is still correct: a duplicate finds the lease held and returns.
+   * Deduplicates each task's jobs by its revision (BullMQ's `deduplication`), so repeated
+   * dispatches of an unchanged task (crash recovery scans from every worker) collapse into one
+   * job while it waits. Without it every dispatch is a new job, which is still correct: a
+   * duplicate finds the lease held and returns.
    */
   store?: TaskStore;
   /**
@@ -30,6 +38,9 @@ export interface BullmqExecutorOptions {
   lockMs?: number;
   logger?: Logger;
 }
+
+/** States in which a deduplicated job has yet to start, so it will run the task. */
+const WILL_RUN = new Set(['waiting', 'delayed', 'prioritized', 'waiting-children']);
 
 interface JobData {
   taskId: string;
@@ -43,13 +54,13 @@ interface JobData {
  */
 export class BullmqExecutor implements Executor {
   readonly #options: BullmqExecutorOptions;
-  readonly #connectUrl: string;
+  readonly #location: RedisLocation;
   readonly #prefix: string;
   readonly #nonce = randomBytes(6).toString('base64url');
   #counter = 0;
   #queue: Queue<JobData> | undefined;
   #worker: Worker<JobData> | undefined;
-  #connections: Redis[] = [];
+  #connections: RedisClient[] = [];
   #closing: Promise<void> | undefined;
   readonly #slots: WorkerSlots;
 
@@ -58,8 +69,8 @@ export class BullmqExecutor implements Executor {
     const concurrency = options.concurrency ?? 10;
     this.#slots = new WorkerSlots(concurrency, (message, error) => this.#warn(message, error));
     this.#options = { ...options, concurrency };
-    this.#connectUrl = location.connectUrl;
-    this.#prefix = `${options.prefix ?? location.prefix}:bull`;
+    this.#location = location;
+    this.#prefix = `${options.prefix ?? location.prefix}:{bull}`;
   }
 
   get mode(): 'dispatch' | 'work' {
@@ -103,13 +114,42 @@ export class BullmqExecutor implements Executor {
 
   async dispatch(taskId: string): Promise<void> {
     if (this.#closing !== undefined) return;
-    const jobId = await this.#jobId(taskId);
-    if (jobId === undefined) return;
-    await this.#getQueue().add(
+    const unique = `${taskId}.${this.#nonce}.${++this.#counter}`;
+    const store = this.#options.store;
+    if (store === undefined) {
+      await this.#add(taskId, unique);
+      return;
+    }
+    const task = await store.get(taskId);
+    if (task === undefined || task.status !== 'working') return;
+    const job = await this.#add(taskId, unique, `${taskId}.${task.revision}`);
+    if (job === unique) return;
+    // Deduplicated into an earlier job of this revision. Waiting, it will run the task; taken
+    // already, it may be a dead worker's (the task is dispatched because nobody holds its
+    // lease), so the task gets another job at once rather than after BullMQ's stall check.
+    const state = await this.#getQueue().getJobState(job);
+    if (!WILL_RUN.has(state)) await this.#add(taskId, `${unique}.again`);
+  }
+
+  /**
+   * Adds a job and returns the id of the job that will carry it: `jobId`, or with `dedupeId`
+   * the earlier job BullMQ deduplicated it into. BullMQ drops the deduplication key when that
+   * job completes or fails (jobs are removed on completion, so a key never outlives its job),
+   * and a new revision (the task was answered, or resumed) is a new id anyway.
+   */
+  async #add(taskId: string, jobId: string, dedupeId?: string): Promise<string> {
+    const job = await this.#getQueue().add(
       'run',
       { taskId },
-      { jobId, removeOnComplete: true, removeOnFail: true, attempts: 1 },
+      {
+        jobId,
+        removeOnComplete: true,
+        removeOnFail: true,
+        attempts: 1,
+        ...(dedupeId === undefined ? {} : { deduplication: { id: dedupeId } }),
+      },
     );
+    return job.id ?? jobId;
   }
 
   /**
@@ -134,24 +174,6 @@ export class BullmqExecutor implements Executor {
     await Promise.allSettled(this.#connections.map((connection) => connection.quit()));
   }
 
-  /**
-   * `<taskId>.<revision>`: a new job for every change (resumption), one for an unchanged task
-   * while it waits. A job of that name that is already active may belong to a dead worker (the
-   * task is being dispatched because nobody holds it), so the task gets another job at once
-   * rather than after BullMQ's stall detection; a duplicate just finds the lease taken.
-   */
-  async #jobId(taskId: string): Promise<string | undefined> {
-    const unique = `${taskId}.${this.#nonce}.${++this.#counter}`;
-    const store = this.#options.store;
-    if (store === undefined) return unique;
-    const task = await store.get(taskId);
-    if (task === undefined || task.status !== 'working') return undefined;
-    const jobId = `${taskId}.${task.revision}`;
-    const state = await this.#getQueue().getJobState(jobId);
-    if (state === 'unknown') return jobId;
-    return state === 'active' || state === 'completed' || state === 'failed' ? unique : undefined;
-  }
-
   #getQueue(): Queue<JobData> {
     this.#queue ??= new Queue<JobData>(QUEUE_NAME, {
       connection: this.#connection(3),
@@ -161,8 +183,8 @@ export class BullmqExecutor implements Executor {
   }
 
   /** Workers need `maxRetriesPerRequest: null` (blocking commands); producers should fail. */
-  #connection(maxRetriesPerRequest: number | null): Redis {
-    const connection = new Redis(this.#connectUrl, { maxRetriesPerRequest });
+  #connection(maxRetriesPerRequest: number | null): RedisClient {
+    const connection = newRedisClient(this.#location, { maxRetriesPerRequest });
     let reported = false; // once per outage, not once per reconnection attempt
     connection.on('error', (error: Error) => {
       if (!reported) this.#warn('redis connection lost (reconnecting)', error);

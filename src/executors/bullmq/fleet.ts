@@ -1,7 +1,8 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import type { Logger } from '../../runtime/api.js';
+import { newRedisClient } from '../../stores/redis/connect.js';
+import type { RedisClient } from '../../stores/redis/scripts.js';
 import { parseRedisUrl } from '../../stores/redis/url.js';
 import {
   fleetMismatches,
@@ -21,7 +22,7 @@ export {
  * Without a listener an ioredis 'error' event is an "Unhandled error event" stack on every
  * reconnect attempt. One warning per outage and one line on recovery instead.
  */
-function reportOutages(redis: Redis, logger: Logger): void {
+function reportOutages(redis: RedisClient, logger: Logger): void {
   let down = false;
   redis.on('error', (error: Error) => {
     if (down) return;
@@ -44,7 +45,7 @@ export async function joinFleet(
   const location = parseRedisUrl(storeUrl);
   const key = `${location.prefix}:fleet`;
   const field = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
-  const redis = new Redis(location.connectUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  const redis = newRedisClient(location, { lazyConnect: true, maxRetriesPerRequest: 1 });
   reportOutages(redis, logger);
   await redis.connect();
   const self = (): FleetMember => ({
@@ -75,7 +76,11 @@ export async function joinFleet(
   };
 }
 
-async function liveMembers(redis: Redis, key: string, selfField: string): Promise<FleetMember[]> {
+async function liveMembers(
+  redis: RedisClient,
+  key: string,
+  selfField: string,
+): Promise<FleetMember[]> {
   const all = await redis.hgetall(key);
   const now = Date.now();
   const live: FleetMember[] = [];

@@ -7,6 +7,7 @@ import { parsePostgresUrl } from '../../stores/postgres/url.js';
 import { waitAtMost, warnTo, WorkerSlots } from '../shared/worker-slots.js';
 import { installEnqueueTrigger } from './enqueue-trigger.js';
 import { loadGraphileWorker, type GraphileWorkerModule } from './load.js';
+import { RunnerSupervisor } from './runner-supervisor.js';
 
 export const TASK_IDENTIFIER = 'taskrail_run';
 
@@ -42,7 +43,8 @@ interface Engine {
  * lease in the store, so a duplicate or late delivery is harmless, and a killed worker's task
  * is found by the store's lease expiry and dispatched again (graphile-worker itself would hold
  * a dead worker's job for hours). New and resumed tasks get their job from a trigger in the
- * store's own transaction (enqueue-trigger.ts); only recovery scans add jobs from here.
+ * store's own transaction (enqueue-trigger.ts); only recovery scans add jobs from here. A
+ * runner that graphile-worker stops by itself is replaced at once (runner-supervisor.ts).
  *
  * graphile-worker's own connections commit without waiting for the disk
  * (`synchronous_commit=off`): its job rows are only a wake-up. A job lost in a database crash is
@@ -57,7 +59,7 @@ export class GraphileExecutor implements Executor {
   readonly #schema: string;
   readonly #slots: WorkerSlots;
   #engine: Promise<Engine> | undefined;
-  #runner: Promise<Runner> | undefined;
+  #runner: RunnerSupervisor | undefined;
   #closing: Promise<void> | undefined;
   /** Set once the store's writes add jobs themselves (the trigger is installed). */
   #enqueuedByStore = false;
@@ -78,8 +80,13 @@ export class GraphileExecutor implements Executor {
 
   start(run: (taskId: string) => Promise<void>): void {
     if (this.#options.mode !== 'work' || this.#runner !== undefined) return;
-    this.#runner = this.#startRunner(run);
-    this.#runner.catch((error: unknown) => this.#warn('graphile-worker did not start', error));
+    this.#runner = new RunnerSupervisor(
+      () => this.#startRunner(run),
+      (message, error) => this.#warn(message, error),
+    );
+    this.#runner
+      .started()
+      .catch((error: unknown) => this.#warn('graphile-worker did not start', error));
   }
 
   /**
@@ -89,7 +96,7 @@ export class GraphileExecutor implements Executor {
    */
   async ready(): Promise<void> {
     await this.#getEngine();
-    await this.#runner;
+    await this.#runner?.started();
   }
 
   /** In `work` mode, a free slot for a task this process creates and starts at once. */
@@ -143,8 +150,7 @@ export class GraphileExecutor implements Executor {
   }
 
   async #close(): Promise<void> {
-    const runner = await this.#runner?.catch(() => undefined);
-    await Promise.allSettled([runner?.stop(), ...this.#slots.inFlight]);
+    await Promise.allSettled([this.#runner?.stop(), ...this.#slots.inFlight]);
     const engine = await this.#engine?.catch(() => undefined);
     await Promise.resolve(engine?.utils.release()).catch(() => undefined);
     await engine?.pool.end().catch(() => undefined);

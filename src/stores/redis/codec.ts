@@ -26,7 +26,7 @@ export function withFixed(next: TaskRecord, storedFixed: unknown): TaskRecord {
 }
 
 /**
- * The body of the change notice a create publishes (after the origin, see scripts-task.ts):
+ * The body of the change notice a create publishes (after the origin, see lua/prelude.lua):
  * which task and its status, never its arguments or result.
  */
 export function createdNotice(task: TaskRecord): string {

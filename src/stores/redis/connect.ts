@@ -1,5 +1,6 @@
-import { Redis } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { TaskrailError } from '../../task/errors.js';
+import type { RedisClient } from './scripts.js';
 import type { RedisLocation } from './url.js';
 
 export type WarningSink = (message: string) => void;
@@ -11,9 +12,37 @@ export interface ConnectOptions {
   outages: OutageReporter;
 }
 
-/** Once connected, reconnect with backoff; before that, fail fast. */
 function reconnectDelay(attempt: number): number {
   return Math.min(100 * 2 ** attempt, 2000);
+}
+
+/**
+ * A client for a store URL: ioredis `Cluster` for `?cluster=1` (node options go to every node
+ * it discovers), else one `Redis`. Nothing connects before the first command or `connect()`.
+ */
+export function newRedisClient(location: RedisLocation, options: RedisOptions = {}): RedisClient {
+  const seeds = location.cluster;
+  if (seeds === undefined) return new Redis(location.connectUrl, options);
+  const { lazyConnect, ...nodeOptions } = options;
+  return new Cluster(seeds.nodes, {
+    lazyConnect: lazyConnect ?? false,
+    redisOptions: {
+      ...nodeOptions,
+      ...(seeds.username === undefined ? {} : { username: seeds.username }),
+      ...(seeds.password === undefined ? {} : { password: seeds.password }),
+      ...(seeds.tls ? { tls: {} } : {}),
+    },
+    // Slots move during a failover: wait for the cluster to settle rather than fail at once.
+    retryDelayOnFailover: 200,
+    retryDelayOnClusterDown: 200,
+    retryDelayOnTryAgain: 100,
+  });
+}
+
+/** Once connected, reconnect with backoff; before that, fail fast. */
+function setReconnecting(redis: RedisClient, strategy: (attempt: number) => number | null): void {
+  if (redis instanceof Cluster) redis.options.clusterRetryStrategy = strategy;
+  else redis.options.retryStrategy = strategy;
 }
 
 /**
@@ -23,14 +52,14 @@ function reconnectDelay(attempt: number): number {
 export async function connectRedis(
   location: RedisLocation,
   options: ConnectOptions,
-): Promise<Redis> {
+): Promise<RedisClient> {
   let lastError: Error | undefined;
-  const redis = new Redis(location.connectUrl, {
+  const redis = newRedisClient(location, {
     lazyConnect: true,
     connectTimeout: options.connectTimeoutMs ?? 5000,
-    retryStrategy: () => null,
     maxRetriesPerRequest: 3,
   });
+  setReconnecting(redis, () => null);
   const onError = (error: Error) => {
     lastError = error;
   };
@@ -47,7 +76,7 @@ export async function connectRedis(
     );
   }
   redis.off('error', onError);
-  redis.options.retryStrategy = reconnectDelay;
+  setReconnecting(redis, reconnectDelay);
   options.outages.watch(redis);
   return redis;
 }
@@ -60,7 +89,7 @@ export async function connectRedis(
 export class OutageReporter {
   readonly #location: RedisLocation;
   readonly #warn: WarningSink;
-  readonly #down = new Set<Redis>();
+  readonly #down = new Set<RedisClient>();
   #reported = false;
 
   constructor(location: RedisLocation, warn: WarningSink) {
@@ -68,7 +97,7 @@ export class OutageReporter {
     this.#warn = warn;
   }
 
-  watch(redis: Redis): void {
+  watch(redis: RedisClient): void {
     redis.on('error', (error: Error) => {
       this.#down.add(redis);
       if (this.#reported) return;
@@ -89,7 +118,7 @@ export class OutageReporter {
  * tell, and say nothing.
  */
 export async function checkEvictionPolicy(
-  redis: Redis,
+  redis: RedisClient,
   location: RedisLocation,
   warn: WarningSink,
 ): Promise<void> {

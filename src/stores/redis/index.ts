@@ -36,10 +36,17 @@ export interface RedisStoreOptions {
   leaseClock?: 'redis' | 'caller';
 }
 
+/**
+ * How many hash slots a Cluster store spreads its tasks over (each slot lives on one master).
+ * Every process sharing a store must agree, so this is fixed, not an option.
+ */
+const CLUSTER_BUCKETS = 16;
+
 const defaultWarn: WarningSink = (message) => process.emitWarning(`taskrail: ${message}`);
 
 /**
- * Opens the task store at `redis://[user:pass@]host:port/db[?prefix=NAME]`: connects (failing
+ * Opens the task store at `redis://[user:pass@]host:port/db[?prefix=NAME]`, or on a Redis
+ * Cluster at `redis://host:port?cluster=1[&nodes=host:port,…]`: connects (failing
  * fast with STORE_UNAVAILABLE), warns when Redis may evict keys, and subscribes to the events
  * channel so this store re-emits every other replica's writes.
  */
@@ -58,6 +65,7 @@ export async function openRedisStore(
       : { connectTimeoutMs: options.connectTimeoutMs }),
   };
   const redis = await connectRedis(location, connectOptions);
+  // A Cluster's subscriber is a Cluster too; a single Redis's is one more connection.
   const subscriber = redis.duplicate();
   outages.watch(subscriber);
   const origin = randomBytes(9).toString('base64url');
@@ -65,6 +73,7 @@ export async function openRedisStore(
     redis,
     subscriber,
     prefix: location.prefix,
+    buckets: location.cluster === undefined ? 1 : CLUSTER_BUCKETS,
     description: `redis task store ${location.safeUrl}`,
     clock: options.clock ?? systemClock,
     origin,

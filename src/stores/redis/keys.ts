@@ -1,46 +1,70 @@
 /**
- * The key layout under a prefix P (all strings):
- * - `P:task:<id>`       hash: `fixed` (JSON of the fields set at creation), `data` (JSON of the
- *                       rest), `revision`, `status`, `expiresAt` ('' = never), `member`,
- *                       `pindex`, `idem`, and while leased `leaseToken`, `leaseOwner`, `leaseExpiresAt`
- * - `P:steps:<id>`      hash: step name → JSON value
- * - `P:idem:<principal>:<key>`  string: task id (URI-encoded parts)
- * - `P:created`         sorted set, all scores 0, member `<createdAt 15 digits>:<id>` (lex order)
- * - `P:principal:<principal>`   the same, per principal
- * - `P:working`         sorted set: member as above, score = lease expiry (0 = not leased)
- * - `P:expiry`          sorted set: member as above, score = expiresAt
- * - `P:events`          pub/sub channel
+ * The key layout under a prefix P. Tasks are spread over buckets (1 on a single Redis, 16 on a
+ * Cluster) by a hash of their id; every key of a task and every index of its bucket carries the
+ * hash tag `{b}`, so each Lua script touches one Cluster slot.
+ * - `P:{b}:task:<id>`      hash: `fixed` (JSON of the fields set at creation), `data` (JSON of
+ *                          the rest), `revision`, `status`, `expiresAt` ('' = never), `member`,
+ *                          `pindex`, `idem`, and while leased `leaseToken`, `leaseOwner`,
+ *                          `leaseExpiresAt`
+ * - `P:{b}:steps:<id>`     hash: step name → JSON value
+ * - `P:{b}:idem:<principal>:<key>`  string `<task id> <reserved at>`; b from principal and key
+ * - `P:{b}:created`        sorted set, all scores 0, member `<createdAt 15 digits>:<id>` (lex)
+ * - `P:{b}:principal:<principal>`   the same, per principal
+ * - `P:{b}:working`        sorted set: member as above, score = lease expiry (0 = not leased)
+ * - `P:{b}:expiry`         sorted set: member as above, score = expiresAt
+ * - `P:events`             pub/sub channel
  */
 export class RedisKeys {
-  constructor(readonly prefix: string) {}
+  constructor(
+    readonly prefix: string,
+    readonly buckets: number,
+  ) {}
 
-  get base(): string {
-    return `${this.prefix}:`;
+  /** Every bucket number, for the readers that look across all tasks. */
+  get allBuckets(): number[] {
+    return Array.from({ length: this.buckets }, (_, i) => i);
+  }
+  bucketOf(text: string): number {
+    return this.buckets === 1 ? 0 : fnv1a(text) % this.buckets;
   }
   task(id: string): string {
-    return `${this.prefix}:task:${id}`;
+    return `${this.#tagged(this.bucketOf(id))}task:${id}`;
   }
   steps(id: string): string {
-    return `${this.prefix}:steps:${id}`;
+    return `${this.#tagged(this.bucketOf(id))}steps:${id}`;
   }
   idempotency(principal: string, key: string): string {
-    return `${this.prefix}:idem:${encodeURIComponent(principal)}:${encodeURIComponent(key)}`;
+    const name = `${encodeURIComponent(principal)}:${encodeURIComponent(key)}`;
+    return `${this.#tagged(this.bucketOf(name))}idem:${name}`;
   }
-  principal(principal: string): string {
-    return `${this.prefix}:principal:${encodeURIComponent(principal)}`;
+  principal(bucket: number, principal: string): string {
+    return `${this.#tagged(bucket)}principal:${encodeURIComponent(principal)}`;
   }
-  get created(): string {
-    return `${this.prefix}:created`;
+  created(bucket: number): string {
+    return `${this.#tagged(bucket)}created`;
   }
-  get working(): string {
-    return `${this.prefix}:working`;
+  working(bucket: number): string {
+    return `${this.#tagged(bucket)}working`;
   }
-  get expiry(): string {
-    return `${this.prefix}:expiry`;
+  expiry(bucket: number): string {
+    return `${this.#tagged(bucket)}expiry`;
   }
   get channel(): string {
     return `${this.prefix}:events`;
   }
+  #tagged(bucket: number): string {
+    return `${this.prefix}:{${bucket}}:`;
+  }
+}
+
+/** 32-bit FNV-1a over UTF-16 code units: cheap, stable across processes and versions. */
+function fnv1a(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
 }
 
 /** Index member: sorts by creation time, then id, as plain strings. */

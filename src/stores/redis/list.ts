@@ -1,37 +1,67 @@
-import type { Redis } from 'ioredis';
 import type { ListPage, ListQuery } from '../../store/port.js';
 import type { TaskRecord } from '../../task/record.js';
 import { isExpired } from '../../task/record.js';
 import { clampListLimit, decodeListCursor, encodeListCursor } from '../shared/list-cursor.js';
 import { decodeRecord } from './codec.js';
 import { indexMember, memberId, type RedisKeys } from './keys.js';
+import type { RedisClient } from './scripts.js';
 
 const BATCH = 200;
 
+interface Found {
+  member: string;
+  task: TaskRecord;
+}
+
 /**
- * Pages through an index newest first (members sort as `createdAt:id`, so a reverse lex range
- * after the cursor's member is the next page) and filters status and tool here. Index entries
- * whose task hash already expired are dropped on the way.
+ * Pages through the index of every bucket newest first (members sort as `createdAt:id`, so a
+ * reverse lex range after the cursor's member is the next page), filtering status and tool
+ * here, then merges the buckets' pages. Index entries whose task hash is gone are dropped.
  */
 export async function listTasks(
-  redis: Redis,
+  redis: RedisClient,
   keys: RedisKeys,
   query: ListQuery,
   now: number,
 ): Promise<ListPage> {
   const limit = clampListLimit(query.limit);
-  const index = query.principal === undefined ? keys.created : keys.principal(query.principal);
   const after = query.cursor === undefined ? undefined : decodeListCursor(query.cursor);
-  let upper = after === undefined ? '+' : `(${indexMember(after.createdAt, after.id)}`;
-  const found: TaskRecord[] = [];
+  const upper = after === undefined ? '+' : `(${indexMember(after.createdAt, after.id)}`;
+  const pages = await Promise.all(
+    keys.allBuckets.map((bucket) => {
+      const index =
+        query.principal === undefined
+          ? keys.created(bucket)
+          : keys.principal(bucket, query.principal);
+      return listBucket(redis, keys, index, upper, (task) => matches(task, query, now), limit);
+    }),
+  );
+  const found = pages.flat().sort((a, b) => (a.member < b.member ? 1 : -1));
+  return page(
+    found.map((entry) => entry.task),
+    limit,
+  );
+}
+
+/** Up to `limit + 1` matching tasks of one bucket's index, newest first. */
+async function listBucket(
+  redis: RedisClient,
+  keys: RedisKeys,
+  index: string,
+  start: string,
+  keep: (task: TaskRecord) => boolean,
+  limit: number,
+): Promise<Found[]> {
+  const found: Found[] = [];
+  let upper = start;
   for (;;) {
     const members = await redis.zrange(index, upper, '-', 'BYLEX', 'REV', 'LIMIT', 0, BATCH);
     const tasks = await loadAll(redis, keys, index, members);
-    for (const task of tasks) {
-      if (task !== undefined && matches(task, query, now)) found.push(task);
-      if (found.length > limit) return page(found, limit);
+    for (const [i, task] of tasks.entries()) {
+      if (task !== undefined && keep(task)) found.push({ member: members[i] as string, task });
+      if (found.length > limit) return found;
     }
-    if (members.length < BATCH) return page(found, limit);
+    if (members.length < BATCH) return found;
     upper = `(${members[members.length - 1] as string}`;
   }
 }
@@ -52,8 +82,9 @@ function page(found: TaskRecord[], limit: number): ListPage {
     : { tasks };
 }
 
+/** One pipeline per bucket: a bucket's keys share one slot, so one Cluster node. */
 async function loadAll(
-  redis: Redis,
+  redis: RedisClient,
   keys: RedisKeys,
   index: string,
   members: string[],

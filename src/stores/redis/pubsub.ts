@@ -1,6 +1,6 @@
-import type { Redis } from 'ioredis';
 import type { TaskStore } from '../../store/port.js';
 import { EventRelay } from '../shared/event-relay.js';
+import type { RedisClient } from './scripts.js';
 
 /**
  * Re-emits the writes of other replicas through this store's events. Messages are change
@@ -9,7 +9,7 @@ import { EventRelay } from '../shared/event-relay.js';
  * skipped.
  */
 export async function subscribeEvents(
-  subscriber: Redis,
+  subscriber: RedisClient,
   channel: string,
   origin: string,
   store: TaskStore,

@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import { TaskEvents } from '../../store/events.js';
 import type {
   ClaimOptions,
@@ -27,16 +26,19 @@ import {
   withFixed,
   writeNotice,
 } from './codec.js';
-import { indexMember, memberId, RedisKeys } from './keys.js';
+import { indexMember, RedisKeys } from './keys.js';
 import { classifyFailures } from './errors.js';
+import { forgetIdempotencyKey, reserveIdempotencyKey } from './idempotency.js';
 import { listTasks } from './list.js';
-import { claimScript, releaseScript, renewScript } from './scripts-lease.js';
-import { compareAndSetScript, createScript, saveStepScript, sweepScript } from './scripts-task.js';
+import { findLeased, findRunnable, sweepExpired, type ScanParts } from './scans.js';
+import { RedisScripts, type RedisClient } from './scripts.js';
 
 export interface RedisStoreParts {
-  redis: Redis;
-  subscriber: Redis;
+  redis: RedisClient;
+  subscriber: RedisClient;
   prefix: string;
+  /** 1 on a single Redis; on a Cluster, how many slots the tasks spread over (see keys.ts). */
+  buckets: number;
   description: string;
   clock: Clock;
   /** This instance's id on the events channel. */
@@ -56,8 +58,9 @@ type Reply = Array<string | number | null>;
 export class RedisTaskStore implements TaskStore {
   readonly description: string;
   readonly events = new TaskEvents();
-  readonly #redis: Redis;
-  readonly #subscriber: Redis;
+  readonly #redis: RedisClient;
+  readonly #subscriber: RedisClient;
+  readonly #scripts: RedisScripts;
   readonly #keys: RedisKeys;
   readonly #clock: Clock;
   readonly #origin: string;
@@ -68,7 +71,8 @@ export class RedisTaskStore implements TaskStore {
   constructor(parts: RedisStoreParts) {
     this.#redis = parts.redis;
     this.#subscriber = parts.subscriber;
-    this.#keys = new RedisKeys(parts.prefix);
+    this.#scripts = new RedisScripts(parts.redis);
+    this.#keys = new RedisKeys(parts.prefix, parts.buckets);
     this.#clock = parts.clock;
     this.#origin = parts.origin;
     this.#graceMs = parts.expiryGraceMs;
@@ -83,29 +87,35 @@ export class RedisTaskStore implements TaskStore {
     const token = lease === undefined ? '' : newToken();
     const keys = this.#keys;
     const encoded = encodeRecord(task);
-    const useIdem = task.idempotencyKey !== undefined;
-    const reply = (await createScript.run(
-      this.#redis,
+    const redisExpiryMs = this.#redisExpiryMs(task.expiresAt);
+    const idem =
+      task.idempotencyKey === undefined
+        ? ''
+        : keys.idempotency(task.principal, task.idempotencyKey);
+    if (idem !== '') {
+      const parts = { redis: this.#redis, scripts: this.#scripts, keys };
+      const found = await reserveIdempotencyKey(parts, idem, task, redisExpiryMs, this.#clock());
+      if (!found.reserved) return { task: found.earlier, created: false };
+    }
+    const bucket = keys.bucketOf(task.id);
+    const reply = (await this.#scripts.run(
+      'create',
       [
         keys.task(task.id),
-        keys.idempotency(task.principal, task.idempotencyKey ?? ''),
-        keys.created,
-        keys.principal(task.principal),
-        keys.working,
-        keys.expiry,
+        keys.created(bucket),
+        keys.principal(bucket, task.principal),
+        keys.working(bucket),
+        keys.expiry(bucket),
       ],
       [
-        task.id,
         encoded.fixed,
         encoded.data,
         task.status,
         task.revision,
         indexMember(task.createdAt, task.id),
         task.expiresAt ?? '',
-        this.#redisExpiryMs(task.expiresAt),
-        useIdem ? '1' : '0',
-        this.#clock(),
-        keys.base,
+        redisExpiryMs,
+        idem,
         keys.channel,
         this.#origin,
         lease?.owner ?? '',
@@ -115,8 +125,10 @@ export class RedisTaskStore implements TaskStore {
         createdNotice(task),
       ],
     )) as Reply;
-    if (reply[0] === -1) throw new TaskrailError('CONFLICT', `task ${task.id} already exists`);
-    if (reply[0] === 0) return { task: decodeRecord(reply[1], reply[2]), created: false };
+    if (reply[0] === -1) {
+      if (idem !== '') await forgetIdempotencyKey({ scripts: this.#scripts }, idem, task.id);
+      throw new TaskrailError('CONFLICT', `task ${task.id} already exists`);
+    }
     const stored = decodeRecord(encoded.fixed, encoded.data);
     if (this.events.listenerCount('task:created') > 0) {
       this.events.emit('task:created', { task: decodeRecord(encoded.fixed, encoded.data) });
@@ -139,9 +151,10 @@ export class RedisTaskStore implements TaskStore {
     this.#assertOpen();
     assertNextRevision(next, expectedRevision);
     const data = encodeData(next);
-    const reply = (await compareAndSetScript.run(
-      this.#redis,
-      [this.#keys.task(next.id), this.#keys.working, this.#keys.expiry],
+    const bucket = this.#keys.bucketOf(next.id);
+    const reply = (await this.#scripts.run(
+      'compare-and-set',
+      [this.#keys.task(next.id), this.#keys.working(bucket), this.#keys.expiry(bucket)],
       [
         expectedRevision,
         data,
@@ -177,18 +190,14 @@ export class RedisTaskStore implements TaskStore {
     this.#assertOpen();
     assertLeaseMs(leaseMs);
     const token = newToken();
-    const reply = (await claimScript.run(
-      this.#redis,
-      [this.#keys.task(id), this.#keys.working],
-      [
-        owner,
-        token,
-        Math.ceil(leaseMs),
-        this.#clock(),
-        options.takeOverFrom ?? '',
-        this.#callerLeaseNow(),
-      ],
-    )) as Reply | null;
+    const reply = (await this.#scripts.run('claim', this.#leaseKeys(id), [
+      owner,
+      token,
+      Math.ceil(leaseMs),
+      this.#clock(),
+      options.takeOverFrom ?? '',
+      this.#callerLeaseNow(),
+    ])) as Reply | null;
     if (reply === null) return undefined;
     return { token, expiresAt: Number(reply[0]), interrupted: reply[1] === 1 };
   }
@@ -196,84 +205,40 @@ export class RedisTaskStore implements TaskStore {
   async renewLease(id: string, token: string, leaseMs: number): Promise<LeaseRenewal> {
     this.#assertOpen();
     assertLeaseMs(leaseMs);
-    const reply = (await renewScript.run(
-      this.#redis,
-      [this.#keys.task(id), this.#keys.working],
-      [token, Math.ceil(leaseMs), this.#clock(), this.#callerLeaseNow()],
-    )) as Reply;
+    const reply = (await this.#scripts.run('renew-lease', this.#leaseKeys(id), [
+      token,
+      Math.ceil(leaseMs),
+      this.#clock(),
+      this.#callerLeaseNow(),
+    ])) as Reply;
     const status = isTaskStatus(reply[1]) ? reply[1] : undefined;
     return { held: reply[0] === 1, status };
   }
 
   async releaseLease(id: string, token: string, options: ReleaseOptions = {}): Promise<void> {
     this.#assertOpen();
-    await releaseScript.run(
-      this.#redis,
-      [this.#keys.task(id), this.#keys.working],
-      [token, options.abandoned === true ? '1' : '0'],
-    );
+    await this.#scripts.run('release-lease', this.#leaseKeys(id), [
+      token,
+      options.abandoned === true ? '1' : '0',
+    ]);
   }
 
   async findRunnable(limit: number): Promise<string[]> {
     this.#assertOpen();
     if (limit <= 0) return [];
-    const now = this.#clock();
-    const leaseTime = await this.#leaseNow();
-    const runnable: string[] = [];
-    let offset = 0;
-    const batch = Math.max(limit, 50);
-    for (;;) {
-      const members = await this.#redis.zrangebyscore(
-        this.#keys.working,
-        '-inf',
-        leaseTime,
-        'LIMIT',
-        offset,
-        batch,
-      );
-      const live = await this.#liveWorking(members.map(memberId), now);
-      for (const id of live) if (runnable.length < limit) runnable.push(id);
-      if (runnable.length >= limit || members.length < batch) return runnable;
-      offset += members.length;
-    }
+    return findRunnable(this.#scanParts(), limit, this.#clock(), this.#callerLeaseNow());
   }
 
   async findLeased(limit: number): Promise<LeaseHolder[]> {
     this.#assertOpen();
     if (limit <= 0) return [];
-    const now = this.#clock();
-    const leaseTime = await this.#leaseNow();
-    // A working task's score in P:working is its lease expiry (0 while nobody holds it), so
-    // leases nobody renews (a dead holder's) come first.
-    const members = await this.#redis.zrangebyscore(
-      this.#keys.working,
-      `(${leaseTime}`,
-      '+inf',
-      'LIMIT',
-      0,
-      limit,
-    );
-    const ids = members.map(memberId);
-    if (ids.length === 0) return [];
-    const pipeline = this.#redis.pipeline();
-    for (const id of ids) {
-      pipeline.hmget(this.#keys.task(id), 'status', 'expiresAt', 'leaseOwner', 'leaseExpiresAt');
-    }
-    const replies = (await pipeline.exec()) ?? [];
-    const held: LeaseHolder[] = [];
-    ids.forEach((id, i) => {
-      const [status, expiresAt, owner, until] = (replies[i]?.[1] ?? []) as (string | null)[];
-      const live = expiresAt === '' || Number(expiresAt) > now;
-      if (status === 'working' && live && owner && Number(until) > leaseTime)
-        held.push({ id, owner });
-    });
-    return held;
+    return findLeased(this.#scanParts(), limit, this.#clock(), this.#callerLeaseNow());
   }
 
   async saveStep(id: string, name: string, value: unknown): Promise<void> {
     this.#assertOpen();
-    const saved = await saveStepScript.run(
-      this.#redis,
+    const saved = await this.#scripts.run(
+      'save-step',
       [this.#keys.task(id), this.#keys.steps(id)],
       [name, JSON.stringify(value ?? null), this.#clock()],
     );
@@ -297,12 +262,7 @@ export class RedisTaskStore implements TaskStore {
   async sweepExpired(limit: number): Promise<string[]> {
     this.#assertOpen();
     if (limit <= 0) return [];
-    const keys = this.#keys;
-    const ids = (await sweepScript.run(
-      this.#redis,
-      [keys.expiry, keys.created, keys.working],
-      [this.#clock(), Math.floor(limit), keys.base, keys.channel, this.#origin],
-    )) as string[];
+    const ids = await sweepExpired(this.#scanParts(), Math.floor(limit), this.#clock());
     for (const id of ids) this.events.emit('task:deleted', { id });
     return ids;
   }
@@ -319,32 +279,18 @@ export class RedisTaskStore implements TaskStore {
     return Math.max(1, Math.ceil(expiresAt - this.#clock() + this.#graceMs));
   }
 
-  /** Drops ids whose task expired (or vanished) from a batch of runnable candidates. */
-  async #liveWorking(ids: string[], now: number): Promise<string[]> {
-    if (ids.length === 0) return [];
-    const pipeline = this.#redis.pipeline();
-    for (const id of ids) pipeline.hmget(this.#keys.task(id), 'status', 'expiresAt');
-    const replies = (await pipeline.exec()) ?? [];
-    return ids.filter((_id, i) => {
-      const [status, expiresAt] = (replies[i]?.[1] ?? [null, null]) as [
-        string | null,
-        string | null,
-      ];
-      if (status !== 'working' || expiresAt === null) return false;
-      return expiresAt === '' || Number(expiresAt) > now;
-    });
+  #leaseKeys(id: string): string[] {
+    return [this.#keys.task(id), this.#keys.working(this.#keys.bucketOf(id))];
+  }
+
+  #scanParts(): ScanParts {
+    const parts = { redis: this.#redis, scripts: this.#scripts, keys: this.#keys };
+    return { ...parts, channel: this.#keys.channel, origin: this.#origin };
   }
 
   /** The caller's time for lease scripts, or '' for Redis's own clock (the default). */
   #callerLeaseNow(): number | '' {
     return this.#leaseClock === 'caller' ? this.#clock() : '';
-  }
-
-  /** Now on the clock leases are judged by. */
-  async #leaseNow(): Promise<number> {
-    if (this.#leaseClock === 'caller') return this.#clock();
-    const [seconds, micros] = await this.#redis.time();
-    return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
   }
 
   #assertOpen(): void {

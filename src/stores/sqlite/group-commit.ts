@@ -5,6 +5,7 @@ type Write = () => unknown;
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 interface Pending {
   write: Write;
+  savepoint: boolean;
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
@@ -14,16 +15,19 @@ export type Runner = <T>(operation: () => T) => Promise<T>;
 
 /**
  * Group commit: the writes asked for while the event loop was busy (with `synchronous=full`,
- * in practice while the previous commit's fsync held it) run in one IMMEDIATE transaction,
- * each in its own savepoint, and share that transaction's one commit (and so, in full mode,
- * one fsync); a transaction's fixed cost is paid once per batch, not once per write.
+ * in practice while the previous commit's fsync held it) run in one IMMEDIATE transaction
+ * and share its one commit (and so, in full mode, one fsync); a transaction's fixed cost is
+ * paid once per batch, not once per write. A write that may refuse (throw a TaskrailError)
+ * after it changed something runs in its own savepoint, so its refusal undoes only its own
+ * changes; the others (most: they refuse, if ever, before their first change) run without one,
+ * since a savepoint copies every page it touches to a statement journal first.
  * Every write's promise settles only after the commit returned: a reply built on it describes
  * data on disk. A write's own refusal (a TaskrailError such as a conflict) fails that write
  * alone; anything else (I/O error, full disk, a failed commit) rolls the whole batch back and
  * fails every write of it with the store's classified, retryable error.
  */
 export class GroupCommit {
-  readonly #batchTx: (writes: Write[]) => Outcome[];
+  readonly #batchTx: (writes: Pending[]) => Outcome[];
   readonly #run: Runner;
   #queue: Pending[] = [];
   #flushing: Promise<void> | undefined;
@@ -31,10 +35,10 @@ export class GroupCommit {
   constructor(db: Database.Database, run: Runner) {
     this.#run = run;
     const savepoint = db.transaction((write: Write) => write());
-    this.#batchTx = db.transaction((writes: Write[]) =>
-      writes.map((write): Outcome => {
+    this.#batchTx = db.transaction((writes: Pending[]) =>
+      writes.map(({ write, savepoint: undoable }): Outcome => {
         try {
-          return { ok: true, value: savepoint(write) };
+          return { ok: true, value: undoable ? savepoint(write) : write() };
         } catch (error) {
           if (error instanceof TaskrailError) return { ok: false, error };
           throw error;
@@ -43,10 +47,14 @@ export class GroupCommit {
     ).immediate;
   }
 
-  /** Queues `write` for the next batch; resolves with its result once the batch committed. */
-  write<T>(write: () => T): Promise<T> {
+  /**
+   * Queues `write` for the next batch; resolves with its result once the batch committed.
+   * `savepoint`: the write may throw a TaskrailError after its first change (see above).
+   */
+  write<T>(write: () => T, { savepoint = false }: { savepoint?: boolean } = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ write, resolve: resolve as (value: unknown) => void, reject });
+      const settle = { resolve: resolve as (value: unknown) => void, reject };
+      this.#queue.push({ write, savepoint, ...settle });
       this.#flushing ??= new Promise<void>((next) => setImmediate(next)).then(() => this.#drain());
     });
   }
@@ -73,7 +81,7 @@ export class GroupCommit {
   async #commit(batch: Pending[]): Promise<void> {
     let outcomes: Outcome[];
     try {
-      outcomes = await this.#run(() => this.#batchTx(batch.map((p) => p.write)));
+      outcomes = await this.#run(() => this.#batchTx(batch));
     } catch (error) {
       for (const pending of batch) pending.reject(error);
       return;

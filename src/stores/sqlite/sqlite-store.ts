@@ -50,7 +50,9 @@ export interface SqliteTaskStoreOptions {
   synchronous?: 'normal' | 'full';
 }
 
-type CasResult = { outcome: CompareAndSetOutcome; previous?: TaskStatus };
+/** `row`: what was written, from which listeners get their own copy. */
+type CasResult = { outcome: CompareAndSetOutcome; previous?: TaskStatus; row?: TaskRow };
+type Created = CreateOutcome & { staleId?: string; row?: TaskRow };
 type ClaimHead = {
   status: string;
   expires_at: number | null;
@@ -67,8 +69,8 @@ type TaskHead = FixedColumns & {
 
 /**
  * A `TaskStore` in one SQLite file (better-sqlite3, WAL). Several processes may open the same
- * file: writes run in IMMEDIATE transactions (concurrent ones batched, see group-commit.ts),
- * each a compare-and-set on the revision.
+ * file: writes run in IMMEDIATE transactions (concurrent ones batched, see group-commit.ts;
+ * the `…InTx` methods run inside one), each a compare-and-set on the revision.
  * Events are local: listeners hear only the writes made through this instance, not those of
  * other processes sharing the file.
  */
@@ -80,21 +82,6 @@ export class SqliteTaskStore implements TaskStore {
   readonly #clock: Clock;
   readonly #sql: Statements;
   readonly #listStatements = new Map<string, Database.Statement>();
-  readonly #createTx: (
-    task: TaskRecord,
-    now: number,
-    lease: CreateOptions['lease'],
-  ) => CreateOutcome & { staleId?: string };
-  readonly #casTx: (next: TaskRecord, expected: number, now: number) => CasResult;
-  readonly #claimTx: (
-    id: string,
-    owner: string,
-    leaseMs: number,
-    takeOverFrom: string | undefined,
-  ) => LeaseGrant | undefined;
-  readonly #renewTx: (id: string, token: string, leaseMs: number) => LeaseRenewal;
-  readonly #sweepTx: (limit: number) => string[];
-  readonly #saveStepTx: (id: string, name: string, json: string) => void;
   readonly #lockBudgetMs: number;
   /** Concurrent writes share one transaction; with `synchronous: 'full'` also one fsync. */
   readonly #group: GroupCommit;
@@ -111,12 +98,6 @@ export class SqliteTaskStore implements TaskStore {
       now: this.#clock(),
     });
     this.#sql = prepareStatements(this.#db);
-    this.#createTx = this.#db.transaction(this.#createInTx.bind(this)).immediate;
-    this.#casTx = this.#db.transaction(this.#casInTx.bind(this)).immediate;
-    this.#claimTx = this.#db.transaction(this.#claimInTx.bind(this)).immediate;
-    this.#renewTx = this.#db.transaction(this.#renewInTx.bind(this)).immediate;
-    this.#sweepTx = this.#db.transaction(this.#sweepInTx.bind(this)).immediate;
-    this.#saveStepTx = this.#db.transaction(this.#saveStepInTx.bind(this)).immediate;
     this.#group = new GroupCommit(this.#db, (operation) => this.#run(operation));
   }
 
@@ -127,17 +108,27 @@ export class SqliteTaskStore implements TaskStore {
 
   async create(task: TaskRecord, options: CreateOptions = {}): Promise<CreateOutcome> {
     if (options.lease !== undefined) assertLeaseMs(options.lease.leaseMs);
-    const result = await this.#group.write(() => {
-      if (task.idempotencyKey !== undefined || options.lease !== undefined) {
-        return this.#createTx(task, this.#clock(), options.lease);
-      }
-      return { task: this.#insert(task), created: true };
-    });
+    // Only a keyed create can refuse after a change: a conflicting insert after it deleted an
+    // expired task holding the same key.
+    const savepoint = task.idempotencyKey !== undefined;
+    const result = await this.#group.write(
+      (): Created => {
+        if (task.idempotencyKey !== undefined || options.lease !== undefined) {
+          return this.#createInTx(task, this.#clock(), options.lease);
+        }
+        return { ...this.#insert(task), created: true };
+      },
+      { savepoint },
+    );
     if (result.staleId !== undefined) this.events.emit('task:deleted', { id: result.staleId });
-    if (result.created && this.events.listenerCount('task:created') > 0) {
-      this.events.emit('task:created', { task: copy(result.task) });
+    if (
+      result.created &&
+      result.row !== undefined &&
+      this.events.listenerCount('task:created') > 0
+    ) {
+      this.events.emit('task:created', { task: rowToRecord(result.row) });
     }
-    const { staleId: _stale, ...outcome } = result;
+    const { staleId: _stale, row: _row, ...outcome } = result;
     return outcome;
   }
 
@@ -150,11 +141,14 @@ export class SqliteTaskStore implements TaskStore {
 
   async compareAndSet(next: TaskRecord, expectedRevision: number): Promise<CompareAndSetOutcome> {
     assertNextRevision(next, expectedRevision);
-    const { outcome, previous } = await this.#group.write(() =>
-      this.#casTx(next, expectedRevision, this.#clock()),
+    const { outcome, previous, row } = await this.#group.write(() =>
+      this.#casInTx(next, expectedRevision, this.#clock()),
     );
-    if (outcome.ok && previous !== undefined && this.#listened(previous, outcome.task.status)) {
-      this.events.emitWrite(copy(outcome.task), previous);
+    if (outcome.ok && previous !== undefined && row !== undefined) {
+      // Listeners get their own copy, read back from the written columns as a `get` would.
+      if (this.#listened(previous, outcome.task.status)) {
+        this.events.emitWrite(rowToRecord(row), previous);
+      }
     }
     return outcome;
   }
@@ -166,12 +160,12 @@ export class SqliteTaskStore implements TaskStore {
     options: ClaimOptions = {},
   ): Promise<LeaseGrant | undefined> {
     assertLeaseMs(leaseMs);
-    return this.#group.write(() => this.#claimTx(id, owner, leaseMs, options.takeOverFrom));
+    return this.#group.write(() => this.#claimInTx(id, owner, leaseMs, options));
   }
 
   async renewLease(id: string, token: string, leaseMs: number): Promise<LeaseRenewal> {
     assertLeaseMs(leaseMs);
-    return this.#group.write(() => this.#renewTx(id, token, leaseMs));
+    return this.#group.write(() => this.#renewInTx(id, token, leaseMs));
   }
 
   async releaseLease(id: string, token: string, options: ReleaseOptions = {}): Promise<void> {
@@ -194,17 +188,13 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   async saveStep(id: string, name: string, value: unknown): Promise<void> {
-    await this.#group.write(() => this.#saveStepTx(id, name, JSON.stringify(value ?? null)));
+    await this.#group.write(() => this.#saveStepInTx(id, name, JSON.stringify(value ?? null)));
   }
 
   async loadSteps(id: string): Promise<Record<string, unknown>> {
     return this.#run(() => {
-      const steps: Record<string, unknown> = {};
-      if (this.#sql.selectVisibleStatus.get({ id, now: this.#clock() }) === undefined) return steps;
-      for (const row of this.#sql.selectSteps.all(id) as { name: string; value: string }[]) {
-        steps[row.name] = JSON.parse(row.value);
-      }
-      return steps;
+      if (this.#sql.selectVisibleStatus.get({ id, now: this.#clock() }) === undefined) return {};
+      return this.#steps(id);
     });
   }
 
@@ -230,7 +220,7 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   async sweepExpired(limit: number): Promise<string[]> {
-    const ids = await this.#group.write(() => this.#sweepTx(limit));
+    const ids = await this.#group.write(() => this.#sweepInTx(limit));
     for (const id of ids) this.events.emit('task:deleted', { id });
     return ids;
   }
@@ -256,12 +246,12 @@ export class SqliteTaskStore implements TaskStore {
     return withLockWaits(operation, this.#lockBudgetMs, () => this.#closed);
   }
 
-  /** Inserts and returns the record as stored (a copy rebuilt from the written columns). */
-  #insert(task: TaskRecord): TaskRecord {
+  /** Inserts; returns the record as stored (a copy rebuilt from the written columns) and its row. */
+  #insert(task: TaskRecord): { task: TaskRecord; row: TaskRow } {
     const row = recordToParams(task);
     try {
       this.#sql.insertTask.run(row);
-      return rowToRecord(row);
+      return { task: rowToRecord(row), row };
     } catch (error) {
       if ((error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
         throw new TaskrailError('CONFLICT', `task ${task.id} already exists`, { cause: error });
@@ -270,11 +260,7 @@ export class SqliteTaskStore implements TaskStore {
     }
   }
 
-  #createInTx(
-    task: TaskRecord,
-    now: number,
-    lease: CreateOptions['lease'],
-  ): CreateOutcome & { staleId?: string } {
+  #createInTx(task: TaskRecord, now: number, lease: CreateOptions['lease']): Created {
     const row =
       task.idempotencyKey === undefined
         ? undefined
@@ -286,11 +272,11 @@ export class SqliteTaskStore implements TaskStore {
     if (row !== undefined) this.#deleteTask(row.id);
     const created = this.#insert(task);
     const grant =
-      lease === undefined || created.status !== 'working'
+      lease === undefined || created.task.status !== 'working'
         ? undefined
         : this.#grantLease(task.id, lease.owner, now + lease.leaseMs, false);
     return {
-      task: created,
+      ...created,
       created: true,
       ...(grant === undefined ? {} : { lease: grant }),
       ...(row === undefined ? {} : { staleId: row.id }),
@@ -318,22 +304,35 @@ export class SqliteTaskStore implements TaskStore {
     const update = expiryChanged ? this.#sql.updateTaskAndExpiry : this.#sql.updateTask;
     // The same statement drops the lease when the task leaves `working`.
     update.run({ ...row, expected_revision: expected });
-    return { outcome: { ok: true, task: rowToRecord(row) }, previous: status };
+    return { outcome: { ok: true, task: rowToRecord(row) }, previous: status, row };
   }
 
   #claimInTx(
     id: string,
     owner: string,
     leaseMs: number,
-    takeOverFrom: string | undefined,
+    options: ClaimOptions,
   ): LeaseGrant | undefined {
     const now = this.#clock();
-    const head = this.#sql.selectClaimHead.get(id) as ClaimHead | undefined;
+    // A claim to run reads the whole row at once: the runner needs it next, and one read of the
+    // row costs less than a second one after the claim.
+    const statement = options.load === true ? this.#sql.selectClaimRow : this.#sql.selectClaimHead;
+    const head = statement.get(id) as (ClaimHead & Partial<TaskRow>) | undefined;
     if (head === undefined || head.status !== 'working') return undefined;
     if (isExpired({ expiresAt: head.expires_at }, now)) return undefined;
     const live = head.lease_expires_at !== null && head.lease_expires_at > now;
-    if (live && head.lease_owner !== takeOverFrom) return undefined;
-    return this.#grantLease(id, owner, now + leaseMs, head.lease_token !== null);
+    if (live && head.lease_owner !== options.takeOverFrom) return undefined;
+    const grant = this.#grantLease(id, owner, now + leaseMs, head.lease_token !== null);
+    if (options.load !== true) return grant;
+    return { ...grant, loaded: { task: rowToRecord(head as TaskRow), steps: this.#steps(id) } };
+  }
+
+  #steps(id: string): Record<string, unknown> {
+    const steps: Record<string, unknown> = {};
+    for (const row of this.#sql.selectSteps.all(id) as { name: string; value: string }[]) {
+      steps[row.name] = JSON.parse(row.value);
+    }
+    return steps;
   }
 
   #renewInTx(id: string, token: string, leaseMs: number): LeaseRenewal {
@@ -390,9 +389,4 @@ function fixedOf(head: TaskHead): FixedColumns {
     generation: head.generation,
     idempotency_key: head.idempotency_key,
   };
-}
-
-/** Records leave the store as their own copies, as if read back from the database. */
-function copy(task: TaskRecord): TaskRecord {
-  return JSON.parse(JSON.stringify(task)) as TaskRecord;
 }

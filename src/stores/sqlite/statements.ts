@@ -37,6 +37,7 @@ const STATEMENT_SQL = {
     'ORDER BY expires_at LIMIT ?',
   selectClaimHead:
     'SELECT status, expires_at, lease_owner, lease_token, lease_expires_at FROM tasks WHERE id = ?',
+  selectClaimRow: `SELECT ${TASK_COLUMNS}, lease_owner, lease_token, lease_expires_at FROM tasks WHERE id = ?`,
   setLease: 'UPDATE tasks SET lease_owner = ?, lease_token = ?, lease_expires_at = ? WHERE id = ?',
   renewLease: 'UPDATE tasks SET lease_expires_at = ? WHERE id = ? AND lease_token = ?',
   releaseLease:

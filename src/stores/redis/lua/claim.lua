@@ -1,0 +1,18 @@
+--[[
+  Take the lease of a live working task when nobody holds it or the holder's lease expired.
+  KEYS[1] P:{b}:task:<id>   read/write (lease fields)
+  KEYS[2] P:{b}:working     write (score = lease expiry)
+  ARGV: 1 owner, 2 token, 3 lease ms, 4 now (task expiry), 5 holder to take over from
+        ('' = none), 6 lease clock now ('' = Redis TIME)
+  Returns {lease expiry, 1 if a previous lease had expired or was taken over else 0} | nil
+]]
+local now = tonumber(ARGV[4])
+local f = redis.call('HMGET', KEYS[1], 'status', 'expiresAt', 'leaseToken', 'leaseExpiresAt',
+  'member', 'leaseOwner')
+if f[1] ~= 'working' or not isLive(f[2], now) then return false end
+local leaseTime = leaseNow(ARGV[6])
+if f[3] and tonumber(f[4]) > leaseTime and (ARGV[5] == '' or f[6] ~= ARGV[5]) then return false end
+local untilMs = leaseTime + tonumber(ARGV[3])
+redis.call('HSET', KEYS[1], 'leaseToken', ARGV[2], 'leaseOwner', ARGV[1], 'leaseExpiresAt', untilMs)
+redis.call('ZADD', KEYS[2], untilMs, f[5])
+return {untilMs, f[3] and 1 or 0}

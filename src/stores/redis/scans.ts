@@ -1,0 +1,180 @@
+import type { LeaseHolder } from '../../store/port.js';
+import { memberId, type RedisKeys } from './keys.js';
+import { callScript, type RedisClient, type RedisScripts } from './scripts.js';
+import { forgetIdempotencyKey } from './idempotency.js';
+
+/** What the cross-task readers need; each looks at every bucket, one Cluster slot at a time. */
+export interface ScanParts {
+  redis: RedisClient;
+  scripts: RedisScripts;
+  keys: RedisKeys;
+  channel: string;
+  origin: string;
+}
+
+type Hmget = (string | null)[];
+
+/** Takes one from each list in turn, so no bucket starves the others. */
+function interleave<T>(lists: T[][], limit: number): T[] {
+  const out: T[] = [];
+  for (let i = 0; out.length < limit && lists.some((list) => i < list.length); i++) {
+    for (const list of lists) if (i < list.length && out.length < limit) out.push(list[i] as T);
+  }
+  return out;
+}
+
+async function leaseRange(
+  parts: ScanParts,
+  bucket: number,
+  which: 'runnable' | 'leased',
+  offset: number,
+  count: number,
+  callerLeaseNow: number | '',
+): Promise<{ leaseTime: number; ids: string[] }> {
+  const reply = (await parts.scripts.run(
+    'lease-range',
+    [parts.keys.working(bucket)],
+    [which, offset, count, callerLeaseNow],
+  )) as [number, ...string[]];
+  const [leaseTime, ...members] = reply;
+  return { leaseTime: Number(leaseTime), ids: members.map(memberId) };
+}
+
+/** Ids of live working tasks nobody holds a live lease on, up to `limit`. */
+export async function findRunnable(
+  parts: ScanParts,
+  limit: number,
+  now: number,
+  callerLeaseNow: number | '',
+): Promise<string[]> {
+  const perBucket = await Promise.all(
+    parts.keys.allBuckets.map(async (bucket) => {
+      const runnable: string[] = [];
+      const batch = Math.max(limit, 50);
+      for (let offset = 0; ; offset += batch) {
+        const { ids } = await leaseRange(parts, bucket, 'runnable', offset, batch, callerLeaseNow);
+        const live = await liveWorking(parts, ids, now);
+        runnable.push(...live.slice(0, limit - runnable.length));
+        if (runnable.length >= limit || ids.length < batch) return runnable;
+      }
+    }),
+  );
+  return interleave(perBucket, limit);
+}
+
+/** Drops ids whose task expired (or vanished) from a batch of one bucket's candidates. */
+async function liveWorking(parts: ScanParts, ids: string[], now: number): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const pipeline = parts.redis.pipeline();
+  for (const id of ids) pipeline.hmget(parts.keys.task(id), 'status', 'expiresAt');
+  const replies = (await pipeline.exec()) ?? [];
+  return ids.filter((_id, i) => {
+    const [status, expiresAt] = (replies[i]?.[1] ?? [null, null]) as Hmget;
+    if (status !== 'working' || expiresAt === null || expiresAt === undefined) return false;
+    return expiresAt === '' || Number(expiresAt) > now;
+  });
+}
+
+/** Working tasks whose lease runs past now, with their holders (dead holders' first). */
+export async function findLeased(
+  parts: ScanParts,
+  limit: number,
+  now: number,
+  callerLeaseNow: number | '',
+): Promise<LeaseHolder[]> {
+  const perBucket = await Promise.all(
+    parts.keys.allBuckets.map(async (bucket) => {
+      const { leaseTime, ids } = await leaseRange(
+        parts,
+        bucket,
+        'leased',
+        0,
+        limit,
+        callerLeaseNow,
+      );
+      if (ids.length === 0) return [];
+      const pipeline = parts.redis.pipeline();
+      for (const id of ids) {
+        pipeline.hmget(parts.keys.task(id), 'status', 'expiresAt', 'leaseOwner', 'leaseExpiresAt');
+      }
+      const replies = (await pipeline.exec()) ?? [];
+      const held: LeaseHolder[] = [];
+      ids.forEach((id, i) => {
+        const [status, expiresAt, owner, until] = (replies[i]?.[1] ?? []) as Hmget;
+        const live = expiresAt === '' || Number(expiresAt) > now;
+        if (status === 'working' && live && owner && Number(until) > leaseTime)
+          held.push({ id, owner });
+      });
+      return held;
+    }),
+  );
+  return interleave(perBucket, limit);
+}
+
+/**
+ * Deletes up to `limit` expired tasks: per bucket, the due members, then their principal index
+ * and idempotency key (read from the hash), then one script per task with every key declared;
+ * idempotency keys live in other slots and are freed last.
+ */
+export async function sweepExpired(
+  parts: ScanParts,
+  limit: number,
+  now: number,
+): Promise<string[]> {
+  const { keys } = parts;
+  const due = await Promise.all(
+    keys.allBuckets.map((bucket) =>
+      parts.redis.zrangebyscore(keys.expiry(bucket), '-inf', now, 'LIMIT', 0, limit),
+    ),
+  );
+  const chosen = interleave(
+    due.map((members, bucket) => members.map((member) => ({ member, bucket }))),
+    limit,
+  );
+  const perBucket = await Promise.all(
+    keys.allBuckets.map((bucket) =>
+      sweepBucket(
+        parts,
+        bucket,
+        chosen.filter((entry) => entry.bucket === bucket).map((entry) => entry.member),
+        now,
+      ),
+    ),
+  );
+  return perBucket.flat();
+}
+
+async function sweepBucket(
+  parts: ScanParts,
+  bucket: number,
+  members: string[],
+  now: number,
+): Promise<string[]> {
+  if (members.length === 0) return [];
+  const { keys } = parts;
+  const ids = members.map(memberId);
+  const reads = parts.redis.pipeline();
+  for (const id of ids) reads.hmget(keys.task(id), 'pindex', 'idem');
+  const found = ((await reads.exec()) ?? []).map((reply) => (reply[1] ?? []) as Hmget);
+  const deletes = parts.redis.pipeline();
+  members.forEach((member, i) => {
+    const id = ids[i] as string;
+    const pindex = found[i]?.[0];
+    const taskKeys = [keys.task(id), keys.steps(id), keys.expiry(bucket), keys.created(bucket)];
+    taskKeys.push(keys.working(bucket), ...(pindex ? [pindex] : []));
+    callScript(deletes, 'sweep-task', taskKeys, [member, now, parts.channel, parts.origin, id]);
+  });
+  const replies = (await deletes.exec()) ?? [];
+  const deleted: string[] = [];
+  const forgets: Promise<void>[] = [];
+  replies.forEach(([error, value], i) => {
+    if (error) throw error;
+    if (value !== 1) return;
+    const id = ids[i] as string;
+    deleted.push(id);
+    const idem = found[i]?.[1];
+    if (idem) forgets.push(forgetIdempotencyKey(parts, idem, id));
+  });
+  await Promise.all(forgets);
+  return deleted;
+}
