@@ -78,7 +78,7 @@ export function answerOnce2025(
   );
 }
 
-/** Calls tools on a 2025-11-25 server: 2025-11-25 tasks where the tool allows them, plain calls otherwise. */
+/** Calls tools on a 2025-11-25 server: tasks where the tool allows them, plain calls otherwise. */
 export class Peer2025 {
   readonly session: Session2025;
   readonly options: Peer2025Options;
@@ -187,7 +187,10 @@ export class Peer2025 {
 
 const ACTIVE = new Set(['working', 'input_required']);
 
-/** Follows one 2025-11-25 task: polls `tasks/get`, then collects `tasks/result` (answering its questions). */
+/**
+ * Follows one 2025-11-25 task: polls `tasks/get`, then collects `tasks/result` (answering its
+ * questions).
+ */
 class TaskCall2025 implements ToolCall {
   readonly taskId: string;
   #outcome: CallOutcome | undefined;

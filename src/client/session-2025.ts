@@ -7,7 +7,7 @@ import { readBoundedText, readSseMessages } from './sse.js';
 /**
  * A small 2025-11-25 Streamable HTTP session (initialize, `Mcp-Session-Id`, SSE replies), for
  * servers that do not speak the stateless 2026-07-28 wire. Server→client requests arriving on
- * a reply stream (2025-11-25 task input: `elicitation/create`, `sampling/createMessage`) are answered
+ * a reply stream (task input: `elicitation/create`, `sampling/createMessage`) are answered
  * through `onRequest` and POSTed back on the session.
  */
 

@@ -108,7 +108,7 @@ export function checkEnvelope(
   };
 }
 
-/** Whether client capabilities declare the tasks extension (2025-11-25 `capabilities.tasks` does not count). */
+/** Whether client capabilities declare the tasks extension (2025-11-25 `tasks` does not count). */
 export function declaresTasks(capabilities: unknown): boolean {
   if (!isObject(capabilities)) return false;
   const extensions = capabilities['extensions'];
