@@ -6,6 +6,7 @@ import { Redis } from 'ioredis';
 import type { TaskStore } from '../../src/store/port.js';
 import { openPostgresStore } from '../../src/stores/postgres/index.js';
 import { openRedisStore } from '../../src/stores/redis/index.js';
+import { RedisKeys } from '../../src/stores/redis/keys.js';
 import { SqliteTaskStore } from '../../src/stores/sqlite/index.js';
 import { newTaskId } from '../../src/task/ids.js';
 import { newTaskRecord, type TaskRecord, type TaskWire } from '../../src/task/record.js';
@@ -113,17 +114,15 @@ describe(
       const store = await openRedisStore(urlWithPrefix(prefix));
       opened.push(store);
       const redis = raw as Redis;
+      const keys = new RedisKeys(prefix, 1); // one bucket on a single Redis
       const fixedOf = async (id: string) =>
-        JSON.parse((await redis.hget(`${prefix}:task:${id}`, 'fixed')) as string) as Record<
-          string,
-          unknown
-        >;
+        JSON.parse((await redis.hget(keys.task(id), 'fixed')) as string) as Record<string, unknown>;
       return {
         store,
         readStored: async (id) => (await fixedOf(id))['generation'],
         writeStored: async (id, value) => {
           const fixed = { ...(await fixedOf(id)), generation: value };
-          await redis.hset(`${prefix}:task:${id}`, 'fixed', JSON.stringify(fixed));
+          await redis.hset(keys.task(id), 'fixed', JSON.stringify(fixed));
         },
       };
     });
