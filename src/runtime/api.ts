@@ -15,6 +15,11 @@ export interface Logger {
   info(message: string, fields?: JsonObject): void;
   warn(message: string, fields?: JsonObject): void;
   error(message: string, fields?: JsonObject): void;
+  /**
+   * Optional: false when lines of `level` would be dropped. The runtime then skips work done
+   * only to write them, such as reading back another process's new task to log it.
+   */
+  writes?(level: 'debug' | 'info' | 'warn' | 'error'): boolean;
 }
 
 /**

@@ -278,7 +278,9 @@ export class TaskRuntime {
     const slot = this.#executor.reserve?.();
     if (slot === undefined) return false;
     const { owner, leaseMs } = this.#settings;
-    const lease = await this.store.claim(taskId, owner, leaseMs).catch(() => undefined);
+    const lease = await this.store
+      .claim(taskId, owner, leaseMs, { load: true })
+      .catch(() => undefined);
     if (lease === undefined) {
       slot.release();
       return false;

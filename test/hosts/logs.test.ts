@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { stderrLogger, type LogLevel } from '../../src/runtime/logger.js';
+import type { Logger } from '../../src/runtime/api.js';
+import { TaskRuntime } from '../../src/runtime/runtime.js';
 import { createTaskServer } from '../../src/server/index.js';
 import { MemoryTaskStore } from '../../src/stores/memory/index.js';
 import { waitFor } from '../helpers/wait.js';
@@ -81,6 +83,26 @@ describe('logs people can use (Build 4)', () => {
       lines[0] ?? '',
       /^\d{4}-\d\d-\d\dT[\d:.]+Z DEBUG request method=tools\/call tool=quick note="has space"\n$/,
     );
+  });
+
+  it('no creation listener when info lines are dropped: a shared store reads nothing back for it', async () => {
+    const creationListeners = async (logger: Logger) => {
+      const store = new MemoryTaskStore();
+      const runtime = new TaskRuntime({ store, tools: { get: () => undefined }, logger });
+      runtime.start();
+      const count = store.events.listenerCount('task:created');
+      await runtime.stop(0);
+      await store.close();
+      return count;
+    };
+    const dropped = () => undefined;
+    assert.equal(await creationListeners(stderrLogger('warn', 'json', dropped)), 0);
+    assert.equal(await creationListeners(stderrLogger('info', 'json', dropped)), 1);
+    // A logger that cannot say what it drops gets every line, as before.
+    const plain = { info: dropped, warn: dropped, error: dropped };
+    assert.equal(await creationListeners(plain), 1);
+    assert.equal(stderrLogger('error').writes?.('warn'), false);
+    assert.equal(stderrLogger('debug').writes?.('debug'), true);
   });
 
   it('no debug function at all above debug level', () => {

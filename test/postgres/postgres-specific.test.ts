@@ -128,6 +128,25 @@ if (!skipWithoutPostgres('postgres-specific behaviour')) {
       assert.ok(takenAt >= before - 1 && takenAt <= afterMs + 1, `lease taken at ${takenAt}`);
     });
 
+    it('a claim to run returns the task and its steps in the claiming statement', async () => {
+      const { store } = await fresh();
+      const bare = (await store.create(record())).task;
+      const bareGrant = await store.claim(bare.id, 'w1', 60_000, { load: true });
+      assert.deepEqual(bareGrant?.loaded, { task: await store.get(bare.id), steps: {} });
+      const task = (await store.create(record())).task;
+      await store.saveStep(task.id, 'fetch', { rows: [1, 2], note: 'ü ✓', none: null });
+      await store.saveStep(task.id, 'count', 3);
+      const grant = await store.claim(task.id, 'w1', 60_000, { load: true });
+      const steps = { fetch: { rows: [1, 2], note: 'ü ✓', none: null }, count: 3 };
+      assert.deepEqual(grant?.loaded, { task: await store.get(task.id), steps });
+      // A take-over to run loads too; a plain claim leaves the grant as small as before.
+      const taken = await store.claim(task.id, 'w2', 60_000, { takeOverFrom: 'w1', load: true });
+      assert.equal(taken?.interrupted, true);
+      assert.deepEqual(taken?.loaded?.steps, steps);
+      await store.releaseLease(task.id, taken?.token ?? '');
+      assert.equal((await store.claim(task.id, 'w3', 60_000))?.loaded, undefined);
+    });
+
     it('judges expiry by the database clock', async () => {
       const { store } = await fresh();
       const now = await dbNowMs();

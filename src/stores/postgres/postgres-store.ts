@@ -130,17 +130,22 @@ export class PostgresTaskStore implements TaskStore {
     this.#assertOpen();
     assertLeaseMs(leaseMs);
     const token = newToken();
-    const rows = await this.#query(this.#sql.claim, [
+    const load = options.load === true;
+    const rows = await this.#query(load ? this.#sql.claimLoaded : this.#sql.claim, [
       ...[this.#now(), id, owner, token, Math.ceil(leaseMs)],
       options.takeOverFrom ?? null,
     ]);
     const row = rows[0];
     if (row === undefined) return undefined;
-    return {
+    const grant: LeaseGrant = {
       token,
       expiresAt: Number(row['lease_expires_at']),
       interrupted: row['lease_taken_over'] === true,
     };
+    if (!load) return grant;
+    // The driver has parsed the steps' JSON object already; null when the task has none.
+    const steps = (row['steps'] ?? {}) as Record<string, unknown>;
+    return { ...grant, loaded: { task: decodeRecord(row['fixed'], row['data']), steps } };
   }
 
   async renewLease(id: string, token: string, leaseMs: number): Promise<LeaseRenewal> {

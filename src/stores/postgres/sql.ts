@@ -17,6 +17,11 @@ export type Statements = ReturnType<typeof statementsFor>;
 export function statementsFor(s: string, channel: string) {
   const t = `${s}.tasks`;
   const changed = notify(channel, 'w', "'id', id, 'p', previous_status, 'r', revision");
+  // $1 now, $2 id, $3 owner, $4 token, $5 lease ms, $6 owner to take over from (or null).
+  const claim = `UPDATE ${t} SET lease_taken_over = lease_token IS NOT NULL,
+      lease_owner = $3, lease_token = $4, lease_expires_at = ${NOW} + $5::float8
+    WHERE id = $2 AND status = 'working' AND ${LIVE}
+      AND (lease_expires_at IS NULL OR lease_expires_at <= ${NOW} OR lease_owner = $6)`;
   return {
     /** $1 now, $2 origin, $3.. columns; lease: $11 owner, $12 token, $13 ms (null = none). */
     insert: `WITH row AS (
@@ -44,12 +49,19 @@ export function statementsFor(s: string, channel: string) {
         WHERE id = $3 AND revision = $4 AND status NOT IN ${TERMINAL} AND ${LIVE}
         RETURNING id, fixed, previous_status, revision)
       SELECT fixed, previous_status, ${changed} FROM row`,
-    /** $1 now, $2 id, $3 owner, $4 token, $5 lease ms, $6 owner to take over from (or null). */
-    claim: `UPDATE ${t} SET lease_taken_over = lease_token IS NOT NULL,
-        lease_owner = $3, lease_token = $4, lease_expires_at = ${NOW} + $5::float8
-      WHERE id = $2 AND status = 'working' AND ${LIVE}
-        AND (lease_expires_at IS NULL OR lease_expires_at <= ${NOW} OR lease_owner = $6)
-      RETURNING lease_expires_at, lease_taken_over`,
+    /** Parameters as `claim` above. */
+    claim: `${claim} RETURNING lease_expires_at, lease_taken_over`,
+    /**
+     * The claim of a caller about to run the task: the same write also returns the row and its
+     * steps (a JSON object, null when none), so the runner needs no read after it. Step values
+     * are stored as JSON text; `::json` keeps that text as written. Parameters as `claim`.
+     */
+    claimLoaded: `WITH claimed AS (${claim}
+        RETURNING id, lease_expires_at, lease_taken_over, fixed, data)
+      SELECT lease_expires_at, lease_taken_over, fixed, data,
+        (SELECT json_object_agg(st.name, st.value::json) FROM ${s}.steps st
+          WHERE st.task_id = claimed.id) AS steps
+      FROM claimed`,
     /** $1 now, $2 id, $3 token, $4 lease ms. */
     renew: `WITH head AS (SELECT status FROM ${t} WHERE id = $2 AND ${LIVE}),
         renewed AS (UPDATE ${t} SET lease_expires_at = ${NOW} + $4::float8
