@@ -9,7 +9,8 @@ import { Agent, request } from 'node:http';
 import { createInterface } from 'node:readline';
 import { median, spread } from './_stats.js';
 
-export const MAIN = 'dist/cli/main.js';
+/** The CLI the benchmarks start; TASKRAIL_BENCH_MAIN points at another build (before/after). */
+export const MAIN = process.env['TASKRAIL_BENCH_MAIN'] ?? 'dist/cli/main.js';
 export const BENCH_TOOLS = '.build/bench/_tools.js';
 export const SERVERS = '.build/bench/_servers.js';
 export const TASKS_EXT = 'io.modelcontextprotocol/tasks';

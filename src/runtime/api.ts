@@ -16,10 +16,10 @@ export interface Logger {
   warn(message: string, fields?: JsonObject): void;
   error(message: string, fields?: JsonObject): void;
   /**
-   * Optional: false when lines of `level` would be dropped. The runtime then skips work done
-   * only to write them, such as reading back another process's new task to log it.
+   * Whether records of `level` are written at all. Optional: without it every level counts as
+   * written. Lets the runtime skip work whose only use is a record nobody keeps.
    */
-  writes?(level: 'debug' | 'info' | 'warn' | 'error'): boolean;
+  enabled?(level: 'debug' | 'info' | 'warn' | 'error'): boolean;
 }
 
 /**

@@ -37,8 +37,8 @@ export function stderrLogger(
     };
   // No `debug` at all above debug level: the server then builds no per-request log.
   const debug = ORDER.debug < ORDER[level] ? {} : { debug: at('debug') };
-  const writes = (recordLevel: Exclude<LogLevel, 'silent'>) => ORDER[recordLevel] >= ORDER[level];
-  return { ...debug, info: at('info'), warn: at('warn'), error: at('error'), writes };
+  const enabled = (recordLevel: Exclude<LogLevel, 'silent'>) => ORDER[recordLevel] >= ORDER[level];
+  return { ...debug, info: at('info'), warn: at('warn'), error: at('error'), enabled };
 }
 
 function textFields(fields: JsonObject | undefined): string {

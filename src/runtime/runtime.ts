@@ -120,9 +120,14 @@ export class TaskRuntime {
   start(): void {
     if (this.#started) return;
     this.#started = true;
-    const offAbort = this.events.on('task:transition', ({ task, to }) => {
-      if (isTerminal(to)) this.#running.get(task.id)?.abort(stopReasons.terminal(to));
-    });
+    // Only the tasks running here: another process's writes to other tasks cost no read-back.
+    const offAbort = this.events.on(
+      'task:transition',
+      ({ task, to }) => {
+        if (isTerminal(to)) this.#running.get(task.id)?.abort(stopReasons.terminal(to));
+      },
+      { only: (id) => this.#running.has(id) },
+    );
     const offLog = logTransitions(this.events, this.#logger);
     this.#unsubscribe = () => {
       offAbort();

@@ -4,12 +4,13 @@ import type { Logger } from './api.js';
 
 /**
  * One `info` line per task creation and status change this process learns of: its own writes,
- * and with a shared Redis or Postgres store those of other processes too (each replica logs
- * what it sees). No listeners when the logger drops `info`: a shared store reads another
- * process's task back only for a listener, so one would cost a read per remote write.
+ * and with a shared Redis or Postgres store those of other processes too (each replica logs what
+ * it sees).
+ * Nothing is registered when the logger drops `info` records: listening would make a shared
+ * store read back every other process's writes only to build lines nobody keeps.
  */
 export function logTransitions(events: TaskEvents, logger: Logger): () => void {
-  if (logger.writes?.('info') === false) return () => undefined;
+  if (logger.enabled?.('info') === false) return () => undefined;
   const offCreated = events.on('task:created', ({ task }) => {
     logger.info('task created', { ...identity(task), status: task.status });
   });

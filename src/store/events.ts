@@ -22,17 +22,48 @@ export interface TaskEventMap {
 export type TaskEventName = keyof TaskEventMap;
 export type TaskEventListener<K extends TaskEventName> = (event: TaskEventMap[K]) => void;
 
+/** Options of `TaskEvents.on`. */
+export interface ListenOptions {
+  /**
+   * Only events of the tasks this accepts (by id) reach the listener. A store then reads back
+   * another process's write only when some listener wants that task: a worker that follows
+   * the tasks it runs does not pay a read for every write of the fleet.
+   */
+  only?: (taskId: string) => boolean;
+}
+
 /** A small typed emitter. Listener errors are reported, never thrown into the writer. */
 export class TaskEvents {
   readonly #emitter = new EventEmitter();
+  readonly #filters = new Map<unknown, (taskId: string) => boolean>();
 
   constructor() {
     this.#emitter.setMaxListeners(0);
   }
 
-  on<K extends TaskEventName>(name: K, listener: TaskEventListener<K>): () => void {
-    this.#emitter.on(name, listener);
-    return () => this.#emitter.off(name, listener);
+  on<K extends TaskEventName>(
+    name: K,
+    listener: TaskEventListener<K>,
+    options: ListenOptions = {},
+  ): () => void {
+    const { only } = options;
+    const registered: TaskEventListener<K> =
+      only === undefined ? listener : (event) => void (only(idOf(event)) && listener(event));
+    if (only !== undefined) this.#filters.set(registered, only);
+    this.#emitter.on(name, registered);
+    return () => {
+      this.#emitter.off(name, registered);
+      this.#filters.delete(registered);
+    };
+  }
+
+  /** Whether some listener of `name` wants events of task `taskId` (see `ListenOptions.only`). */
+  wants(name: TaskEventName, taskId: string): boolean {
+    for (const listener of this.#emitter.listeners(name)) {
+      const only = this.#filters.get(listener);
+      if (only === undefined || only(taskId)) return true;
+    }
+    return false;
   }
 
   emit<K extends TaskEventName>(name: K, event: TaskEventMap[K]): void {
@@ -56,4 +87,9 @@ export class TaskEvents {
   listenerCount(name: TaskEventName): number {
     return this.#emitter.listenerCount(name);
   }
+}
+
+function idOf(event: TaskEventMap[TaskEventName]): string {
+  if ('task' in event) return event.task.id;
+  return 'id' in event ? event.id : '';
 }

@@ -101,8 +101,8 @@ describe('logs people can use (Build 4)', () => {
     // A logger that cannot say what it drops gets every line, as before.
     const plain = { info: dropped, warn: dropped, error: dropped };
     assert.equal(await creationListeners(plain), 1);
-    assert.equal(stderrLogger('error').writes?.('warn'), false);
-    assert.equal(stderrLogger('debug').writes?.('debug'), true);
+    assert.equal(stderrLogger('error').enabled?.('warn'), false);
+    assert.equal(stderrLogger('debug').enabled?.('debug'), true);
   });
 
   it('no debug function at all above debug level', () => {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Queue, Worker, type Job } from 'bullmq';
-import type { Executor, Logger, Reservation } from '../../runtime/api.js';
+import type { DispatchReason, Executor, Logger, Reservation } from '../../runtime/api.js';
 import type { TaskStore } from '../../store/port.js';
 import { newRedisClient } from '../../stores/redis/connect.js';
 import type { RedisClient } from '../../stores/redis/scripts.js';
@@ -8,6 +8,8 @@ import { parseRedisUrl, type RedisLocation } from '../../stores/redis/url.js';
 import { waitAtMost, warnTo, WorkerSlots } from '../shared/worker-slots.js';
 
 export const QUEUE_NAME = 'tasks';
+/** The revision `newTaskRecord` gives a task; its creating write stores it as given. */
+const FIRST_REVISION = 1;
 
 export interface BullmqExecutorOptions {
   /**
@@ -112,7 +114,7 @@ export class BullmqExecutor implements Executor {
     await this.#worker?.waitUntilReady();
   }
 
-  async dispatch(taskId: string): Promise<void> {
+  async dispatch(taskId: string, reason?: DispatchReason): Promise<void> {
     if (this.#closing !== undefined) return;
     const unique = `${taskId}.${this.#nonce}.${++this.#counter}`;
     const store = this.#options.store;
@@ -120,15 +122,22 @@ export class BullmqExecutor implements Executor {
       await this.#add(taskId, unique);
       return;
     }
-    const task = await store.get(taskId);
-    if (task === undefined || task.status !== 'working') return;
-    const job = await this.#add(taskId, unique, `${taskId}.${task.revision}`);
+    // A task this process has just created is working at its first revision: no need to read
+    // it back (one round trip and a decode per create on every replica).
+    const revision = reason === 'created' ? FIRST_REVISION : await this.#workingRevision(taskId);
+    if (revision === undefined) return;
+    const job = await this.#add(taskId, unique, `${taskId}.${revision}`);
     if (job === unique) return;
     // Deduplicated into an earlier job of this revision. Waiting, it will run the task; taken
     // already, it may be a dead worker's (the task is dispatched because nobody holds its
     // lease), so the task gets another job at once rather than after BullMQ's stall check.
     const state = await this.#getQueue().getJobState(job);
     if (!WILL_RUN.has(state)) await this.#add(taskId, `${unique}.again`);
+  }
+
+  async #workingRevision(taskId: string): Promise<number | undefined> {
+    const task = await this.#options.store?.get(taskId);
+    return task === undefined || task.status !== 'working' ? undefined : task.revision;
   }
 
   /**

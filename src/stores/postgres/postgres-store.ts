@@ -115,7 +115,7 @@ export class PostgresTaskStore implements TaskStore {
     if (row === undefined) return { ok: false, current: await this.get(next.id) };
     const written = decodeRecord(row['fixed'], data);
     const previous = row['previous_status'] as TaskStatus;
-    if (this.#listened(previous, written.status)) {
+    if (this.#listened(next.id, previous, written.status)) {
       this.events.emitWrite(decodeRecord(row['fixed'], data), previous);
     }
     return { ok: true, task: written };
@@ -298,10 +298,10 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   /** Copying a record for listeners costs time, so it is skipped when nobody listens. */
-  #listened(from: TaskStatus, to: TaskStatus): boolean {
+  #listened(id: string, from: TaskStatus, to: TaskStatus): boolean {
     return (
-      this.events.listenerCount('task:updated') > 0 ||
-      (from !== to && this.events.listenerCount('task:transition') > 0)
+      this.events.wants('task:updated', id) ||
+      (from !== to && this.events.wants('task:transition', id))
     );
   }
 

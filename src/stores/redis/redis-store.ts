@@ -18,14 +18,7 @@ import { isExpired, type TaskRecord } from '../../task/record.js';
 import { isTaskStatus, type TaskStatus } from '../../task/status.js';
 import type { Clock } from '../../task/time.js';
 import { assertLeaseMs, assertNextRevision, storeClosedError } from '../shared/checks.js';
-import {
-  createdNotice,
-  decodeRecord,
-  encodeData,
-  encodeRecord,
-  withFixed,
-  writeNotice,
-} from './codec.js';
+import { createdNotice, decodeRecord, encodeData, encodeRecord, writeNotice } from './codec.js';
 import { indexMember, RedisKeys } from './keys.js';
 import { classifyFailures } from './errors.js';
 import { forgetIdempotencyKey, reserveIdempotencyKey } from './idempotency.js';
@@ -173,10 +166,11 @@ export class RedisTaskStore implements TaskStore {
         current: reply.length > 1 ? decodeRecord(reply[1], reply[2]) : undefined,
       };
     }
-    const written = withFixed(next, reply[1]);
+    // The stored fixed part with the data just written (encoded once, above).
+    const written = decodeRecord(reply[1], data);
     const previous = reply[2] as TaskStatus;
-    if (this.#listened(previous, written.status)) {
-      this.events.emitWrite(withFixed(next, reply[1]), previous);
+    if (this.#listened(next.id, previous, written.status)) {
+      this.events.emitWrite(decodeRecord(reply[1], data), previous);
     }
     return { ok: true, task: written };
   }
@@ -248,9 +242,20 @@ export class RedisTaskStore implements TaskStore {
   async loadSteps(id: string): Promise<Record<string, unknown>> {
     this.#assertOpen();
     const steps: Record<string, unknown> = {};
-    if ((await this.get(id)) === undefined) return steps;
-    const stored = await this.#redis.hgetall(this.#keys.steps(id));
-    for (const [name, json] of Object.entries(stored)) steps[name] = JSON.parse(json);
+    // One round trip, and no decoding of the record only to learn whether it is live.
+    const replies = await this.#redis
+      .pipeline()
+      .hget(this.#keys.task(id), 'expiresAt')
+      .hgetall(this.#keys.steps(id))
+      .exec();
+    const [[expiryError, expiresAt] = [], [stepsError, stored] = []] = replies ?? [];
+    if (expiryError) throw expiryError;
+    if (stepsError) throw stepsError;
+    if (typeof expiresAt !== 'string') return steps;
+    if (expiresAt !== '' && Number(expiresAt) <= this.#clock()) return steps;
+    for (const [name, json] of Object.entries(stored as Record<string, string>)) {
+      steps[name] = JSON.parse(json);
+    }
     return steps;
   }
 
@@ -298,10 +303,10 @@ export class RedisTaskStore implements TaskStore {
   }
 
   /** Decoding a second copy of the record for listeners is skipped when nobody listens. */
-  #listened(from: TaskStatus, to: TaskStatus): boolean {
+  #listened(id: string, from: TaskStatus, to: TaskStatus): boolean {
     return (
-      this.events.listenerCount('task:updated') > 0 ||
-      (from !== to && this.events.listenerCount('task:transition') > 0)
+      this.events.wants('task:updated', id) ||
+      (from !== to && this.events.wants('task:transition', id))
     );
   }
 }

@@ -21,7 +21,7 @@ export interface ChangeNotice {
 
 /**
  * Turns other processes' change notices into this store's events. Notices carry ids and what
- * changed, so the record is read back, and only when someone listens. Notices are handled one
+ * changed, so the record is read back, and only when a listener wants that task. Notices are handled one
  * at a time, in the order the database committed them.
  */
 export class EventRelay {
@@ -57,13 +57,13 @@ export class EventRelay {
       return;
     }
     if (notice.k === 'c') {
-      if (events.listenerCount('task:created') === 0) return;
+      if (!events.wants('task:created', notice.id)) return;
       const task = await this.#store.get(notice.id);
       if (task !== undefined) events.emit('task:created', { task });
       return;
     }
     const wanted =
-      events.listenerCount('task:updated') > 0 || events.listenerCount('task:transition') > 0;
+      events.wants('task:updated', notice.id) || events.wants('task:transition', notice.id);
     if (!wanted || !isTaskStatus(notice.p)) return;
     const task = await this.#store.get(notice.id);
     if (task === undefined) return;
