@@ -3,14 +3,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ledger, TaskrailClient } from '../src/client/index.js';
-import { checked, modern, pause, type Endpoint } from './_http.js';
+import { checked, wire2026, pause, type Endpoint } from './_http.js';
 import { median, percentile } from './_stats.js';
 
 /** Milliseconds from sending tools/call until a tasks/get reads `completed`. */
 export async function seenCompleted(ep: Endpoint, tool = 'ten_ms'): Promise<number> {
   const started = performance.now();
-  const created = await checked(ep, modern('tools/call', { name: tool, arguments: {} }, true));
-  const get = modern('tasks/get', { taskId: String(created['taskId']) }, true);
+  const created = await checked(ep, wire2026('tools/call', { name: tool, arguments: {} }, true));
+  const get = wire2026('tasks/get', { taskId: String(created['taskId']) }, true);
   const interval = Number(created['pollIntervalMs'] ?? 1);
   for (let i = 0; i < 10_000; i += 1) {
     await pause(interval);

@@ -59,7 +59,7 @@ export function endpoint(url: string, sockets = 64): Endpoint {
 }
 
 /** A 2026-07-28 request; `tasks` declares the tasks extension in the envelope. */
-export function modern(method: string, params: Record<string, unknown>, tasks: boolean): Call {
+export function wire2026(method: string, params: Record<string, unknown>, tasks: boolean): Call {
   const name = method === 'tools/call' ? params['name'] : params['taskId'];
   const headers: Record<string, string> = {
     'content-type': 'application/json',

@@ -1,7 +1,7 @@
 /** Request shapes for the servers the HTTP benchmarks compare taskrail with. */
-import { checked, modern, type Call, type Endpoint } from './_http.js';
+import { checked, wire2026, type Call, type Endpoint } from './_http.js';
 
-const V1_VERSION = '2025-11-25';
+const WIRE_2025_VERSION = '2025-11-25';
 
 /** SDK v1: one initialized session; its task calls and tasks/get carry the session id. */
 export async function v1Session(ep: Endpoint): Promise<(method: string, params: object) => Call> {
@@ -16,7 +16,7 @@ export async function v1Session(ep: Endpoint): Promise<(method: string, params: 
       id: 0,
       method: 'initialize',
       params: {
-        protocolVersion: V1_VERSION,
+        protocolVersion: WIRE_2025_VERSION,
         capabilities: { tasks: {} },
         clientInfo: { name: 'bench', version: '1.0.0' },
       },
@@ -24,7 +24,11 @@ export async function v1Session(ep: Endpoint): Promise<(method: string, params: 
   });
   const session = init.headers['mcp-session-id'];
   if (typeof session !== 'string') throw new Error(`SDK v1 gave no session: ${init.body}`);
-  const framed = { ...headers, 'mcp-session-id': session, 'mcp-protocol-version': V1_VERSION };
+  const framed = {
+    ...headers,
+    'mcp-session-id': session,
+    'mcp-protocol-version': WIRE_2025_VERSION,
+  };
   await ep.post({
     headers: framed,
     body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
@@ -54,9 +58,9 @@ export async function v1CompletedTaskGet(
 
 /** A completed taskrail task (the no-op run as a task): its tasks/get call. */
 export async function taskrailCompletedTaskGet(ep: Endpoint): Promise<Call> {
-  const created = await checked(ep, modern('tools/call', { name: 'noop', arguments: {} }, true));
+  const created = await checked(ep, wire2026('tools/call', { name: 'noop', arguments: {} }, true));
   const taskId = String(created['taskId']);
-  const get = modern('tasks/get', { taskId }, true);
+  const get = wire2026('tasks/get', { taskId }, true);
   for (let i = 0; i < 1000; i += 1) {
     const task = await checked(ep, get);
     if (task['status'] === 'completed') return get;

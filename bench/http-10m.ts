@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BENCH_TOOLS, endpoint, MAIN, modern, startServer, type Endpoint } from './_http.js';
+import { BENCH_TOOLS, endpoint, MAIN, wire2026, startServer, type Endpoint } from './_http.js';
 import { cachedFill, fillSqlite, sampleIds } from './_sqlite-fill.js';
 import { median, percentile, report, spread, type Section } from './_stats.js';
 
@@ -43,7 +43,7 @@ const ep = { small: endpoint(servers.small.url), large: endpoint(servers.large.u
 /** One tasks/get, timed; a reply that is not this task's fails the run. */
 async function timedGet(target: Endpoint, taskId: string): Promise<number> {
   const started = performance.now();
-  const reply = await target.post(modern('tasks/get', { taskId }, true));
+  const reply = await target.post(wire2026('tasks/get', { taskId }, true));
   const ms = performance.now() - started;
   if (reply.status !== 200 || !reply.body.includes(`"taskId":"${taskId}"`)) {
     throw new Error(`tasks/get ${taskId}: HTTP ${reply.status} ${reply.body.slice(0, 200)}`);

@@ -16,7 +16,7 @@ import {
   checked,
   endpoint,
   MAIN,
-  modern,
+  wire2026,
   pause,
   rounds,
   SERVERS,
@@ -56,7 +56,7 @@ const ep = {
   trFull: endpoint(servers.trFull.url),
 };
 
-const noop = (tasks: boolean) => modern('tools/call', { name: 'noop', arguments: {} }, tasks);
+const noop = (tasks: boolean) => wire2026('tools/call', { name: 'noop', arguments: {} }, tasks);
 const v1 = await v1Session(ep.v1);
 const v1Create = v1('tools/call', { name: 'noop', arguments: {}, task: { ttl: 3_600_000 } });
 const loads: Record<string, { server: ChildServer; call: Call }> = {

@@ -8,7 +8,7 @@
  * Needs TASKRAIL_POSTGRES_URL; a fresh schema, dropped after.
  */
 import pg from 'pg';
-import { checked, endpoint, MAIN, modern, pause, startServer } from './_http.js';
+import { checked, endpoint, MAIN, wire2026, pause, startServer } from './_http.js';
 import {
   dropStoreSchema,
   exitUnlessPostgres,
@@ -49,10 +49,10 @@ async function measure(): Promise<Samples> {
       const sent = wallNow();
       const created = await checked(
         ep,
-        modern('tools/call', { name: 'started_at', arguments: {} }, true),
+        wire2026('tools/call', { name: 'started_at', arguments: {} }, true),
       );
       const replied = wallNow();
-      const get = modern('tasks/get', { taskId: String(created['taskId']) }, true);
+      const get = wire2026('tasks/get', { taskId: String(created['taskId']) }, true);
       let task = await checked(ep, get);
       while (task['status'] === 'working') {
         await pause(10); // polling hard would take CPU from what is measured

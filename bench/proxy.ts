@@ -12,7 +12,7 @@ import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Ledger, TaskrailClient } from '../src/client/index.js';
-import { checked, endpoint, MAIN, modern, pause, type Endpoint } from './_http.js';
+import { checked, endpoint, MAIN, wire2026, pause, type Endpoint } from './_http.js';
 import { median, percentile, report, spread } from './_stats.js';
 
 const EVERYTHING = 'node_modules/@modelcontextprotocol/server-everything/dist/index.js';
@@ -53,8 +53,8 @@ function started(
 /** Milliseconds from tools/call until a tasks/get (every 2 ms) reads `completed`. */
 async function polled(ep: Endpoint): Promise<number> {
   const begin = performance.now();
-  const created = await checked(ep, modern('tools/call', { name: TOOL, arguments: ARGS }, true));
-  const get = modern('tasks/get', { taskId: String(created['taskId']) }, true);
+  const created = await checked(ep, wire2026('tools/call', { name: TOOL, arguments: ARGS }, true));
+  const get = wire2026('tasks/get', { taskId: String(created['taskId']) }, true);
   for (;;) {
     await pause(2);
     const task = await checked(ep, get);

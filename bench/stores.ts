@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { TaskStore } from '../src/store/port.js';
 import { MemoryTaskStore } from '../src/stores/memory/index.js';
+import { storedWire } from '../src/stores/shared/record-parts.js';
 import { TASK_COLUMNS } from '../src/stores/sqlite/rows.js';
 import { MIGRATIONS } from '../src/stores/sqlite/schema.js';
 import { SqliteTaskStore } from '../src/stores/sqlite/index.js';
@@ -105,7 +106,7 @@ function values(t: TaskRecord): (string | number | null)[] {
     t.pollIntervalMs,
     t.revision,
     t.attempt,
-    t.generation,
+    storedWire(t.wire),
     t.idempotencyKey ?? null,
     JSON.stringify(t.arguments),
     json(t.result),

@@ -23,7 +23,7 @@ export type {
   JsonObject,
   NewTaskInput,
   TaskRecord,
-  WireGeneration,
+  TaskWire,
 } from './task/record.js';
 export { TaskEvents } from './store/events.js';
 export type { TaskEventMap, TaskEventName, TaskEventListener } from './store/events.js';

@@ -10,7 +10,7 @@ import {
 import { installRejectionGuard } from '../runtime/rejection-guard.js';
 import { createTaskServer, HTTP_DEFAULTS, type TaskServer } from '../server/app.js';
 import type { ExtraGauge } from '../server/admin/index.js';
-import { SESSION_DEFAULTS } from '../server/legacy/sessions.js';
+import { SESSION_DEFAULTS } from '../server/wire-2025/sessions.js';
 import { serveTaskServerStdio } from '../server/stdio.js';
 import type { TaskStore } from '../store/port.js';
 import { DEFAULT_STORE_URL, openStore } from '../stores/open.js';
@@ -178,7 +178,7 @@ export async function serve(
       requestTimeoutMs: options.requestTimeout,
       keepAliveTimeoutMs: options.keepAliveTimeout,
     }),
-    legacySessions: defined({
+    wire2025Sessions: defined({
       maxSessions: options.maxSessions,
       maxSessionsPerPrincipal: options.maxSessionsPerCaller,
       idleMs: options.sessionIdle,

@@ -10,10 +10,16 @@ export function formatAge(ms: number): string {
 }
 
 /** The `tasks show --json` object: the fields interface.md fixes, then a few extras. */
+/** The wire the task lives on; an entry without `protocolVersion` is on 2026-07-28. */
+function wireOf(e: LedgerEntry): string {
+  return e.protocolVersion ?? '2026-07-28';
+}
+
 export function showJson(e: LedgerEntry): Record<string, unknown> {
   return {
     id: e.id,
     server: e.server,
+    wire: wireOf(e),
     tool: e.tool,
     arguments: e.arguments,
     status: e.status,
@@ -37,6 +43,7 @@ export function showText(e: LedgerEntry): string {
   const lines = [
     `id:         ${e.id}`,
     `server:     ${e.server}`,
+    `wire:       ${wireOf(e)}`,
     `tool:       ${e.tool}`,
     `arguments:  ${JSON.stringify(e.arguments)}`,
     `status:     ${e.status}${e.outcome === undefined || e.outcome === e.status ? '' : ` (${e.outcome})`}`,

@@ -7,7 +7,7 @@ import {
   type Ledger,
   type LedgerEntry,
 } from '../client/index.js';
-import { LEGACY_PROTOCOL_VERSION, LegacySession } from '../client/legacy-session.js';
+import { WIRE_2025_VERSION, Session2025 } from '../client/session-2025.js';
 import { packageVersion } from '../client/package-version.js';
 import { bearerFrom } from './options.js';
 import { formatAge, showJson } from './tasks-format.js';
@@ -93,7 +93,7 @@ export async function listTasks(
 async function withLiveStatus(entries: LedgerEntry[]): Promise<Row[]> {
   const signal = AbortSignal.timeout(LIVE_TIMEOUT_MS);
   const clients = new Map<string, TaskrailClient>();
-  const sessions = new Map<string, Promise<LegacySession>>();
+  const sessions = new Map<string, Promise<Session2025>>();
   try {
     return await Promise.all(
       entries.map(async (entry): Promise<Row> => {
@@ -105,8 +105,8 @@ async function withLiveStatus(entries: LedgerEntry[]): Promise<Row[]> {
         };
         if (isFinal(entry.status)) return ledgerRow;
         const task =
-          entry.protocolVersion === LEGACY_PROTOCOL_VERSION
-            ? await fetchLegacy(sessionFor(sessions, entry, signal), entry.id, signal)
+          entry.protocolVersion === WIRE_2025_VERSION
+            ? await fetch2025(sessionFor(sessions, entry, signal), entry.id, signal)
             : await fetchLive(clientFor(clients, entry), entry.id, signal);
         if (task === undefined) return ledgerRow;
         return { entry, status: task.status, statusMessage: task.statusMessage, live: true };
@@ -122,8 +122,8 @@ async function withLiveStatus(entries: LedgerEntry[]): Promise<Row[]> {
 type LiveStatus = Pick<DetailedTask, 'status' | 'statusMessage'>;
 
 /** A task created on the 2025-11-25 wire: its `tasks/get`, on a session of that wire. */
-async function fetchLegacy(
-  session: Promise<LegacySession>,
+async function fetch2025(
+  session: Promise<Session2025>,
   id: string,
   signal: AbortSignal,
 ): Promise<LiveStatus | undefined> {
@@ -141,15 +141,15 @@ async function fetchLegacy(
 }
 
 function sessionFor(
-  sessions: Map<string, Promise<LegacySession>>,
+  sessions: Map<string, Promise<Session2025>>,
   entry: LedgerEntry,
   signal: AbortSignal,
-): Promise<LegacySession> {
+): Promise<Session2025> {
   const bearer = bearerFrom(undefined) ?? entry.bearer;
   const key = `${entry.server}\n${bearer ?? ''}`;
   let session = sessions.get(key);
   if (session === undefined) {
-    session = LegacySession.open({
+    session = Session2025.open({
       url: entry.server,
       clientInfo: { name: 'taskrail', version: packageVersion() },
       capabilities: { tasks: {} },

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { MemoryLedger, TaskrailClient, type Tool } from '../client/index.js';
-import { LegacySession } from '../client/legacy-session.js';
+import { Session2025 } from '../client/session-2025.js';
 import { packageVersion } from './package-info.js';
 import { EXIT_USAGE, reportError } from './host-output.js';
 import { bearerFrom } from './options.js';
@@ -61,7 +61,7 @@ export function toolLine(tool: Tool, mode: TaskMode | undefined): string {
 /**
  * The 2026-07-28 wire does not put a task mode on tools (any tool may answer with a task), so
  * the mode comes from `execution.taskSupport` where a server sends it, else from the same
- * server's 2025-11-25 `tools/list`, which carries it. A server that speaks only the new wire
+ * server's 2025-11-25 `tools/list`, which carries it. A server that speaks only the 2026-07-28 wire
  * shows `-`.
  */
 async function taskModes(
@@ -75,16 +75,16 @@ async function taskModes(
     if (mode !== undefined) modes.set(tool.name, mode);
   }
   if (modes.size === tools.length) return modes;
-  const legacy = await legacyTools(url, bearer).catch(() => []);
-  for (const tool of legacy) {
+  const tools2025 = await listTools2025(url, bearer).catch(() => []);
+  for (const tool of tools2025) {
     const mode = taskSupport(tool);
     if (mode !== undefined && !modes.has(tool.name)) modes.set(tool.name, mode);
   }
   return modes;
 }
 
-async function legacyTools(url: string, bearer: string | undefined): Promise<Tool[]> {
-  const session = await LegacySession.open({
+async function listTools2025(url: string, bearer: string | undefined): Promise<Tool[]> {
+  const session = await Session2025.open({
     url,
     ...(bearer === undefined ? {} : { bearer }),
     clientInfo: { name: 'taskrail', version: packageVersion() },

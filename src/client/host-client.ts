@@ -18,13 +18,13 @@ import { settledCall, WatchedCall, type ToolCall } from './tool-call.js';
 import { parseToolCallReply, type Tool } from './wire.js';
 import type { DetailedTask } from './wire-types.js';
 import {
-  detectLegacyPeer,
-  isLegacyEntry,
-  legacyAnswerOnce,
-  openLegacyPeer,
-  type LegacyPeer,
-  type LegacyPeerOptions,
-} from './legacy-call.js';
+  detectPeer2025,
+  isEntry2025,
+  answerOnce2025,
+  openPeer2025,
+  type Peer2025,
+  type Peer2025Options,
+} from './call-2025.js';
 import { idempotencyMeta, sendToolCall } from './keyed-call.js';
 
 export interface TaskrailClientOptions {
@@ -85,9 +85,9 @@ export class TaskrailClient {
   readonly #checker = new SchemaChecker();
   readonly #push: TaskSubscriber | undefined;
   #tools: Promise<Tool[]> | undefined;
-  /** Set once the server turned out to speak only 2025-11-25 (legacy-call.ts). */
-  #legacy: LegacyPeer | undefined;
-  #opening: Promise<LegacyPeer> | undefined;
+  /** Set once the server turned out to speak only 2025-11-25 (call-2025.ts). */
+  #peer2025: Peer2025 | undefined;
+  #opening: Promise<Peer2025> | undefined;
 
   constructor(options: TaskrailClientOptions) {
     this.url = new URL(options.url).href;
@@ -131,12 +131,12 @@ export class TaskrailClient {
   ): Promise<ToolCall> {
     let tool: Tool | undefined;
     try {
-      if (this.#legacy !== undefined) return await this.#legacy.callTool(name, args, options);
+      if (this.#peer2025 !== undefined) return await this.#peer2025.callTool(name, args, options);
       tool = await this.#findTool(name);
     } catch (error) {
-      if (this.#legacy !== undefined) throw error;
-      this.#legacy = await detectLegacyPeer(this.#legacyOptions(), error);
-      return this.#legacy.callTool(name, args, options);
+      if (this.#peer2025 !== undefined) throw error;
+      this.#peer2025 = await detectPeer2025(this.#peer2025Options(), error);
+      return this.#peer2025.callTool(name, args, options);
     }
     if (tool !== undefined) {
       const errors = this.#checker.check(tool.inputSchema, args);
@@ -270,7 +270,7 @@ export class TaskrailClient {
   ): Promise<{ outcome?: CallOutcome; answered: string[] }> {
     this.#assertMine(taskId);
     const entry = this.ledger.require(taskId);
-    if (isLegacyEntry(entry)) return legacyAnswerOnce(entry);
+    if (isEntry2025(entry)) return answerOnce2025(entry);
     return new TaskWatch(this.#watchDeps(), taskId).answerOnce(signal);
   }
 
@@ -303,16 +303,16 @@ export class TaskrailClient {
   }
 
   /** The 2025-11-25 session, opened on first need (a ledger task created on that wire). */
-  async #legacyPeer(): Promise<LegacyPeer> {
-    if (this.#legacy !== undefined) return this.#legacy;
-    this.#opening ??= openLegacyPeer(this.#legacyOptions()).finally(
+  async #openedPeer2025(): Promise<Peer2025> {
+    if (this.#peer2025 !== undefined) return this.#peer2025;
+    this.#opening ??= openPeer2025(this.#peer2025Options()).finally(
       () => (this.#opening = undefined),
     );
-    this.#legacy = await this.#opening;
-    return this.#legacy;
+    this.#peer2025 = await this.#opening;
+    return this.#peer2025;
   }
 
-  #legacyOptions(): LegacyPeerOptions {
+  #peer2025Options(): Peer2025Options {
     return {
       url: this.url,
       ...pick(this.#options, ['bearer', 'headers', 'fetch', 'onEvent']),
@@ -335,15 +335,15 @@ export class TaskrailClient {
   }
 
   close(): void {
-    void this.#legacy?.session.close();
+    void this.#peer2025?.session.close();
     this.#push?.close();
     if (this.#ownsLedger) this.ledger.close();
   }
 
   async #watchCall(taskId: string, options: CallToolOptions): Promise<ToolCall> {
     const entry = this.ledger.get(taskId);
-    if (entry !== undefined && isLegacyEntry(entry)) {
-      return (await this.#legacyPeer()).attach(taskId, options);
+    if (entry !== undefined && isEntry2025(entry)) {
+      return (await this.#openedPeer2025()).attach(taskId, options);
     }
     const call = new WatchedCall(new TaskWatch(this.#watchDeps(), taskId), options.signal);
     const background = options.background ?? this.#options.background ?? true;

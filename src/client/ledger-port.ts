@@ -38,7 +38,7 @@ export interface LedgerEntry {
   /** The process currently waiting on the task, if any. */
   ownerPid?: number;
   /**
-   * The wire generation the task was created on, and so must be followed on: `2026-07-28` (the
+   * The wire the task was created on, and so must be followed on: `2026-07-28` (the
    * tasks extension; also what an entry without the field means) or `2025-11-25` (a session's
    * `tasks/get` and `tasks/result`).
    */

@@ -60,14 +60,14 @@ CREATE TABLE IF NOT EXISTS pending_calls (
 `;
 
 /** The wire an entry without `protocolVersion` stands for (ledgers from before the column). */
-const MODERN_WIRE = '2026-07-28';
+const WIRE_2026 = '2026-07-28';
 
 /**
  * Columns added after the first release, added to an older ledger file when it is opened (in
  * the opening transaction, so two processes opening it at once do not both try).
  */
 const ADDED_COLUMNS: ReadonlyArray<readonly [name: string, definition: string]> = [
-  ['protocol_version', `TEXT NOT NULL DEFAULT '${MODERN_WIRE}'`],
+  ['protocol_version', `TEXT NOT NULL DEFAULT '${WIRE_2026}'`],
 ];
 
 function addMissingColumns(db: Database.Database): void {
@@ -141,7 +141,7 @@ export class Ledger implements TaskLedger {
       outputSchema: entry.outputSchema === undefined ? null : JSON.stringify(entry.outputSchema),
       bearer: entry.bearer ?? null,
       ownerPid: entry.ownerPid ?? null,
-      protocolVersion: entry.protocolVersion ?? MODERN_WIRE,
+      protocolVersion: entry.protocolVersion ?? WIRE_2026,
       now,
     });
     return this.require(entry.id);
@@ -293,7 +293,7 @@ function fromRow(row: Row): LedgerEntry {
   if (row.output_schema !== null) entry.outputSchema = parse(row.output_schema);
   if (row.bearer !== null) entry.bearer = String(row.bearer);
   if (row.owner_pid !== null) entry.ownerPid = Number(row.owner_pid);
-  if (row.protocol_version !== MODERN_WIRE) entry.protocolVersion = String(row.protocol_version);
+  if (row.protocol_version !== WIRE_2026) entry.protocolVersion = String(row.protocol_version);
   return entry;
 }
 

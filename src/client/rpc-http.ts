@@ -31,8 +31,9 @@ export interface DispatchOptions {
 }
 
 /**
- * The `rawDispatch` an ext-tasks V2 session needs, and what taskrail's own client uses: one
- * 2026-07-28 request over Streamable HTTP. Same signature as ext-tasks' `RawClientDispatch`.
+ * The `rawDispatch` an ext-tasks session (its `core/v2` module) needs, and what taskrail's own
+ * client uses: one 2026-07-28 request over Streamable HTTP. Same signature as ext-tasks'
+ * `RawClientDispatch`.
  */
 export type RawDispatch = (request: unknown, options?: DispatchOptions) => Promise<RpcReply>;
 

@@ -19,9 +19,10 @@ import type {
 export type { CreateTaskResult, DetailedTask, InputRequests, Tool } from './wire-types.js';
 
 /**
- * Everything a server sends is checked against ext-tasks' v2 schemas before the client acts on
- * it. Two tolerances, both from the spec notes: a missing `resultType` counts as "complete"
- * (legacy servers, and the nested result of a completed task in the spec's own examples).
+ * Everything a server sends is checked against the schemas of ext-tasks' `core/v2` module
+ * before the client acts on it. Two tolerances, both from the spec notes: a missing
+ * `resultType` counts as "complete" (servers that predate `resultType`, and the nested result
+ * of a completed task in the spec's own examples).
  */
 
 export type CallToolResult = JsonObject & {

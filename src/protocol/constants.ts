@@ -4,8 +4,8 @@ import { TASKS_EXTENSION_ID_V2 } from '@modelcontextprotocol/ext-tasks/core/v2';
 export const TASKS_EXTENSION = TASKS_EXTENSION_ID_V2;
 
 /** The stateless protocol revision the tasks extension is defined on. */
-export const MODERN_PROTOCOL_VERSION = '2026-07-28';
-export const SUPPORTED_MODERN_VERSIONS: readonly string[] = [MODERN_PROTOCOL_VERSION];
+export const WIRE_2026_VERSION = '2026-07-28';
+export const SUPPORTED_WIRE_2026_VERSIONS: readonly string[] = [WIRE_2026_VERSION];
 
 export const META = {
   protocolVersion: 'io.modelcontextprotocol/protocolVersion',
@@ -30,7 +30,7 @@ export const HEADER = {
   name: 'mcp-name',
 } as const;
 
-/** The methods the extension adds on the modern wire, and the removed v1 ones. */
+/** The methods the extension adds on the 2026-07-28 wire, and the 2025-11-25 ones it removed. */
 export const TASK_METHODS = ['tasks/get', 'tasks/update', 'tasks/cancel'] as const;
 export type TaskMethod = (typeof TASK_METHODS)[number];
 export const REMOVED_TASK_METHODS = ['tasks/result', 'tasks/list'] as const;

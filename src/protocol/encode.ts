@@ -5,7 +5,7 @@ import { META } from './constants.js';
 import { withStructuredText } from './structured-text.js';
 
 /** The base `Task` fields of the 2026-07-28 extension wire. */
-export interface TaskV2Wire {
+export interface WireTask2026 {
   taskId: string;
   status: TaskRecord['status'];
   statusMessage?: string;
@@ -15,8 +15,8 @@ export interface TaskV2Wire {
   pollIntervalMs?: number;
 }
 
-export function encodeTask(task: TaskRecord): TaskV2Wire {
-  const wire: TaskV2Wire = {
+export function encodeTask(task: TaskRecord): WireTask2026 {
+  const wire: WireTask2026 = {
     taskId: task.id,
     status: task.status,
     createdAt: isoTime(task.createdAt),
@@ -29,7 +29,7 @@ export function encodeTask(task: TaskRecord): TaskV2Wire {
 }
 
 /** `tools/call` → the flat CreateTaskResult. */
-export function encodeCreateTaskResult(task: TaskRecord): TaskV2Wire & { resultType: 'task' } {
+export function encodeCreateTaskResult(task: TaskRecord): WireTask2026 & { resultType: 'task' } {
   return { resultType: 'task', ...encodeTask(task) };
 }
 

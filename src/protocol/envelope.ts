@@ -1,5 +1,5 @@
 import type { JsonObject } from '../task/record.js';
-import { HEADER, META, SUPPORTED_MODERN_VERSIONS, TASKS_EXTENSION } from './constants.js';
+import { HEADER, META, SUPPORTED_WIRE_2026_VERSIONS, TASKS_EXTENSION } from './constants.js';
 import {
   headerMismatch,
   invalidParams,
@@ -11,7 +11,7 @@ import {
 export type HeaderReader = (name: string) => string | undefined;
 
 /** What a valid 2026-07-28 request declares about itself in `params._meta`. */
-export interface ModernEnvelope {
+export interface Wire2026Envelope {
   protocolVersion: string;
   clientCapabilities: JsonObject;
   declaresTasks: boolean;
@@ -37,8 +37,8 @@ export function metaOf(params: unknown): JsonObject | undefined {
   return isObject(meta) ? meta : undefined;
 }
 
-/** A request is on the modern (stateless) wire when it names a protocol version per request. */
-export function isModernRequest(headers: HeaderReader, params: unknown): boolean {
+/** A request is on the 2026-07-28 (stateless) wire when it names a protocol version per request. */
+export function isWire2026Request(headers: HeaderReader, params: unknown): boolean {
   return (
     headers(HEADER.protocolVersion) !== undefined ||
     metaOf(params)?.[META.protocolVersion] !== undefined
@@ -81,17 +81,20 @@ export function checkRoutingHeaders(
 }
 
 /** The required `_meta` envelope: protocol version (-32602 / -32022) and client capabilities. */
-export function checkEnvelope(params: unknown, headers: HeaderReader): WireError | ModernEnvelope {
+export function checkEnvelope(
+  params: unknown,
+  headers: HeaderReader,
+): WireError | Wire2026Envelope {
   const meta = metaOf(params);
   const version =
     meta?.[META.protocolVersion] ?? decodeHeaderValue(headers(HEADER.protocolVersion));
   if (meta === undefined || meta[META.protocolVersion] === undefined) {
-    if (typeof version === 'string' && !SUPPORTED_MODERN_VERSIONS.includes(version)) {
+    if (typeof version === 'string' && !SUPPORTED_WIRE_2026_VERSIONS.includes(version)) {
       return unsupportedProtocolVersion(version);
     }
     return invalidParams(`params._meta["${META.protocolVersion}"] is required`);
   }
-  if (typeof version !== 'string' || !SUPPORTED_MODERN_VERSIONS.includes(version)) {
+  if (typeof version !== 'string' || !SUPPORTED_WIRE_2026_VERSIONS.includes(version)) {
     return unsupportedProtocolVersion(version);
   }
   const capabilities = meta[META.clientCapabilities];
@@ -105,13 +108,13 @@ export function checkEnvelope(params: unknown, headers: HeaderReader): WireError
   };
 }
 
-/** Whether client capabilities declare the tasks extension (legacy `tasks` does not count). */
+/** Whether client capabilities declare the tasks extension (2025-11-25 `tasks` does not count). */
 export function declaresTasks(capabilities: unknown): boolean {
   if (!isObject(capabilities)) return false;
   const extensions = capabilities['extensions'];
   return isObject(extensions) && isObject(extensions[TASKS_EXTENSION]);
 }
 
-export function isWireError(value: WireError | ModernEnvelope): value is WireError {
+export function isWireError(value: WireError | Wire2026Envelope): value is WireError {
   return 'httpStatus' in value;
 }

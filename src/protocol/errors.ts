@@ -1,5 +1,5 @@
 import { RPC, type JsonRpcErrorObject } from '../task/errors.js';
-import { SUPPORTED_MODERN_VERSIONS, TASKS_EXTENSION } from './constants.js';
+import { SUPPORTED_WIRE_2026_VERSIONS, TASKS_EXTENSION } from './constants.js';
 
 /**
  * A JSON-RPC error with the HTTP status the 2026-07-28 Streamable HTTP transport requires
@@ -53,7 +53,7 @@ export function missingCapability(requiredCapabilities: Record<string, unknown>)
 
 export function unsupportedProtocolVersion(requested: unknown): WireError {
   return wire(400, RPC.UNSUPPORTED_PROTOCOL_VERSION, 'Unsupported protocol version', {
-    supported: [...SUPPORTED_MODERN_VERSIONS],
+    supported: [...SUPPORTED_WIRE_2026_VERSIONS],
     requested,
   });
 }

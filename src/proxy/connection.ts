@@ -15,8 +15,8 @@ import {
 import type { Logger } from '../runtime/api.js';
 import type { ProgressUpdate, ToolResult } from '../runtime/tool.js';
 import type { JsonObject } from '../task/record.js';
-import { connectModern } from './modern-client.js';
-import { legacyTaskWire, type UpstreamTaskWire } from './task-wire.js';
+import { connectWire2026 } from './client-2026.js';
+import { taskWire2025, type UpstreamTaskWire } from './task-wire.js';
 import type { UpstreamSpec } from './upstream-spec.js';
 
 /** A request the upstream sent us (elicitation or sampling), to be answered by the caller. */
@@ -30,7 +30,7 @@ export interface UpstreamCallOptions {
 
 type Params = Record<string, unknown> | undefined;
 
-/** What the proxy asks of an upstream, whichever protocol generation it speaks. */
+/** What the proxy asks of an upstream, whichever wire it speaks. */
 export interface UpstreamClient {
   callTool(
     params: { name: string; arguments: JsonObject },
@@ -75,28 +75,28 @@ export interface ConnectOptions {
   sessionId?: string;
 }
 
-/** Upstreams found to speak only 2026-07-28: later connections go straight to the v2 client. */
-const modernOnly = new WeakSet<UpstreamSpec>();
+/** Upstreams found to speak only 2026-07-28: later connections go straight to the SDK v2 client. */
+const only2026 = new WeakSet<UpstreamSpec>();
 
 /**
- * One client session with the upstream. Made with the official SDK v1 client first: the v2
+ * One client session with the upstream. Made with the official SDK v1 client first: the SDK v2
  * client no longer carries the 2025-11-25 task wire (tasks/get, tasks/result with queued
  * elicitations) that existing servers speak, and a proxy must follow their tasks. An upstream
- * that refuses `initialize` (2026-07-28 only) gets the v2 client pinned to 2026-07-28.
+ * that refuses `initialize` (2026-07-28 only) gets the SDK v2 client pinned to 2026-07-28.
  */
 export async function connectUpstream(options: ConnectOptions): Promise<UpstreamConnection> {
-  if (modernOnly.has(options.spec)) return connectModern(options);
+  if (only2026.has(options.spec)) return connectWire2026(options);
   try {
-    return await connectLegacy(options);
-  } catch (legacyError) {
-    if (options.sessionId !== undefined || !refusedHandshake(legacyError)) throw legacyError;
+    return await connectWire2025(options);
+  } catch (error2025) {
+    if (options.sessionId !== undefined || !refusedHandshake(error2025)) throw error2025;
     try {
-      const connection = await connectModern(options);
-      modernOnly.add(options.spec);
+      const connection = await connectWire2026(options);
+      only2026.add(options.spec);
       options.logger.info('the upstream speaks MCP 2026-07-28 only', {});
       return connection;
     } catch {
-      throw legacyError;
+      throw error2025;
     }
   }
 }
@@ -114,7 +114,7 @@ function refusedHandshake(error: unknown): boolean {
   );
 }
 
-async function connectLegacy(options: ConnectOptions): Promise<UpstreamConnection> {
+async function connectWire2025(options: ConnectOptions): Promise<UpstreamConnection> {
   const client = new Client(
     { name: 'taskrail-proxy', version: options.version },
     {
@@ -122,9 +122,9 @@ async function connectLegacy(options: ConnectOptions): Promise<UpstreamConnectio
       ...(options.onToolsChanged === undefined ? {} : { listChanged: toolsChanged(options) }),
     },
   );
-  const transport = legacyTransport(options);
+  const transport = transport2025(options);
   const connection = {
-    client: legacyClient(client),
+    client: client2025(client),
     tasks: undefined as UpstreamTaskWire | undefined,
     onServerRequest: undefined as ServerRequestHandler | undefined,
     closed: false,
@@ -148,7 +148,7 @@ async function connectLegacy(options: ConnectOptions): Promise<UpstreamConnectio
     options.onClose?.();
   };
   await connectOrClose(client, transport, connection);
-  connection.tasks = legacyTaskWire(client, options.sessionId !== undefined);
+  connection.tasks = taskWire2025(client, options.sessionId !== undefined);
   return connection;
 }
 
@@ -168,7 +168,7 @@ async function connectOrClose(
   }
 }
 
-function legacyClient(client: Client): UpstreamClient {
+function client2025(client: Client): UpstreamClient {
   return {
     callTool: async (params, options) =>
       (await client.callTool(params, CallToolResultSchema, options)) as ToolResult,
@@ -194,7 +194,7 @@ export function toolsChanged(options: ConnectOptions) {
   };
 }
 
-export function legacyTransport({ spec, logger, sessionId }: ConnectOptions): Transport {
+export function transport2025({ spec, logger, sessionId }: ConnectOptions): Transport {
   if (spec.kind === 'http') {
     // With a session id the SDK client skips `initialize` and rejoins that session.
     return new StreamableHTTPClientTransport(spec.url, {

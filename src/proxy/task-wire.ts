@@ -32,10 +32,10 @@ export interface TaskRequestOptions {
  * The task wire of one upstream connection: the 2025-11-25 experimental tasks (SDK v1 client)
  * or the 2026-07-28 `io.modelcontextprotocol/tasks` extension (SDK v2 client). The proxy
  * starts, follows, answers and cancels upstream tasks through this alone, so the durable
- * bookkeeping around them (proxy-tool.ts, live-call.ts) exists once for both generations.
+ * bookkeeping around them (proxy-tool.ts, live-call.ts) exists once for both wires.
  */
 export interface UpstreamTaskWire {
-  readonly generation: '2025-11-25' | '2026-07-28';
+  readonly wire: '2025-11-25' | '2026-07-28';
   /** Whether a call of this tool should ask the upstream for a task. */
   runsAsTask(tool: Tool): boolean;
   /** Calls the tool asking for a task; an upstream may still answer with a plain result. */
@@ -65,12 +65,12 @@ export interface UpstreamTaskWire {
  * real server→client requests sent while `tasks/result` blocks, so they reach the call through
  * the connection's `onServerRequest`, not through `inputRequests`.
  */
-export function legacyTaskWire(client: Client, rejoined: boolean): UpstreamTaskWire | undefined {
+export function taskWire2025(client: Client, rejoined: boolean): UpstreamTaskWire | undefined {
   const declared = client.getServerCapabilities()?.tasks?.requests?.tools?.call !== undefined;
   if (!declared && !rejoined) return undefined;
   const tasks = client.experimental.tasks;
   return {
-    generation: '2025-11-25',
+    wire: '2025-11-25',
     runsAsTask: (tool) => {
       const support = tool.execution?.taskSupport;
       return support === 'required' || support === 'optional';

@@ -1,5 +1,5 @@
 import type { TaskStore } from '../store/port.js';
-import type { JsonObject, TaskRecord, WireGeneration } from '../task/record.js';
+import type { JsonObject, TaskRecord, TaskWire } from '../task/record.js';
 import type { InputRequest } from '../task/record.js';
 import type { Clock } from '../task/time.js';
 import type { RunnableTool, ToolResult } from './tool.js';
@@ -87,7 +87,7 @@ export interface CreateTaskInput {
   principal: string;
   ttlMs?: number | null;
   pollIntervalMs?: number;
-  generation?: WireGeneration;
+  wire?: TaskWire;
   meta?: JsonObject;
   /**
    * Names this creation so a retry (after a lost reply) gets the same task instead of a

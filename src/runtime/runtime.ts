@@ -185,7 +185,7 @@ export class TaskRuntime {
         ttlMs: resolveTtl(input.ttlMs, tool.task, this.#ttl),
         pollIntervalMs:
           input.pollIntervalMs ?? tool.task.pollIntervalMs ?? this.#options.defaultPollIntervalMs,
-        ...(input.generation === undefined ? {} : { generation: input.generation }),
+        ...(input.wire === undefined ? {} : { wire: input.wire }),
         ...(input.meta === undefined ? {} : { meta: input.meta }),
         ...(input.idempotencyKey === undefined ? {} : { idempotencyKey: input.idempotencyKey }),
       },

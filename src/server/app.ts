@@ -17,10 +17,11 @@ import { checkResourceUrl, oauthAuth, type OAuthOptions } from './oauth/caller-a
 import { createFetchHandler, createNodeHandler, type HttpDeps } from './http.js';
 import { buildMcpServer, type InstanceDeps } from './core/mcp-instance.js';
 import { createListenHub, type ListenOptions } from './listen/index.js';
-import { createLegacySessions, type LegacySessionsOption } from './legacy/sessions.js';
+import { createWire2025Sessions, type Wire2025SessionsOption } from './wire-2025/sessions.js';
 import { ANONYMOUS, principalOf } from './core/principal.js';
 import { isLoopbackHost, localHostSet } from './host-check.js';
 import { ToolRegistry } from './core/registry.js';
+import { wireOfSdkEra } from './core/sdk-era.js';
 import { RequestLog } from './request-log.js';
 import type { TaskRuntimeFace } from './core/runtime-port.js';
 import { guardFace, TroubleReporter, withTroubleStatus } from './core/server-trouble.js';
@@ -58,8 +59,8 @@ export interface TaskServerOptions {
   logger?: Logger;
   /** Limits of the task notification streams (`subscriptions/listen` with taskIds). */
   listen?: Partial<ListenOptions>;
-  /** 2025-11-25 sessions opened by `initialize` (default on; `false`: stateless legacy only). */
-  legacySessions?: LegacySessionsOption;
+  /** 2025-11-25 sessions opened by `initialize` (default on; `false`: no sessions, `initialize` answered statelessly). */
+  wire2025Sessions?: Wire2025SessionsOption;
   /** For hosts without tasks: required tools answer with a task id; adds task_status/result/cancel. */
   fallbackTools?: boolean;
   /**
@@ -209,13 +210,13 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
   const sdk: McpHttpHandler = createMcpHandler(
     (ctx) =>
       buildMcpServer(instanceDeps, {
-        era: ctx.era,
+        wire: wireOfSdkEra(ctx.era),
         principal: principalOf({ http: { authInfo: ctx.authInfo } }),
       }),
     { maxRequestBodySize: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES },
   );
-  const legacy = createLegacySessions(
-    options.legacySessions,
+  const wire2025 = createWire2025Sessions(
+    options.wire2025Sessions,
     {
       instanceDeps,
       runtime,
@@ -228,7 +229,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
   const requestLog = debug === undefined ? undefined : new RequestLog(debug);
   const httpDeps: HttpDeps = {
     runtime: face,
-    legacy,
+    wire2025,
     fallbackTools: options.fallbackTools === true,
     tools,
     serverInfo: { name: instanceDeps.name, version: instanceDeps.version },
@@ -299,7 +300,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
         });
       }
       admin?.close();
-      await legacy?.close();
+      await wire2025?.close();
       await sdk.close();
       await runtime.stop(graceMs);
     },

@@ -16,7 +16,7 @@ import { missingFor } from './front-gates.js';
 import type { ToolRegistry } from './core/registry.js';
 import type { TaskRuntimeFace } from './core/runtime-port.js';
 import { isServerTrouble, troubleWire } from './core/server-trouble.js';
-import { checkModern, errorReply, type Reply } from './task-methods.js';
+import { checkWire2026, errorReply, type Reply } from './task-methods.js';
 import { startToolTask } from './core/tool-call.js';
 import type { RegisteredTaskTool } from './core/types.js';
 
@@ -27,7 +27,7 @@ export interface FrontCreateDeps {
 }
 
 /**
- * A modern `tools/call` that creates a task, answered without an SDK server instance: building
+ * A 2026-07-28 `tools/call` that creates a task, answered without an SDK server instance: building
  * one per request costs several times the task's own durable write. Only the plain case is
  * taken here. Whatever the SDK might answer differently (arguments its schema refuses, MRTR
  * retries, `beforeTask` hooks, envelope or header errors, a body that is not JSON) returns
@@ -41,7 +41,7 @@ export async function createInFront(
 ): Promise<Reply | undefined> {
   const tool = plainTaskTool(deps.tools, req, headers);
   if (tool === undefined || req.id === undefined) return undefined;
-  const envelope = checkModern(req, headers);
+  const envelope = checkWire2026(req, headers);
   if (isWireError(envelope) || !envelope.declaresTasks) return undefined;
   if (missingFor(deps.tools, req, envelope) !== undefined) return undefined;
   const args = await validArguments(tool, (req.params as JsonObject)['arguments']);

@@ -5,16 +5,16 @@ import {
   missingTasksCapability,
   type HeaderReader,
   type IncomingRequest,
-  type ModernEnvelope,
+  type Wire2026Envelope,
   type WireError,
 } from '../protocol/index.js';
 import type { JsonObject } from '../task/record.js';
 import { normalizeTaskOption } from '../runtime/tool.js';
 import type { ToolRegistry } from './core/registry.js';
-import { checkModern, errorReply, type Reply } from './task-methods.js';
+import { checkWire2026, errorReply, type Reply } from './task-methods.js';
 
 /**
- * -32021 (HTTP 400) for a modern `tools/call` that lacks a capability the tool needs: the
+ * -32021 (HTTP 400) for a 2026-07-28 `tools/call` that lacks a capability the tool needs: the
  * tasks extension for a `required` task tool, or the tool's `requiredClientCapabilities`.
  * Checked here because the SDK turns errors thrown by a tool into `isError` results.
  */
@@ -24,7 +24,7 @@ export function capabilityGate(
   headers: HeaderReader,
 ): Reply | undefined {
   if (toolNeeds(tools, req) === undefined) return undefined;
-  const checked = checkModern(req, headers);
+  const checked = checkWire2026(req, headers);
   if (isWireError(checked)) return undefined;
   const missing = missingFor(tools, req, checked);
   return missing === undefined ? undefined : errorReply(req.id ?? null, missing);
@@ -45,11 +45,11 @@ function toolNeeds(tools: ToolRegistry, req: IncomingRequest): ToolNeeds | undef
   return tasks || required !== undefined ? { tasks, required } : undefined;
 }
 
-/** The -32021 a checked modern `tools/call` earns (stdio has no headers, so it checks alone). */
+/** The -32021 a checked 2026-07-28 `tools/call` earns (stdio has no headers, so it checks alone). */
 export function missingFor(
   tools: ToolRegistry,
   req: IncomingRequest,
-  envelope: ModernEnvelope,
+  envelope: Wire2026Envelope,
 ): WireError | undefined {
   const needs = toolNeeds(tools, req);
   if (needs === undefined) return undefined;

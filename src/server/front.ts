@@ -1,7 +1,7 @@
 import {
   invalidRequest,
   isIncomingRequest,
-  isModernRequest,
+  isWire2026Request,
   isObject,
   isRemovedTaskMethod,
   isTaskMethod,
@@ -49,7 +49,7 @@ function parse(text: string): { ok: true; value: unknown } | { ok: false } {
 
 /**
  * The checked fast path in front of the SDK: `tasks/*` and plain task-creating `tools/call` on
- * the modern wire are answered here (a per-request SDK server instance costs far more than the
+ * the 2026-07-28 wire are answered here (a per-request SDK server instance costs far more than the
  * store read or write), as are malformed bodies and the -32021 gate of required tools.
  * Everything else goes to the SDK handler.
  */
@@ -72,18 +72,18 @@ export async function decide(
     }
     return { kind: 'reply', reply: errorReply(peekId(body), req) };
   }
-  const modern = isModernRequest(headers, req.params);
+  const wire2026 = isWire2026Request(headers, req.params);
   // `initialize` does not exist on the stateless wire; only a 2025 client may open a session.
-  if (modern && req.method === 'initialize') {
+  if (wire2026 && req.method === 'initialize') {
     return { kind: 'reply', reply: errorReply(req.id ?? null, methodNotFound(req.method)) };
   }
-  if (modern && (isTaskMethod(req.method) || isRemovedTaskMethod(req.method))) {
+  if (wire2026 && (isTaskMethod(req.method) || isRemovedTaskMethod(req.method))) {
     const reply = await serveTaskMethod(deps.runtime(), req, headers, principal, deps.serverInfo);
     return { kind: 'reply', reply };
   }
-  const listen = modern ? routeListen(deps, req, headers, principal) : undefined;
+  const listen = wire2026 ? routeListen(deps, req, headers, principal) : undefined;
   if (listen !== undefined) return listen;
-  if (modern && req.method === 'tools/call') {
+  if (wire2026 && req.method === 'tools/call') {
     const gate = deps.fallbackTools === true ? undefined : capabilityGate(deps.tools, req, headers);
     if (gate !== undefined) return { kind: 'reply', reply: gate };
     const created = await createInFront(deps, req, headers, principal);

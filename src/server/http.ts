@@ -6,7 +6,7 @@ import type { AuthReply, CallerAuth } from './core/auth.js';
 import { readNodeBody, readWebBody, type BodyOutcome } from './core/body.js';
 import type { AdminFace } from './admin/index.js';
 import { decide, type FrontDeps } from './front.js';
-import type { LegacySessions } from './legacy/sessions.js';
+import type { Wire2025Sessions } from './wire-2025/sessions.js';
 import { hostAllowed, hostsFor } from './host-check.js';
 import type { Reply } from './task-methods.js';
 import type { RequestLog } from './request-log.js';
@@ -19,7 +19,7 @@ export interface HttpDeps extends FrontDeps {
   auth: CallerAuth;
   onError: (error: unknown) => void;
   /** 2025-11-25 sessions: `initialize` and requests with `Mcp-Session-Id` go there. */
-  legacy?: LegacySessions | undefined;
+  wire2025?: Wire2025Sessions | undefined;
   /** The operator routes (`--admin`); absent, they do not exist. */
   admin?: AdminFace | undefined;
   /** Host names accepted in Host/Origin (DNS-rebinding protection); undefined = any. */
@@ -99,8 +99,8 @@ export function createNodeHandler(
     const auth = await deps.auth.authenticate(req.headers.authorization, withAuth.auth);
     if (!auth.ok) return sendReply(res, auth.reply);
     if (auth.authInfo !== undefined) withAuth.auth = auth.authInfo;
-    if (deps.legacy?.claimsSession(req.headers['mcp-session-id']))
-      return deps.legacy.node(withAuth, res);
+    if (deps.wire2025?.claimsSession(req.headers['mcp-session-id']))
+      return deps.wire2025.node(withAuth, res);
     if (req.method !== 'POST') return sdkNode(withAuth, res);
     const body = await readNodeBody(req, deps.maxBodyBytes);
     if (!body.ok) {
@@ -111,8 +111,8 @@ export function createNodeHandler(
     const decision = await decide(deps, body.text, nodeHeaders(req), auth.principal);
     if (decision.kind === 'reply') return send(res, decision.reply.status, decision.reply.body);
     if (decision.kind === 'stream') return decision.stream.serveNode(res);
-    if (deps.legacy?.claimsInitialize(decision.parsed))
-      return deps.legacy.node(withAuth, res, decision.parsed);
+    if (deps.wire2025?.claimsInitialize(decision.parsed))
+      return deps.wire2025.node(withAuth, res, decision.parsed);
     return sdkNode(withAuth, res, decision.parsed);
   };
   return (req, res) => {
@@ -157,8 +157,8 @@ export function createFetchHandler(deps: HttpDeps): (request: Request) => Promis
     const auth = await deps.auth.authenticate(request.headers.get('authorization') ?? undefined);
     if (!auth.ok) return replyResponse(auth.reply);
     const options = auth.authInfo === undefined ? {} : { authInfo: auth.authInfo };
-    if (deps.legacy?.claimsSession(request.headers.get('mcp-session-id') ?? undefined))
-      return deps.legacy.fetch(request, options);
+    if (deps.wire2025?.claimsSession(request.headers.get('mcp-session-id') ?? undefined))
+      return deps.wire2025.fetch(request, options);
     if (request.method !== 'POST') return deps.sdk.fetch(request, options);
     const body = await readWebBody(request, deps.maxBodyBytes);
     if (!body.ok) return toResponse(failedBody(body));
@@ -171,8 +171,8 @@ export function createFetchHandler(deps: HttpDeps): (request: Request) => Promis
       headers: request.headers,
       body: body.text,
     });
-    if (deps.legacy?.claimsInitialize(decision.parsed))
-      return deps.legacy.fetch(replay, { ...options, parsedBody: decision.parsed });
+    if (deps.wire2025?.claimsInitialize(decision.parsed))
+      return deps.wire2025.fetch(replay, { ...options, parsedBody: decision.parsed });
     return deps.sdk.fetch(replay, { ...options, parsedBody: decision.parsed });
   };
 }

@@ -7,7 +7,7 @@
  */
 export { createTaskServer, DEFAULT_MAX_BODY_BYTES } from './app.js';
 export type { HttpLimits, ListenInfo, TaskServer, TaskServerOptions } from './app.js';
-export type { SessionLimits } from './legacy/sessions.js';
+export type { SessionLimits } from './wire-2025/sessions.js';
 export { SERVER_TROUBLE_MESSAGE } from './core/server-trouble.js';
 export { serveTaskServerStdio as serveStdio } from './stdio.js';
 export { loadTokenFile, type TokenMap } from './core/auth.js';

@@ -8,7 +8,7 @@ import {
   checkEnvelope,
   internalError,
   isIncomingRequest,
-  isModernRequest,
+  isWire2026Request,
   isObject,
   isRemovedTaskMethod,
   isTaskMethod,
@@ -23,6 +23,7 @@ import type { TaskServer } from './app.js';
 import { missingFor } from './front-gates.js';
 import { buildMcpServer, followToolChanges } from './core/mcp-instance.js';
 import { ANONYMOUS } from './core/principal.js';
+import { wireOfSdkEra, type SdkEra } from './core/sdk-era.js';
 import { answerTaskRequest, type TaskAnswer } from './core/task-methods.js';
 import { asksForTasks, listenHubOf, openMessageListen } from './listen/index.js';
 
@@ -65,7 +66,7 @@ class StdioFront {
     const req = readRequest(message);
     if (!isIncomingRequest(req)) return false;
     if (req.method === 'notifications/cancelled') return this.#cancelListen(req.params);
-    if (!isModernRequest(NO_HEADERS, req.params)) return false;
+    if (!isWire2026Request(NO_HEADERS, req.params)) return false;
     if (isTaskMethod(req.method) || isRemovedTaskMethod(req.method)) {
       void this.#answer(req);
       return true;
@@ -167,8 +168,8 @@ export function serveTaskServerStdio(
   transport: Transport = new StdioServerTransport(),
 ): StdioServerHandle {
   if (server.tools.hasTaskTools()) server.runtime.start();
-  const factory = (ctx: { era: 'legacy' | 'modern' }): McpServer => {
-    const mcp = buildMcpServer(server.instanceDeps, { era: ctx.era, principal });
+  const factory = (ctx: { era: SdkEra }): McpServer => {
+    const mcp = buildMcpServer(server.instanceDeps, { wire: wireOfSdkEra(ctx.era), principal });
     // One instance serves the whole connection (the process), so it follows later tool changes.
     followToolChanges(mcp, server.instanceDeps);
     return mcp;

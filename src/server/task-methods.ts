@@ -6,7 +6,7 @@ import {
   resultMessage,
   type HeaderReader,
   type IncomingRequest,
-  type ModernEnvelope,
+  type Wire2026Envelope,
   type RequestId,
   type WireError,
 } from '../protocol/index.js';
@@ -24,16 +24,16 @@ export function errorReply(id: RequestId | null, wire: WireError): Reply {
   return { status: wire.httpStatus, body: errorMessage(id, wire.error) };
 }
 
-/** Routing headers first, then the `_meta` envelope: the checks every modern request passes. */
-export function checkModern(
+/** Routing headers first, then the `_meta` envelope: the checks every 2026-07-28 request passes. */
+export function checkWire2026(
   req: IncomingRequest,
   headers: HeaderReader,
-): WireError | ModernEnvelope {
+): WireError | Wire2026Envelope {
   return checkRoutingHeaders(req.method, req.params, headers) ?? checkEnvelope(req.params, headers);
 }
 
 /**
- * `tasks/*` on the modern wire over HTTP, answered without an SDK server instance: the routing
+ * `tasks/*` on the 2026-07-28 wire over HTTP, answered without an SDK server instance: the routing
  * headers and the envelope are checked here, the rest by the shared implementation
  * (core/task-methods.ts); this function only frames its answer as status and body.
  */
@@ -45,7 +45,7 @@ export async function serveTaskMethod(
   serverInfo: JsonObject,
 ): Promise<Reply> {
   const id = req.id ?? null;
-  const checked = checkModern(req, headers);
+  const checked = checkWire2026(req, headers);
   if (isWireError(checked)) return errorReply(id, checked);
   const answer = await answerTaskRequest(runtime, req, checked, principal, serverInfo);
   if (answer === undefined) return { status: 202, body: '' };

@@ -90,7 +90,7 @@ export interface ListPage {
  * - `create` has committed when its promise resolves (a `get` anywhere then finds the task).
  * - `compareAndSet` writes only when the stored revision equals `expectedRevision` and the
  *   stored task is not terminal; `next.revision` must be `expectedRevision + 1`. The fields
- *   fixed at creation (id, principal, tool, arguments, createdAt, generation, idempotencyKey)
+ *   fixed at creation (id, principal, tool, arguments, createdAt, wire, idempotencyKey)
  *   keep their stored values whatever `next` says.
  * - Expired tasks (`expiresAt <= now`) are reported as absent by `get`, whether swept or not.
  * - A lease exists only for a `working` task; `claim` succeeds when there is no lease or the

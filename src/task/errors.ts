@@ -98,7 +98,7 @@ export function isStoreUnavailable(error: unknown): error is TaskrailError {
 
 /**
  * An error a tool threw that belongs on the wire as is: taskrail's RpcError (any copy) or the
- * MCP SDK's ProtocolError (and subclasses) or v1 McpError, recognised by duck typing: another
+ * MCP SDK's ProtocolError (and subclasses) or SDK v1's McpError, recognised by duck typing: another
  * copy of the SDK has other classes. An integer `code` in the JSON-RPC range, or any integer
  * code on an error named like the SDK's, qualifies; Node's system errors have string codes.
  */

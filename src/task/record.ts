@@ -9,8 +9,13 @@ export interface InputRequest {
   params?: JsonObject;
 }
 
-/** Which wire created the task; decides how `isError` maps to a status and what `tasks/*` show. */
-export type WireGeneration = 'v2' | 'v1' | 'local';
+/**
+ * Which wire created the task, named by its protocol version: the 2026-07-28 wire (the
+ * `io.modelcontextprotocol/tasks` extension), the 2025-11-25 wire (the core's experimental
+ * tasks), or `local` (an inline call that never became a wire task). Decides how `isError` maps
+ * to a status and what `tasks/*` show.
+ */
+export type TaskWire = '2026-07-28' | '2025-11-25' | 'local';
 
 /**
  * The durable task record. Times are epoch milliseconds; the wire layer renders them as ISO 8601.
@@ -38,7 +43,7 @@ export interface TaskRecord {
   inputResponses: Record<string, JsonObject>;
   /** 1 for the first run; a re-run after a crash increments it. */
   attempt: number;
-  generation: WireGeneration;
+  wire: TaskWire;
   idempotencyKey?: string;
   /** Free-form data kept with the task (client capabilities at creation, session id, …). */
   meta: JsonObject;
@@ -47,7 +52,7 @@ export interface TaskRecord {
 /** The fields a task is created with and never changes: a write after creation keeps them. */
 export type FixedFields = Pick<
   TaskRecord,
-  'id' | 'principal' | 'tool' | 'arguments' | 'createdAt' | 'generation' | 'idempotencyKey'
+  'id' | 'principal' | 'tool' | 'arguments' | 'createdAt' | 'wire' | 'idempotencyKey'
 >;
 
 export function fixedFieldsOf(task: TaskRecord): FixedFields {
@@ -57,7 +62,7 @@ export function fixedFieldsOf(task: TaskRecord): FixedFields {
     tool: task.tool,
     arguments: task.arguments,
     createdAt: task.createdAt,
-    generation: task.generation,
+    wire: task.wire,
   };
   if (task.idempotencyKey !== undefined) fixed.idempotencyKey = task.idempotencyKey;
   return fixed;
@@ -70,7 +75,7 @@ export interface NewTaskInput {
   arguments: JsonObject;
   ttlMs: number | null;
   pollIntervalMs: number;
-  generation?: WireGeneration;
+  wire?: TaskWire;
   idempotencyKey?: string;
   meta?: JsonObject;
   statusMessage?: string;
@@ -93,7 +98,7 @@ export function newTaskRecord(input: NewTaskInput, now: number): TaskRecord {
     inputRequests: {},
     inputResponses: {},
     attempt: 1,
-    generation: input.generation ?? 'v2',
+    wire: input.wire ?? '2026-07-28',
     ...(input.idempotencyKey === undefined ? {} : { idempotencyKey: input.idempotencyKey }),
     meta: input.meta ?? {},
   };

@@ -89,6 +89,8 @@ describe('dashboard in headless Chromium', { skip }, () => {
     await row(task.id).click();
     await page.locator('#detail h2', { hasText: task.id }).waitFor();
     assert.equal(await page.locator('#detail .status.tool_error').textContent(), 'tool error');
+    const facts = page.locator('#detail p.note', { hasText: 'principal alice' });
+    assert.match((await facts.textContent()) ?? '', / · wire 2026-07-28 · /);
   });
 
   it('filters by status, tool and principal', async () => {

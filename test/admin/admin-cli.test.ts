@@ -130,6 +130,8 @@ describe('taskrail admin (on the store itself)', () => {
     assert.equal(task['status'], 'completed');
     assert.equal(task['principal'], 'bob');
     assert.deepEqual(task['arguments'], { n: 1 });
+    assert.equal(task['wire'], '2026-07-28');
+    assert.equal(task['generation'], undefined);
     assert.match(String(task['createdAt']), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     const missing = await run(['admin', 'show', 'no-such-task', '--store', url]);
     assert.equal(missing.code, 4);

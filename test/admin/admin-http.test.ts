@@ -92,6 +92,7 @@ describe('admin HTTP face', () => {
     const { status, body } = await call(h.base, `/dashboard/api/tasks/${task.id}`, ADMIN);
     assert.equal(status, 200);
     assert.equal(body.timelineSource, 'events');
+    assert.equal(body.wire, '2026-07-28');
     assert.deepEqual(body.result.content, [{ type: 'text', text: 'quick done' }]);
     const kinds = (body.timeline as { kind: string; status: string }[]).map(
       (e) => `${e.kind}:${e.status}`,

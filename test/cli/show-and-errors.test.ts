@@ -25,6 +25,7 @@ describe('CLI: task display and error messages', () => {
     assert.equal((await runCli(['tasks', 'wait', id], home)).code, 0);
     const text = (await runCli(['tasks', 'show', id.slice(0, 8)], home)).stdout;
     assert.match(text, /^status: +completed$/m);
+    assert.match(text, /^wire: +2026-07-28$/m);
     const failing = (
       await runCli(['call', serve.url, 'failing_job', '--detach'], home)
     ).stdout.trim();

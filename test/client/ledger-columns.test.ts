@@ -36,7 +36,7 @@ describe('ledger file from before the protocol_version column', () => {
     assert.ok(ledger);
     assert.equal(ledger.require('old-task').protocolVersion, undefined);
     ledger.record({
-      id: 'v1-task',
+      id: 'task-2025',
       server: 'http://127.0.0.1:1/mcp',
       tool: 'slow',
       arguments: {},
@@ -46,7 +46,7 @@ describe('ledger file from before the protocol_version column', () => {
       ttlMs: null,
       protocolVersion: '2025-11-25',
     });
-    assert.equal(opened[1]?.require('v1-task').protocolVersion, '2025-11-25');
+    assert.equal(opened[1]?.require('task-2025').protocolVersion, '2025-11-25');
     for (const each of opened) each.close();
   });
 });

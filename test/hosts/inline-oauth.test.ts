@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startServer, type Running } from '../legacy/fixture.js';
+import { startServer, type Running } from '../wire-2025/fixture.js';
 import { makeKey, TestAuthServer, type TestKey } from '../oauth/auth-server.js';
 import { rpc, type RawReply } from '../server/support.js';
 

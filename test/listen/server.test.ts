@@ -104,7 +104,7 @@ describe('subscriptions/listen with taskIds: the server side', () => {
     t.gates.release('undeclared');
   });
 
-  it('checks the routing headers like every modern request (-32020)', async () => {
+  it('checks the routing headers like every 2026-07-28 request (-32020)', async () => {
     const res = await fetch(t.url, {
       method: 'POST',
       headers: {

@@ -6,13 +6,13 @@ import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { isClientError, MemoryLedger, TaskrailClient } from '../../src/client/index.js';
-import { startServer, v1Client, type Running } from '../legacy/fixture.js';
+import { startServer, client2025, type Running } from '../wire-2025/fixture.js';
 import { rpc } from '../server/support.js';
 import { makeKey, TestAuthServer, type TestKey } from './auth-server.js';
 
 const UNKNOWN = 'AAAAAAAAAAAAAAAAAAAAAAAA';
 
-async function createV1Task(client: Client, gate: string): Promise<string> {
+async function createTask2025(client: Client, gate: string): Promise<string> {
   const created = await client.request(
     {
       method: 'tools/call',
@@ -78,10 +78,10 @@ describe('OAuth principals: tasks stay with their subject', () => {
   });
 
   it("keeps another subject's tasks out of list, get, result and cancel on the 2025-11-25 wire", async () => {
-    const a = await v1Client(server.url, { bearer: alice });
-    const b = await v1Client(server.url, { bearer: bob });
+    const a = await client2025(server.url, { bearer: alice });
+    const b = await client2025(server.url, { bearer: bob });
     try {
-      const taskId = await createV1Task(a, 'v1');
+      const taskId = await createTask2025(a, 'wire2025');
       assert.ok((await a.experimental.tasks.listTasks()).tasks.some((t) => t.taskId === taskId));
       assert.ok(!(await b.experimental.tasks.listTasks()).tasks.some((t) => t.taskId === taskId));
       await assert.rejects(b.experimental.tasks.getTask(taskId), notFound);
@@ -90,9 +90,9 @@ describe('OAuth principals: tasks stay with their subject', () => {
         notFound,
       );
       await assert.rejects(b.experimental.tasks.cancelTask(taskId), notFound);
-      server.gates.open('v1');
+      server.gates.open('wire2025');
       const result = await a.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
-      assert.equal((result.content[0] as { text: string }).text, 'gate v1 opened');
+      assert.equal((result.content[0] as { text: string }).text, 'gate wire2025 opened');
     } finally {
       await a.close();
       await b.close();
@@ -100,7 +100,7 @@ describe('OAuth principals: tasks stay with their subject', () => {
   });
 
   it('refuses a 2025-11-25 session without a valid token, with the same challenge', async () => {
-    await assert.rejects(v1Client(server.url));
+    await assert.rejects(client2025(server.url));
     const res = await fetch(server.url, {
       method: 'POST',
       headers: {
@@ -171,14 +171,14 @@ describe('OAuth scope', () => {
 
   it('403 insufficient_scope without the scope, on both wires; served with it', async () => {
     const without = await as.token(key, { scope: 'profile' }, server.url);
-    const modern = await rpc(
+    const wire2026 = await rpc(
       server.url,
       'tools/call',
       { name: 'greet', arguments: { name: 'x' } },
       { bearer: without },
     );
-    assert.equal(modern.status, 403);
-    await assert.rejects(v1Client(server.url, { bearer: without }));
+    assert.equal(wire2026.status, 403);
+    await assert.rejects(client2025(server.url, { bearer: without }));
     const res = await fetch(server.url, {
       method: 'POST',
       headers: { authorization: `Bearer ${without}` },
@@ -200,7 +200,7 @@ describe('OAuth scope', () => {
       { bearer: withScope, caps: {} },
     );
     assert.equal(ok.status, 200);
-    const client = await v1Client(server.url, { bearer: withScope });
+    const client = await client2025(server.url, { bearer: withScope });
     await client.close();
   });
 });

@@ -52,7 +52,7 @@ describe('proxy in front of server-everything over stdio', () => {
   });
 
   it('shows each task mode to a 2025-11-25 client (execution.taskSupport)', async () => {
-    const client = new Client({ name: 'v1', version: '1.0.0' });
+    const client = new Client({ name: 'sdk-v1', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(proxy.url)));
     try {
       const { tools } = await client.listTools();

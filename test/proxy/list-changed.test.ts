@@ -40,7 +40,7 @@ describe('tools/list follows the upstream list_changed', () => {
       upstream: { kind: 'stdio', command: process.execPath, args: [UPSTREAM] },
       concurrency: 2,
     });
-    session = new Client({ name: 'v1-session', version: '1.0.0' });
+    session = new Client({ name: 'sdk-v1-session', version: '1.0.0' });
     session.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       listChanged += 1;
     });
@@ -74,16 +74,16 @@ describe('tools/list follows the upstream list_changed', () => {
   });
 
   it('answers a call to a removed tool with an error that names it', async () => {
-    const modern = await rpc(proxy.url, 'tools/call', { name: 'echo', arguments: { text: 'x' } });
-    const modernError = modern.body.error?.message ?? JSON.stringify(modern.body.result);
-    assert.match(modernError, /echo/);
-    assert.match(modernError, /not found|unknown/i);
-    assert.equal(modern.body.result?.['taskId'], undefined);
-    const legacy = await session.callTool({ name: 'echo', arguments: { text: 'x' } }).then(
+    const wire2026 = await rpc(proxy.url, 'tools/call', { name: 'echo', arguments: { text: 'x' } });
+    const error2026 = wire2026.body.error?.message ?? JSON.stringify(wire2026.body.result);
+    assert.match(error2026, /echo/);
+    assert.match(error2026, /not found|unknown/i);
+    assert.equal(wire2026.body.result?.['taskId'], undefined);
+    const wire2025 = await session.callTool({ name: 'echo', arguments: { text: 'x' } }).then(
       (result) => JSON.stringify(result),
       (error: Error) => error.message,
     );
-    assert.match(legacy, /echo/);
-    assert.match(legacy, /not found|unknown/i);
+    assert.match(wire2025, /echo/);
+    assert.match(wire2025, /not found|unknown/i);
   });
 });

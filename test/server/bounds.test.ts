@@ -15,7 +15,7 @@ async function start(
   const app = createTaskServer({
     store: new MemoryTaskStore(),
     auth: { tokens: TOKENS },
-    legacySessions: sessions,
+    wire2025Sessions: sessions,
     http,
   }).tool('noop', { description: 'x', task: true }, async () => ({ content: [] }));
   const { url } = await app.listen(0);

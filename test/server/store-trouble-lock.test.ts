@@ -9,7 +9,7 @@ import type { TaskServer } from '../../src/server/index.js';
 import { serveTaskServerStdio } from '../../src/server/stdio.js';
 import { SqliteTaskStore } from '../../src/stores/sqlite/index.js';
 import { waitFor } from '../helpers/wait.js';
-import { v1Client } from '../legacy/fixture.js';
+import { client2025 } from '../wire-2025/fixture.js';
 import { tempDir } from '../stores/temp-dir.js';
 import { StdioPeer } from './stdio-peer.js';
 import { rpc, TASKS_CAPS } from './support.js';
@@ -113,7 +113,7 @@ describe('store trouble: SQLite write lock held by another connection', () => {
   });
 
   it('answers a 2025-11-25 session create with -32603 and the fixed message', async () => {
-    const client = await v1Client(url);
+    const client = await client2025(url);
     try {
       lock();
       const attempt = client.request(

@@ -164,7 +164,7 @@ describe('2026-07-28 tasks wire over HTTP', () => {
     assert.equal(base64.body.result?.['taskId'], taskId);
   });
 
-  it('a legacy params.task hint is neither an error nor an opt-in', async () => {
+  it('a 2025-11-25 params.task hint is neither an error nor an opt-in', async () => {
     const reply = await rpc(server.url, 'tools/call', {
       name: 'greet',
       arguments: { name: 'legacy' },

@@ -162,28 +162,25 @@ describe('SqliteTaskStore on real files', () => {
   });
 
   it('migrates a version 1 file: leases move into the task rows, held ones stay held', async () => {
-    const path = freshPath('v1.db');
+    const path = freshPath('schema-1.db');
     mkdirSync(dirname(path), { recursive: true });
     const held = newTaskRecord(
       { id: newTaskId(), principal: 'p', tool: 't', arguments: {}, ttlMs: null, pollIntervalMs: 1 },
       Date.now(),
     );
     const free = { ...held, id: newTaskId() };
-    const v1 = new Database(path);
-    v1.exec(
+    const schema1 = new Database(path);
+    schema1.exec(
       'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT;' +
         `${MIGRATIONS[0] as string};` +
         'INSERT INTO schema_migrations (version, applied_at) VALUES (1, 0);',
     );
-    const insert = v1.prepare(`INSERT INTO tasks (${TASK_COLUMNS}) VALUES (${TASK_PARAMS})`);
+    const insert = schema1.prepare(`INSERT INTO tasks (${TASK_COLUMNS}) VALUES (${TASK_PARAMS})`);
     for (const task of [held, free]) insert.run(recordToParams(task));
-    v1.prepare('INSERT INTO leases VALUES (?, ?, ?, ?)').run(
-      held.id,
-      'w1',
-      'token-1',
-      Date.now() + 60_000,
-    );
-    v1.close();
+    schema1
+      .prepare('INSERT INTO leases VALUES (?, ?, ?, ?)')
+      .run(held.id, 'w1', 'token-1', Date.now() + 60_000);
+    schema1.close();
 
     const store = new SqliteTaskStore(path);
     try {

@@ -270,7 +270,7 @@ ${ANSWER_FORM_SCRIPT}
     var task = await res.json();
     if (state.selected !== id) return;
     var facts = 'tool ' + task.tool + ' · principal ' + task.principal + ' · attempt ' + task.attempt +
-      ' · created ' + task.createdAt + (task.expiresAt ? ' · expires ' + task.expiresAt : '');
+      ' · wire ' + task.wire + ' · created ' + task.createdAt + (task.expiresAt ? ' · expires ' + task.expiresAt : '');
     var parts = [
       el('button', { type: 'button', class: 'close', title: 'Close', text: '×', on: { click: function () {
         state.selected = null; pane.hidden = true; render(); } } }),

@@ -1,4 +1,4 @@
-import { pendingInputRequests, type TaskRecord } from '../../task/record.js';
+import { pendingInputRequests, type TaskRecord, type TaskWire } from '../../task/record.js';
 import { isoTime } from '../../task/time.js';
 import type { TimelineEntry } from './journal.js';
 
@@ -25,7 +25,7 @@ export interface TaskDetail extends TaskSummary {
   result?: unknown;
   error?: unknown;
   expiresAt: string | null;
-  generation: string;
+  wire: TaskWire;
   timeline: TimelineEntry[];
   /** `events`: recorded live by this process; `derived`: rebuilt from the record's times. */
   timelineSource: 'events' | 'derived';
@@ -69,7 +69,7 @@ export function detailOf(
     ...(task.result === undefined ? {} : { result: task.result }),
     ...(task.error === undefined ? {} : { error: task.error }),
     expiresAt: task.expiresAt === null ? null : isoTime(task.expiresAt),
-    generation: task.generation,
+    wire: task.wire,
     timeline: timeline.entries,
     timelineSource: timeline.source,
   };

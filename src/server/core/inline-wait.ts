@@ -27,7 +27,7 @@ export interface InlineCaller {
   principal: string;
   clientCapabilities: JsonObject;
   /** False on a 2025-11-25 session, where the SDK turns questions into real requests. */
-  modern: boolean;
+  wire2026: boolean;
   inputResponses: Record<string, JsonObject>;
 }
 
@@ -67,7 +67,7 @@ export async function callBehindTheScenes(
     principal: caller.principal,
     ...(options.ttlMs === undefined ? {} : { ttlMs: options.ttlMs }),
     ...(options.pollIntervalMs === undefined ? {} : { pollIntervalMs: options.pollIntervalMs }),
-    generation: 'local',
+    wire: 'local',
     meta: { clientCapabilities: caller.clientCapabilities },
   });
   return followInline(runtime, task, caller, ctx, settings);
@@ -115,7 +115,7 @@ function askOrHandOver(
   settings: InlineWaitSettings,
 ): CallToolResult {
   const pending = pendingInputRequests(task);
-  if (!caller.modern || canAnswer(caller.clientCapabilities, Object.values(pending))) {
+  if (!caller.wire2026 || canAnswer(caller.clientCapabilities, Object.values(pending))) {
     const keyed = Object.fromEntries(
       Object.entries(pending).map(([key, request]) => [
         `${task.id}${KEY_SEPARATOR}${key}`,

@@ -47,7 +47,7 @@ export function principalOf(ctx: {
   return principalOfAuthInfo(ctx.http?.authInfo);
 }
 
-/** The client capabilities THIS request declared (modern era only; undefined on the legacy wire). */
+/** The client capabilities THIS request declared (2026-07-28 wire only; undefined on the 2025-11-25 wire). */
 export function envelopeCapabilities(ctx: { mcpReq: { envelope?: object | undefined } }): unknown {
   const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
   return envelope?.['io.modelcontextprotocol/clientCapabilities'];

@@ -8,7 +8,7 @@ import {
   missingTasksCapability,
   taskNotFound,
   type IncomingRequest,
-  type ModernEnvelope,
+  type Wire2026Envelope,
   type WireError,
 } from '../../protocol/index.js';
 import { isRpcError, rpcErrorObject } from '../../task/errors.js';
@@ -20,7 +20,7 @@ import { objectResponses } from './tool-call.js';
 
 /**
  * The one implementation of `tasks/*` behind every transport (HTTP front, stdio) and both wires
- * (2026-07-28 here, 2025-11-25 in legacy/v1-task-methods.ts): pure functions from a parsed
+ * (2026-07-28 here, 2025-11-25 in wire-2025/task-methods-2025.ts): pure functions from a parsed
  * request and the runtime to a JSON-RPC result or error. Transports only frame the answer.
  */
 
@@ -101,7 +101,7 @@ function operationError(error: unknown): WireError {
 export async function answerTaskRequest(
   runtime: TaskRuntimeFace,
   request: IncomingRequest,
-  envelope: ModernEnvelope,
+  envelope: Wire2026Envelope,
   principal: string,
   serverInfo: JsonObject,
 ): Promise<TaskAnswer | undefined> {

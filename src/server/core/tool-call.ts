@@ -93,10 +93,10 @@ async function callOnce(
 ): Promise<CallOutcome> {
   const settings = normalizeTaskOption(tool.config.task);
   const caps = clientCapabilities(ctx);
-  const modern = ctx.mcpReq.envelope !== undefined;
+  const wire2026 = ctx.mcpReq.envelope !== undefined;
   const principal = principalOf(ctx);
   const inputResponses = objectResponses(ctx.mcpReq.inputResponses);
-  if (settings.mode !== 'forbidden' && modern && declaresTasks(caps)) {
+  if (settings.mode !== 'forbidden' && wire2026 && declaresTasks(caps)) {
     const pre = { principal, inputResponses, clientCapabilities: caps };
     return createTask(runtime, tool, args, pre, ctx.mcpReq._meta);
   }
@@ -106,7 +106,7 @@ async function callOnce(
     throw new ProtocolError(error.code, error.message, error.data);
   }
   if (settings.mode !== 'forbidden') {
-    const caller = { principal, clientCapabilities: caps, modern, inputResponses };
+    const caller = { principal, clientCapabilities: caps, wire2026, inputResponses };
     const wait = { fallbackTools, inlineWaitMs: options.inlineWaitMs ?? DEFAULT_INLINE_WAIT_MS };
     return callBehindTheScenes(runtime, tool, args, caller, ctx, wait);
   }
@@ -142,7 +142,7 @@ async function createTask(
   return encodeCreateTaskResult(task) as unknown as CallOutcome;
 }
 
-/** Creates the task of one modern `tools/call` (on the SDK path and the fast path alike). */
+/** Creates the task of one 2026-07-28 `tools/call` (on the SDK path and the fast path alike). */
 export async function startToolTask(
   runtime: TaskRuntimeFace,
   tool: RegisteredTaskTool,
@@ -161,7 +161,7 @@ export async function startToolTask(
     principal: caller.principal,
     ...(settings.ttlMs === undefined ? {} : { ttlMs: settings.ttlMs }),
     ...(settings.pollIntervalMs === undefined ? {} : { pollIntervalMs: settings.pollIntervalMs }),
-    generation: 'v2',
+    wire: '2026-07-28',
     meta: { clientCapabilities: caller.clientCapabilities },
   });
 }

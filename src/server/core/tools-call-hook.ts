@@ -12,7 +12,7 @@ type SetRequestHandler = (method: string, ...rest: unknown[]) => void;
  * Wraps the `tools/call` handler McpServer installs on its `Server` (at the first
  * `registerTool`), through the public `setRequestHandler`: the SDK turns whatever a tool
  * callback throws into an `isError` result, and answers a 2025-11-25 `tools/call` only as a
- * CallToolResult, so taskrail's store trouble and v1 task creation sit around it instead.
+ * CallToolResult, so taskrail's store trouble and 2025-11-25 task creation sit around it instead.
  * Call before the first tool is registered; the SDK still validates the request and the result
  * and runs its MRTR seam around the wrapped handler. Returns whether the handler has been
  * wrapped yet (see `assertToolsCallWrapped`).

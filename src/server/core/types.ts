@@ -41,7 +41,7 @@ export interface TaskToolConfig {
   task?: TaskOption;
   beforeTask?: BeforeTaskHook;
   /**
-   * Client capabilities a call needs (e.g. `{ sampling: {} }`). A modern request that does not
+   * Client capabilities a call needs (e.g. `{ sampling: {} }`). A 2026-07-28 request that does not
    * declare each top-level key gets -32021 with these as `requiredCapabilities`.
    */
   requiredClientCapabilities?: JsonObject;
@@ -60,7 +60,8 @@ export interface RegisteredTaskTool {
 
 /** Context of one SDK server instance (one HTTP request, or one stdio connection). */
 export interface InstanceContext {
-  era: 'legacy' | 'modern';
+  /** The wire this instance serves: 2026-07-28 (per request) or 2025-11-25 (a session). */
+  wire: '2026-07-28' | '2025-11-25';
   /** The authenticated principal, or `anonymous`. */
   principal: string;
 }

@@ -101,7 +101,7 @@ function streamOf(
 }
 
 /**
- * A modern `subscriptions/listen` naming `notifications.taskIds`, served here because the SDK's
+ * A 2026-07-28 `subscriptions/listen` naming `notifications.taskIds`, served here because the SDK's
  * listen router drops task ids. Undefined: not ours, hand the request to the SDK.
  */
 export function routeListen(

@@ -1,5 +1,38 @@
 import { TaskrailError } from '../../task/errors.js';
-import { fixedFieldsOf, type FixedFields, type TaskRecord } from '../../task/record.js';
+import {
+  fixedFieldsOf,
+  type FixedFields,
+  type TaskRecord,
+  type TaskWire,
+} from '../../task/record.js';
+
+/**
+ * The record's `wire` as stored: under its old name `generation`, with its old values, so that
+ * rows and hashes written before the rename read back unchanged (and older nodes still read new
+ * ones). Every store codec maps through these two functions.
+ */
+const STORED_WIRE: Record<TaskWire, string> = {
+  '2026-07-28': 'v2',
+  '2025-11-25': 'v1',
+  local: 'local',
+};
+
+export function storedWire(wire: TaskWire): string {
+  return STORED_WIRE[wire];
+}
+
+export function wireFromStored(stored: unknown, where: string): TaskWire {
+  switch (stored) {
+    case 'v2':
+      return '2026-07-28';
+    case 'v1':
+      return '2025-11-25';
+    case 'local':
+      return 'local';
+    default:
+      throw new TaskrailError('STORE_CORRUPT', `${where} names an unknown wire: ${String(stored)}`);
+  }
+}
 
 /**
  * The Redis and Postgres stores keep a record as two JSON texts: `fixed` (written once at
@@ -7,7 +40,8 @@ import { fixedFieldsOf, type FixedFields, type TaskRecord } from '../../task/rec
  * write may change). Text, not a document type: a record must read back exactly as written.
  */
 export function encodeFixed(task: TaskRecord): string {
-  return JSON.stringify(fixedFieldsOf(task));
+  const { wire, ...fixed } = fixedFieldsOf(task);
+  return JSON.stringify({ ...fixed, generation: storedWire(wire) });
 }
 
 export function encodeData(task: TaskRecord): string {
@@ -17,7 +51,7 @@ export function encodeData(task: TaskRecord): string {
     tool: _tool,
     arguments: _arguments,
     createdAt: _createdAt,
-    generation: _generation,
+    wire: _wire,
     idempotencyKey: _idempotencyKey,
     ...data
   } = task;
@@ -29,9 +63,14 @@ export function decodeParts(fixed: unknown, data: unknown, where: string): TaskR
   if (typeof fixed !== 'string' || typeof data !== 'string') {
     throw new TaskrailError('STORE_CORRUPT', `${where} lacks its JSON fields`);
   }
+  let parsed: { data: object; fixed: StoredFixed };
   try {
-    return { ...(JSON.parse(data) as object), ...(JSON.parse(fixed) as FixedFields) } as TaskRecord;
+    parsed = { data: JSON.parse(data) as object, fixed: JSON.parse(fixed) as StoredFixed };
   } catch (error) {
     throw new TaskrailError('STORE_CORRUPT', `${where} holds invalid JSON`, { cause: error });
   }
+  const { generation, ...rest } = parsed.fixed;
+  return { ...parsed.data, ...rest, wire: wireFromStored(generation, where) } as TaskRecord;
 }
+
+type StoredFixed = Omit<FixedFields, 'wire'> & { generation: unknown };

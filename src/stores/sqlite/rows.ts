@@ -1,6 +1,7 @@
 import type { JsonRpcErrorObject } from '../../task/errors.js';
-import type { InputRequest, JsonObject, TaskRecord, WireGeneration } from '../../task/record.js';
+import type { InputRequest, JsonObject, TaskRecord } from '../../task/record.js';
 import type { TaskStatus } from '../../task/status.js';
+import { storedWire, wireFromStored } from '../shared/record-parts.js';
 
 /** One row of `tasks` as better-sqlite3 returns it. */
 export interface TaskRow {
@@ -16,6 +17,7 @@ export interface TaskRow {
   poll_interval_ms: number;
   revision: number;
   attempt: number;
+  /** The record's `wire`, stored under its old name and values (see storedWire). */
   generation: string;
   idempotency_key: string | null;
   arguments: string;
@@ -69,7 +71,7 @@ export function recordToParams(task: TaskRecord): TaskRow {
     tool: task.tool,
     arguments: JSON.stringify(task.arguments),
     created_at: task.createdAt,
-    generation: task.generation,
+    generation: storedWire(task.wire),
     idempotency_key: task.idempotencyKey ?? null,
     ...mutableParams(task),
   };
@@ -115,7 +117,7 @@ export function rowToRecord(row: TaskRow): TaskRecord {
     inputRequests: parseObject<Record<string, InputRequest>>(row.input_requests),
     inputResponses: parseObject<Record<string, JsonObject>>(row.input_responses),
     attempt: row.attempt,
-    generation: row.generation as WireGeneration,
+    wire: wireFromStored(row.generation, 'sqlite task row'),
     meta: parseObject<JsonObject>(row.meta),
   };
   if (row.status_message !== null) task.statusMessage = row.status_message;

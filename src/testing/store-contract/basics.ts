@@ -36,7 +36,7 @@ export function registerBasicCases(define: DefineCase): void {
       arguments: RICH_ARGUMENTS,
       ttlMs: null,
       pollIntervalMs: 1234.5,
-      generation: 'v1',
+      wire: '2025-11-25',
       idempotencyKey: 'key-1',
       meta: { session: 'abc', capabilities: { elicitation: {} }, n: [1, 2] },
       statusMessage: 'Queued',

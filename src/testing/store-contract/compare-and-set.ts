@@ -83,7 +83,7 @@ export function registerCompareAndSetCases(define: DefineCase): void {
       tool: 'other',
       arguments: { forged: true },
       createdAt: task.createdAt + 5,
-      generation: task.generation === 'v1' ? 'v2' : 'v1',
+      wire: task.wire === '2025-11-25' ? '2026-07-28' : '2025-11-25',
       idempotencyKey: 'changed',
     };
     const outcome = await h.store.compareAndSet(forged, task.revision);

@@ -7,15 +7,15 @@ import { readBoundedText, readSseMessages } from './sse.js';
 /**
  * A small 2025-11-25 Streamable HTTP session (initialize, `Mcp-Session-Id`, SSE replies), for
  * servers that do not speak the stateless 2026-07-28 wire. Server→client requests arriving on
- * a reply stream (v1 task input: `elicitation/create`, `sampling/createMessage`) are answered
+ * a reply stream (task input: `elicitation/create`, `sampling/createMessage`) are answered
  * through `onRequest` and POSTed back on the session.
  */
 
 type JsonObject = Record<string, unknown>;
 
-export const LEGACY_PROTOCOL_VERSION = '2025-11-25';
+export const WIRE_2025_VERSION = '2025-11-25';
 
-export interface LegacySessionOptions {
+export interface Session2025Options {
   url: string;
   bearer?: string;
   headers?: Record<string, string>;
@@ -40,13 +40,13 @@ export interface RequestOptions {
   timeoutMs?: number;
 }
 
-export class LegacySession {
+export class Session2025 {
   readonly serverCapabilities: JsonObject;
   readonly protocolVersion: string;
-  readonly #options: LegacySessionOptions;
+  readonly #options: Session2025Options;
   #sessionId: string | undefined;
 
-  private constructor(options: LegacySessionOptions, opened: Opened) {
+  private constructor(options: Session2025Options, opened: Opened) {
     this.#options = options;
     this.#sessionId = opened.sessionId;
     this.protocolVersion = String(opened.init['protocolVersion']);
@@ -55,8 +55,8 @@ export class LegacySession {
   }
 
   /** `initialize` + `notifications/initialized`; fails when the server does not answer it. */
-  static async open(options: LegacySessionOptions): Promise<LegacySession> {
-    return new LegacySession(options, await initialize(options));
+  static async open(options: Session2025Options): Promise<Session2025> {
+    return new Session2025(options, await initialize(options));
   }
 
   /**
@@ -128,10 +128,10 @@ interface Opened {
   sessionId: string | undefined;
 }
 
-async function initialize(options: LegacySessionOptions): Promise<Opened> {
+async function initialize(options: Session2025Options): Promise<Opened> {
   const id = `taskrail-${randomUUID()}`;
   const params = {
-    protocolVersion: LEGACY_PROTOCOL_VERSION,
+    protocolVersion: WIRE_2025_VERSION,
     capabilities: options.capabilities,
     clientInfo: options.clientInfo,
   };
@@ -160,12 +160,12 @@ async function initialize(options: LegacySessionOptions): Promise<Opened> {
   return { init: reply.result, sessionId };
 }
 
-function opening(options: LegacySessionOptions): RequestOptions {
+function opening(options: Session2025Options): RequestOptions {
   return options.signal === undefined ? {} : { signal: options.signal };
 }
 
 async function post(
-  options: LegacySessionOptions,
+  options: Session2025Options,
   session: Record<string, string> | undefined,
   message: JsonObject,
   request: RequestOptions,

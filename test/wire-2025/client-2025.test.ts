@@ -4,15 +4,15 @@ import { TaskrailClient } from '../../src/client/host-client.js';
 import { MemoryLedger } from '../../src/client/ledger-port.js';
 import { waitFor } from '../helpers/wait.js';
 import { startServer, type Running } from './fixture.js';
-import { v1OnlyProxy } from './v1-only-proxy.js';
-import { startV1OnlyServer } from './v1-only-server.js';
+import { only2025Proxy } from './only-2025-proxy.js';
+import { startSdkV1Server } from './sdk-v1-server.js';
 
 describe('the taskrail client against a server that speaks only 2025-11-25', () => {
   let server: { url: string; close(): Promise<void> };
   let client: TaskrailClient;
   let ledger: MemoryLedger;
   before(async () => {
-    server = await startV1OnlyServer();
+    server = await startSdkV1Server();
     ledger = new MemoryLedger();
     client = new TaskrailClient({
       url: server.url,
@@ -26,7 +26,7 @@ describe('the taskrail client against a server that speaks only 2025-11-25', () 
     await server.close();
   });
 
-  it('runs a required tool as a v1 task, recorded in the ledger, and fetches tasks/result', async () => {
+  it('runs a required tool as a 2025-11-25 task, recorded in the ledger, and fetches tasks/result', async () => {
     const call = await client.callTool('v1_slow', {});
     assert.equal(typeof call.taskId, 'string');
     const outcome = await call.result();
@@ -40,7 +40,7 @@ describe('the taskrail client against a server that speaks only 2025-11-25', () 
     assert.equal(entry.outcome, 'completed');
   });
 
-  it('reports a v1 failed task with isError as a tool error', async () => {
+  it('reports a failed 2025-11-25 task with isError as a tool error', async () => {
     const call = await client.callTool('v1_broken', {});
     const outcome = await call.result();
     assert.equal(outcome.kind, 'tool_error');
@@ -58,7 +58,7 @@ describe('the taskrail client on the 2025-11-25 wire of a taskrail server', () =
   let proxy: { url: string; close(): Promise<void> };
   before(async () => {
     server = await startServer();
-    proxy = await v1OnlyProxy(server.url);
+    proxy = await only2025Proxy(server.url);
   });
   after(async () => {
     await proxy.close();
@@ -92,7 +92,7 @@ describe('the taskrail client on the 2025-11-25 wire of a taskrail server', () =
     }
   });
 
-  it('cancels a v1 task and waits for the cancelled status', async () => {
+  it('cancels a 2025-11-25 task and waits for the cancelled status', async () => {
     const client = new TaskrailClient({
       url: proxy.url,
       ledger: new MemoryLedger(),

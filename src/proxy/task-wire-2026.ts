@@ -69,7 +69,7 @@ export class CreatedTaskCatcher {
  * whether a call becomes a task; the wire has no per-tool `taskSupport`, so every tool is
  * called declaring the extension, and a plain result is taken as it comes.
  */
-export function modernTaskWire(
+export function taskWire2026(
   client: Client,
   catcher: CreatedTaskCatcher,
   capabilities: JsonObject,
@@ -94,7 +94,7 @@ export function modernTaskWire(
       options,
     ) as Promise<z.infer<T>>;
   return {
-    generation: '2026-07-28',
+    wire: '2026-07-28',
     runsAsTask: () => true,
     async start(params, { ttlMs: _ttl, ...options }) {
       catcher.clear();

@@ -3,12 +3,12 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import * as z from 'zod/v4';
 import { Ledger, TaskrailClient, type LedgerEntry } from '../../src/client/index.js';
-import { LegacySession } from '../../src/client/legacy-session.js';
+import { Session2025 } from '../../src/client/session-2025.js';
 import { runCli, spawnCli, tempDir } from '../client/support.js';
 import type { Child } from '../helpers/child.js';
 import { waitFor } from '../helpers/wait.js';
 import { startServer, type Running } from './fixture.js';
-import { v1OnlyProxy } from './v1-only-proxy.js';
+import { only2025Proxy } from './only-2025-proxy.js';
 
 /**
  * A task created on the 2025-11-25 wire by a process that then dies (kill -9) is collected by a
@@ -16,7 +16,7 @@ import { v1OnlyProxy } from './v1-only-proxy.js';
  * The tool counts its runs: resuming must not run it again.
  */
 describe('resuming a 2025-11-25 task from the ledger in a later process', () => {
-  const dir = tempDir('resume-v1');
+  const dir = tempDir('resume-2025');
   let server: Running;
   let proxy: { url: string; close(): Promise<void> };
   const runs = new Map<string, number>();
@@ -37,7 +37,7 @@ describe('resuming a 2025-11-25 task from the ledger in a later process', () => 
         return { content: [{ type: 'text', text: `gate ${gate} opened` }] };
       },
     );
-    proxy = await v1OnlyProxy(server.url);
+    proxy = await only2025Proxy(server.url);
   });
   after(async () => {
     await proxy.close();
@@ -142,7 +142,7 @@ describe('resuming a 2025-11-25 task from the ledger in a later process', () => 
   });
 
   it('a session the server no longer knows (404) is reopened, and its task still found', async () => {
-    const session = await LegacySession.open({
+    const session = await Session2025.open({
       url: proxy.url,
       clientInfo: { name: 'resume-test', version: '1.0.0' },
       capabilities: { tasks: { cancel: {} } },

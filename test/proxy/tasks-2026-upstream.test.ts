@@ -8,7 +8,9 @@ import { waitFor } from '../helpers/wait.js';
 import { getTask, rpc } from '../server/support.js';
 import { callAsTask, CLI, textOf, waitForTask } from './support.js';
 
-const UPSTREAM = resolve(new URL('./fixtures/modern-task-upstream.js', import.meta.url).pathname);
+const UPSTREAM = resolve(
+  new URL('./fixtures/wire-2026-task-upstream.js', import.meta.url).pathname,
+);
 
 interface ProxyProcess {
   child: Child;
@@ -45,7 +47,7 @@ describe('proxy following 2026-07-28 upstream tasks (tasks extension)', () => {
   };
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'taskrail-proxy-modern-'));
+    dir = mkdtempSync(join(tmpdir(), 'taskrail-proxy-2026-'));
     upstream = startNode(UPSTREAM, []);
     upstreamUrl = (await upstream.line(/^listening (\S+)/, 20_000))[1] as string;
     proxy = await startProxy();

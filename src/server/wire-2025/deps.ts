@@ -3,9 +3,9 @@ import type { TaskRuntime } from '../../runtime/runtime.js';
 import type { InstanceDeps } from '../core/mcp-instance.js';
 
 /** What the 2025-11-25 session face needs: the instance recipe and the whole runtime. */
-export interface LegacyDeps {
+export interface Wire2025Deps {
   instanceDeps: InstanceDeps;
-  /** The full runtime: the v1 wire also lists tasks and blocks on `tasks/result`. */
+  /** The full runtime: the 2025-11-25 wire also lists tasks and blocks on `tasks/result`. */
   runtime: TaskRuntime;
   /** Answer `required` tools of hosts without tasks with a task id (see fallback-tools.ts). */
   fallbackTools: boolean;
@@ -14,5 +14,8 @@ export interface LegacyDeps {
   inFlight: Set<string>;
 }
 
-/** Where a v1 task remembers the session that created it (anonymous callers list by it). */
+/**
+ * Where a 2025-11-25 task remembers the session that created it (anonymous callers list by it).
+ * The key is stored in task records, so it keeps its old name: existing records must still match.
+ */
 export const SESSION_META = 'v1Session';

@@ -8,7 +8,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolResult } from '../runtime/tool.js';
 import type { JsonObject } from '../task/record.js';
-import { CreatedTaskCatcher, modernTaskWire } from './modern-task-wire.js';
+import { CreatedTaskCatcher, taskWire2026 } from './task-wire-2026.js';
 import {
   inheritedEnv,
   logStderr,
@@ -19,7 +19,7 @@ import {
   type UpstreamConnection,
 } from './connection.js';
 
-const MODERN = '2026-07-28';
+const WIRE_2026 = '2026-07-28';
 const CAPABILITIES = { elicitation: { form: {} }, sampling: {} };
 /** A server that does not answer `server/discover` by then is not a 2026-07-28 server. */
 const CONNECT_TIMEOUT_MS = 15_000;
@@ -30,19 +30,19 @@ const CONNECT_TIMEOUT_MS = 15_000;
  * requests); the client answers them through the handlers below, so they reach the task the
  * same way an older upstream's elicitation requests do.
  */
-export async function connectModern(options: ConnectOptions): Promise<UpstreamConnection> {
+export async function connectWire2026(options: ConnectOptions): Promise<UpstreamConnection> {
   const client = new Client(
     { name: 'taskrail-proxy', version: options.version },
     {
       capabilities: CAPABILITIES,
-      versionNegotiation: { mode: { pin: MODERN } },
+      versionNegotiation: { mode: { pin: WIRE_2026 } },
       ...(options.onToolsChanged === undefined
         ? {}
         : { listChanged: toolsChanged(options) as never }),
     },
   );
   const connection = {
-    client: modernClient(client),
+    client: client2026(client),
     tasks: undefined as UpstreamConnection['tasks'],
     onServerRequest: undefined as ServerRequestHandler | undefined,
     closed: false,
@@ -62,7 +62,7 @@ export async function connectModern(options: ConnectOptions): Promise<UpstreamCo
     connection.closed = true;
     options.onClose?.();
   };
-  const transport = modernTransport(options);
+  const transport = transport2026(options);
   try {
     await client.connect(transport, { timeout: CONNECT_TIMEOUT_MS });
   } catch (error) {
@@ -72,11 +72,11 @@ export async function connectModern(options: ConnectOptions): Promise<UpstreamCo
   }
   const catcher = new CreatedTaskCatcher();
   catcher.watch(transport);
-  connection.tasks = modernTaskWire(client, catcher, CAPABILITIES);
+  connection.tasks = taskWire2026(client, catcher, CAPABILITIES);
   return connection;
 }
 
-function modernClient(client: Client): UpstreamClient {
+function client2026(client: Client): UpstreamClient {
   return {
     callTool: async (params, options) => (await client.callTool(params, options)) as ToolResult,
     listTools: async (params) => (await client.listTools(params)) as { tools: Tool[] },
@@ -89,7 +89,7 @@ function modernClient(client: Client): UpstreamClient {
   };
 }
 
-function modernTransport({ spec, logger }: ConnectOptions): Transport {
+function transport2026({ spec, logger }: ConnectOptions): Transport {
   if (spec.kind === 'http') {
     return new StreamableHTTPClientTransport(spec.url, { requestInit: { headers: spec.headers } });
   }

@@ -1,13 +1,13 @@
 import { createHttpDispatch, type RpcReply } from '../../src/client/rpc-http.js';
 
-/** One 2026-07-28 request with the tasks extension declared (what a modern host sends). */
-export function modernRpc(url: string, bearer?: string) {
+/** One 2026-07-28 request with the tasks extension declared (what a 2026-07-28 host sends). */
+export function wire2026Rpc(url: string, bearer?: string) {
   const dispatch = createHttpDispatch({
     url,
     ...(bearer === undefined ? {} : { bearer }),
     framing: {
       protocolVersion: '2026-07-28',
-      clientInfo: { name: 'modern-test', version: '1.0.0' },
+      clientInfo: { name: 'wire-2026-test', version: '1.0.0' },
       clientCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } },
     },
   });

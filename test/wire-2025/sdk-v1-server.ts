@@ -54,7 +54,7 @@ function build(store: InMemoryTaskStore): McpServer {
 }
 
 /** A server built the usual SDK 1.x way: stateful Streamable HTTP, 2025-11-25 only. */
-export async function startV1OnlyServer(): Promise<{ url: string; close(): Promise<void> }> {
+export async function startSdkV1Server(): Promise<{ url: string; close(): Promise<void> }> {
   const store = new InMemoryTaskStore();
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {

@@ -7,10 +7,10 @@ import {
   TaskStatusNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { waitFor } from '../helpers/wait.js';
-import { startServer, v1Client, type Running } from './fixture.js';
-import { modernRpc } from './modern.js';
+import { startServer, client2025, type Running } from './fixture.js';
+import { wire2026Rpc } from './wire-2026-rpc.js';
 
-async function createV1Task(
+async function createTask2025(
   client: Client,
   name: string,
   args: Record<string, unknown>,
@@ -47,11 +47,11 @@ describe('2025-11-25 tasks: who sees what', () => {
   after(() => server.close());
 
   it("lists only the anonymous session's own tasks, and rejects a bad cursor", async () => {
-    const a = await v1Client(server.url);
-    const b = await v1Client(server.url);
+    const a = await client2025(server.url);
+    const b = await client2025(server.url);
     try {
-      const mine = await createV1Task(a, 'wait_gate', { gate: 'open' });
-      const theirs = await createV1Task(b, 'wait_gate', { gate: 'open' });
+      const mine = await createTask2025(a, 'wait_gate', { gate: 'open' });
+      const theirs = await createTask2025(b, 'wait_gate', { gate: 'open' });
       assert.deepEqual(await listedIds(a), [mine]);
       assert.deepEqual(await listedIds(b), [theirs]);
       await assert.rejects(a.experimental.tasks.listTasks('not-a-cursor'), notFound);
@@ -62,11 +62,11 @@ describe('2025-11-25 tasks: who sees what', () => {
   });
 
   it('pushes notifications/tasks/status on the session stream', async () => {
-    const client = await v1Client(server.url);
+    const client = await client2025(server.url);
     const seen: { taskId: string; status: string; statusMessage?: string }[] = [];
     client.setNotificationHandler(TaskStatusNotificationSchema, (n) => void seen.push(n.params));
     try {
-      const taskId = await createV1Task(client, 'ticker', { gate: 'tick-1' });
+      const taskId = await createTask2025(client, 'ticker', { gate: 'tick-1' });
       await waitFor('a status notification', () => seen.some((n) => n.taskId === taskId));
       server.gates.open('tick-1');
       await waitFor('the completed notification', () =>
@@ -87,10 +87,10 @@ describe('2025-11-25 tasks with principals', () => {
   after(() => server.close());
 
   it("keeps another principal's tasks out of list, get, result and cancel", async () => {
-    const alice = await v1Client(server.url, { bearer: 'tok-a' });
-    const bob = await v1Client(server.url, { bearer: 'tok-b' });
+    const alice = await client2025(server.url, { bearer: 'tok-a' });
+    const bob = await client2025(server.url, { bearer: 'tok-b' });
     try {
-      const taskId = await createV1Task(alice, 'wait_gate', { gate: 'open' });
+      const taskId = await createTask2025(alice, 'wait_gate', { gate: 'open' });
       assert.ok((await listedIds(alice)).includes(taskId));
       assert.ok(!(await listedIds(bob)).includes(taskId));
       await assert.rejects(bob.experimental.tasks.getTask(taskId), notFound);
@@ -106,10 +106,10 @@ describe('2025-11-25 tasks with principals', () => {
   });
 
   it('lets a second session of the same principal read the task (a lost session loses nothing)', async () => {
-    const first = await v1Client(server.url, { bearer: 'tok-a' });
-    const taskId = await createV1Task(first, 'wait_gate', { gate: 'open' });
+    const first = await client2025(server.url, { bearer: 'tok-a' });
+    const taskId = await createTask2025(first, 'wait_gate', { gate: 'open' });
     await first.close();
-    const second = await v1Client(server.url, { bearer: 'tok-a' });
+    const second = await client2025(server.url, { bearer: 'tok-a' });
     try {
       const result = await second.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
       assert.equal((result.content[0] as { text: string }).text, 'gate open opened');
@@ -129,12 +129,12 @@ describe('one task, two wires', () => {
   after(() => server.close());
 
   it('reads a task created on the 2025-11-25 wire through 2026-07-28 tasks/get', async () => {
-    const client = await v1Client(server.url);
-    const rpc = modernRpc(server.url);
+    const client = await client2025(server.url);
+    const rpc = wire2026Rpc(server.url);
     try {
-      const ok = await createV1Task(client, 'wait_gate', { gate: 'open' });
-      const failedV1 = await createV1Task(client, 'tool_error', {});
-      const done = await waitFor('the v1 task to complete', async () => {
+      const ok = await createTask2025(client, 'wait_gate', { gate: 'open' });
+      const failed2025 = await createTask2025(client, 'tool_error', {});
+      const done = await waitFor('the 2025-11-25 task to complete', async () => {
         const task = await rpc('tasks/get', { taskId: ok });
         return task['status'] === 'completed' ? task : undefined;
       });
@@ -142,25 +142,25 @@ describe('one task, two wires', () => {
         (done['result'] as { content: { text: string }[] }).content[0]?.text,
         'gate open opened',
       );
-      // isError: `failed` on the v1 wire, `completed` with the result on the v2 wire.
+      // isError: `failed` on the 2025-11-25 wire, `completed` with the result on the 2026-07-28 wire.
       await waitFor(
         'the tool error',
-        async () => (await client.experimental.tasks.getTask(failedV1)).status === 'failed',
+        async () => (await client.experimental.tasks.getTask(failed2025)).status === 'failed',
       );
-      const v2 = await rpc('tasks/get', { taskId: failedV1 });
-      assert.equal(v2['status'], 'completed');
-      assert.equal((v2['result'] as { isError?: boolean }).isError, true);
+      const on2026 = await rpc('tasks/get', { taskId: failed2025 });
+      assert.equal(on2026['status'], 'completed');
+      assert.equal((on2026['result'] as { isError?: boolean }).isError, true);
     } finally {
       await client.close();
     }
   });
 
   it('reads and collects a task created on the 2026-07-28 wire through the 2025-11-25 wire', async () => {
-    const rpc = modernRpc(server.url);
+    const rpc = wire2026Rpc(server.url);
     const created = await rpc('tools/call', { name: 'wait_gate', arguments: { gate: 'open' } });
     assert.equal(created['resultType'], 'task');
     const taskId = created['taskId'] as string;
-    const client = await v1Client(server.url);
+    const client = await client2025(server.url);
     try {
       const task = await client.experimental.tasks.getTask(taskId);
       assert.equal(task.taskId, taskId);

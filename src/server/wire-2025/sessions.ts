@@ -9,14 +9,14 @@ import {
 import { isObject } from '../../protocol/envelope.js';
 import { principalOf } from '../core/principal.js';
 import { withTroubleStatus } from '../core/server-trouble.js';
-import type { LegacyDeps } from './deps.js';
+import type { Wire2025Deps } from './deps.js';
 import {
   buildSessionServer,
   followSessionTools,
   forwardStatusNotifications,
 } from './session-server.js';
 
-export interface LegacySessionOptions extends SessionLimits {
+export interface Wire2025SessionOptions extends SessionLimits {
   maxBodyBytes: number;
 }
 
@@ -86,14 +86,14 @@ function tooManySessions(id: unknown, scope: string): Response {
  * its `Mcp-Session-Id` go to it. Tasks live in the store, so a lost session loses only its
  * streams; another session of the same principal reads the same tasks.
  */
-export class LegacySessions {
-  readonly #deps: LegacyDeps;
+export class Wire2025Sessions {
+  readonly #deps: Wire2025Deps;
   readonly #sessions = new Map<string, Session>();
   readonly #limits: Required<SessionLimits>;
   readonly #node: NodeHandler;
   #sweeper: NodeJS.Timeout | undefined;
 
-  constructor(deps: LegacyDeps, options: LegacySessionOptions) {
+  constructor(deps: Wire2025Deps, options: Wire2025SessionOptions) {
     this.#deps = deps;
     this.#limits = {
       idleMs: options.idleMs ?? SESSION_DEFAULTS.idleMs,
@@ -252,13 +252,13 @@ export class LegacySessions {
 }
 
 /** `false` turns 2025-11-25 sessions off (every `initialize` is then served statelessly). */
-export type LegacySessionsOption = false | SessionLimits;
+export type Wire2025SessionsOption = false | SessionLimits;
 
-export function createLegacySessions(
-  option: LegacySessionsOption | undefined,
-  deps: Omit<LegacyDeps, 'inFlight'>,
+export function createWire2025Sessions(
+  option: Wire2025SessionsOption | undefined,
+  deps: Omit<Wire2025Deps, 'inFlight'>,
   maxBodyBytes: number,
-): LegacySessions | undefined {
+): Wire2025Sessions | undefined {
   if (option === false) return undefined;
-  return new LegacySessions({ ...deps, inFlight: new Set() }, { maxBodyBytes, ...option });
+  return new Wire2025Sessions({ ...deps, inFlight: new Set() }, { maxBodyBytes, ...option });
 }

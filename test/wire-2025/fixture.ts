@@ -51,7 +51,7 @@ export interface Running {
 
 /** A real taskrail server on SQLite at 127.0.0.1 with a few tools covering every outcome. */
 export async function startServer(options: Partial<TaskServerOptions> = {}): Promise<Running> {
-  const dir = mkdtempSync(join(tmpdir(), 'taskrail-legacy-'));
+  const dir = mkdtempSync(join(tmpdir(), 'taskrail-wire-2025-'));
   const store = new SqliteTaskStore(join(dir, 'tasks.db'));
   const app = createTaskServer({ store, logger: silent, ...options });
   const gates = new Gates();
@@ -137,14 +137,14 @@ export async function startServer(options: Partial<TaskServerOptions> = {}): Pro
   };
 }
 
-export interface V1ClientOptions {
+export interface Client2025Options {
   tasks?: boolean;
   bearer?: string;
   elicit?: (message: string) => ElicitResult | Promise<ElicitResult>;
 }
 
 /** The official SDK 1.x client on the 2025-11-25 session wire. */
-export async function v1Client(url: string, options: V1ClientOptions = {}): Promise<Client> {
+export async function client2025(url: string, options: Client2025Options = {}): Promise<Client> {
   const tasks = options.tasks ?? true;
   const client = new Client(
     { name: 'sdk-v1-test', version: '1.0.0' },

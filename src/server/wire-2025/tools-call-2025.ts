@@ -1,14 +1,14 @@
 import type { McpServer, ServerContext } from '@modelcontextprotocol/server';
 import { isObject } from '../../protocol/envelope.js';
-import { declaresV1Tasks, encodeCreateTaskResultV1 } from '../../protocol/v1.js';
+import { declares2025Tasks, encodeCreateTaskResult2025 } from '../../protocol/wire-2025.js';
 import { normalizeTaskOption } from '../../runtime/tool.js';
 import type { JsonObject } from '../../task/record.js';
 import { principalOf } from '../core/principal.js';
 import type { RegisteredTaskTool } from '../core/types.js';
 import type { ToolsCallHandler, ToolsCallWrapper } from '../core/tools-call-hook.js';
-import { SESSION_META, type LegacyDeps } from './deps.js';
+import { SESSION_META, type Wire2025Deps } from './deps.js';
 import { invalidParams, methodNotFound, rethrowing } from './rpc.js';
-import { askClient } from './v1-input.js';
+import { askClient } from './input-2025.js';
 
 type CallRequest = { params?: JsonObject };
 
@@ -21,7 +21,7 @@ const MAX_BEFORE_TASK_ROUNDS = 8;
  * CallToolResult, so the CreateTaskResult carries `content: []` beside `task` (allowed: 2025
  * results are open objects; clients read `task`).
  */
-export function v1ToolsCall(deps: LegacyDeps): ToolsCallWrapper {
+export function toolsCall2025(deps: Wire2025Deps): ToolsCallWrapper {
   return (sdk, mcp) => (request, ctx) =>
     rethrowing(
       () => toolsCall(deps, mcp, sdk, request as CallRequest, ctx),
@@ -30,7 +30,7 @@ export function v1ToolsCall(deps: LegacyDeps): ToolsCallWrapper {
 }
 
 async function toolsCall(
-  deps: LegacyDeps,
+  deps: Wire2025Deps,
   mcp: McpServer,
   sdk: ToolsCallHandler,
   request: CallRequest,
@@ -48,10 +48,10 @@ async function toolsCall(
     if (tool === undefined || mode === 'forbidden') {
       throw methodNotFound(`Tool '${name}' does not support task-augmented execution`);
     }
-    const created = await createV1Task(deps, tool, params, task, ctx, clientCapabilities);
+    const created = await createTask2025(deps, tool, params, task, ctx, clientCapabilities);
     return { content: [], ...created };
   }
-  const hostWithoutTasks = !declaresV1Tasks(clientCapabilities);
+  const hostWithoutTasks = !declares2025Tasks(clientCapabilities);
   if (mode === 'required' && !(deps.fallbackTools && hostWithoutTasks)) {
     throw methodNotFound(`Tool '${name}' requires task-augmented execution (params.task)`);
   }
@@ -70,8 +70,8 @@ async function validateArguments(tool: RegisteredTaskTool, args: JsonObject): Pr
   }
 }
 
-async function createV1Task(
-  deps: LegacyDeps,
+async function createTask2025(
+  deps: Wire2025Deps,
   tool: RegisteredTaskTool,
   params: JsonObject,
   task: JsonObject,
@@ -95,13 +95,13 @@ async function createV1Task(
         ? {}
         : { ttlMs: settings.ttlMs }),
     ...(settings.pollIntervalMs === undefined ? {} : { pollIntervalMs: settings.pollIntervalMs }),
-    generation: 'v1',
+    wire: '2025-11-25',
     meta: {
       clientCapabilities: caps,
       ...(ctx.sessionId === undefined ? {} : { [SESSION_META]: ctx.sessionId }),
     },
   });
-  return encodeCreateTaskResultV1(record, tool.config.modelImmediateResponse);
+  return encodeCreateTaskResult2025(record, tool.config.modelImmediateResponse);
 }
 
 /** A tool's questions before its task exists, asked as real requests on this call's stream. */

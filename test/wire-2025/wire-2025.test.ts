@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { waitFor } from '../helpers/wait.js';
-import { startServer, v1Client, type Running } from './fixture.js';
+import { startServer, client2025, type Running } from './fixture.js';
 
 type Message = {
   type: string;
@@ -23,7 +23,7 @@ describe('2025-11-25 tasks with the SDK 1.x client', () => {
   let client: Client;
   before(async () => {
     server = await startServer();
-    client = await v1Client(server.url, {
+    client = await client2025(server.url, {
       elicit: () => ({ action: 'accept', content: { ok: true } }),
     });
   });

@@ -8,8 +8,8 @@ const REFUSED = JSON.stringify({
   error: { code: -32000, message: 'Bad Request: unsupported protocol version' },
 });
 
-/** A front that refuses the 2026-07-28 wire, making a taskrail server look like a v1-only one. */
-export async function v1OnlyProxy(
+/** A front that refuses the 2026-07-28 wire, making a taskrail server look like one that speaks only 2025-11-25. */
+export async function only2025Proxy(
   target: string,
 ): Promise<{ url: string; close(): Promise<void> }> {
   const forward = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { createHttpDispatch } from '../../src/client/rpc-http.js';
 import { waitFor } from '../helpers/wait.js';
-import { startServer, v1Client, type Running } from './fixture.js';
+import { startServer, client2025, type Running } from './fixture.js';
 
 type ToolResult = {
   content: { type: string; text: string }[];
@@ -29,8 +29,8 @@ describe('fallback tools for hosts without tasks', () => {
       inlineWaitMs: 300,
       auth: { tokens: { 'tok-a': 'alice', 'tok-b': 'bob' } },
     });
-    alice = await v1Client(server.url, { bearer: 'tok-a', tasks: false });
-    bob = await v1Client(server.url, { bearer: 'tok-b', tasks: false });
+    alice = await client2025(server.url, { bearer: 'tok-a', tasks: false });
+    bob = await client2025(server.url, { bearer: 'tok-b', tasks: false });
   });
   after(async () => {
     await alice.close();

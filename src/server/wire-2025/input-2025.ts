@@ -1,8 +1,8 @@
 import type { ServerContext } from '@modelcontextprotocol/server';
-import { relatedTaskMeta } from '../../protocol/v1.js';
+import { relatedTaskMeta } from '../../protocol/wire-2025.js';
 import type { InputRequest, JsonObject, TaskRecord } from '../../task/record.js';
 import { pendingInputRequests } from '../../task/record.js';
-import type { LegacyDeps } from './deps.js';
+import type { Wire2025Deps } from './deps.js';
 
 /** A person may take a while to answer; the SDK default (60 s) is far too short. */
 const INPUT_TIMEOUT_MS = 24 * 60 * 60 * 1000;
@@ -11,7 +11,7 @@ type Send = (request: { method: string; params?: JsonObject }, options: object) 
 
 /**
  * Sends one input request to the client as a real JSON-RPC request on the stream of the
- * request being served (v1 input: `elicitation/create` / `sampling/createMessage`), tagged with
+ * request being served (2025-11-25 input: `elicitation/create` / `sampling/createMessage`), tagged with
  * the related task when there is one.
  */
 export async function askClient(
@@ -36,12 +36,12 @@ export async function askClient(
  * `tasks/result` calls do not ask twice, and a dropped stream frees the key for the next one.
  */
 export class InputForwarder {
-  readonly #deps: LegacyDeps;
+  readonly #deps: Wire2025Deps;
   readonly #ctx: ServerContext;
   readonly #principal: string;
   readonly #mine = new Set<string>();
 
-  constructor(deps: LegacyDeps, ctx: ServerContext, principal: string) {
+  constructor(deps: Wire2025Deps, ctx: ServerContext, principal: string) {
     this.#deps = deps;
     this.#ctx = ctx;
     this.#principal = principal;
@@ -75,7 +75,7 @@ export class InputForwarder {
     } catch (error) {
       // The key stays taken until this stream ends: a client that refuses is not asked again
       // on every poll, but the next `tasks/result` asks afresh.
-      this.#deps.logger?.warn('v1 input request was not answered', {
+      this.#deps.logger?.warn('2025-11-25 input request was not answered', {
         taskId,
         key,
         error: String(error),

@@ -1,22 +1,31 @@
 import type { McpServer } from '@modelcontextprotocol/server';
-import { declaresV1Tasks, encodeTaskV1, V1_SERVER_TASK_CAPABILITIES } from '../../protocol/v1.js';
+import {
+  declares2025Tasks,
+  encodeTask2025,
+  WIRE_2025_SERVER_TASK_CAPABILITIES,
+} from '../../protocol/wire-2025.js';
 import { normalizeTaskOption } from '../../runtime/tool.js';
 import { buildMcpServer, followToolChanges, registeredTool } from '../core/mcp-instance.js';
 import type { RegisteredTaskTool } from '../core/types.js';
-import { SESSION_META, type LegacyDeps } from './deps.js';
-import { registerV1TaskMethods } from './v1-task-methods.js';
-import { v1ToolsCall } from './v1-tools-call.js';
+import { SESSION_META, type Wire2025Deps } from './deps.js';
+import { registerTaskMethods2025 } from './task-methods-2025.js';
+import { toolsCall2025 } from './tools-call-2025.js';
 
 /**
  * The SDK server behind one 2025-11-25 session: the usual instance (tools, resources, prompts,
- * the legacy MRTR shim) plus `capabilities.tasks`, `execution.taskSupport` on each tool, v1
- * task creation on `tools/call`, and the four v1 `tasks/*` methods.
+ * the SDK's MRTR shim for 2025-11-25 clients) plus `capabilities.tasks`, `execution.taskSupport`
+ * on each tool, 2025-11-25 task creation on `tools/call`, and the four 2025-11-25 `tasks/*`
+ * methods.
  */
-export function buildSessionServer(deps: LegacyDeps, principal: string): McpServer {
-  const mcp = buildMcpServer(deps.instanceDeps, { era: 'legacy', principal }, v1ToolsCall(deps));
-  mcp.server.registerCapabilities({ tasks: V1_SERVER_TASK_CAPABILITIES } as never);
+export function buildSessionServer(deps: Wire2025Deps, principal: string): McpServer {
+  const mcp = buildMcpServer(
+    deps.instanceDeps,
+    { wire: '2025-11-25', principal },
+    toolsCall2025(deps),
+  );
+  mcp.server.registerCapabilities({ tasks: WIRE_2025_SERVER_TASK_CAPABILITIES } as never);
   for (const tool of deps.instanceDeps.tools.all()) exposeExecution(mcp, deps, tool);
-  registerV1TaskMethods(mcp, deps);
+  registerTaskMethods2025(mcp, deps);
   return mcp;
 }
 
@@ -24,14 +33,14 @@ export function buildSessionServer(deps: LegacyDeps, principal: string): McpServ
  * McpServer.registerTool has no `execution` option in SDK v2, but the RegisteredTool it returns
  * has the field, and its tools/list reads it.
  */
-function exposeExecution(mcp: McpServer, deps: LegacyDeps, tool: RegisteredTaskTool): void {
+function exposeExecution(mcp: McpServer, deps: Wire2025Deps, tool: RegisteredTaskTool): void {
   const entry = registeredTool(mcp, tool.name);
   if (entry === undefined) return;
   const execution = { taskSupport: normalizeTaskOption(tool.config.task).mode };
   // A host that declared no tasks gets plain tools when fallback tools serve its required ones
   // (SDK clients refuse to call a `required` tool without a task). Read at tools/list time.
   const plain = (): boolean =>
-    deps.fallbackTools && !declaresV1Tasks(mcp.server.getClientCapabilities());
+    deps.fallbackTools && !declares2025Tasks(mcp.server.getClientCapabilities());
   Object.defineProperty(entry, 'execution', {
     get: () => (plain() ? undefined : execution),
     configurable: true,
@@ -39,7 +48,7 @@ function exposeExecution(mcp: McpServer, deps: LegacyDeps, tool: RegisteredTaskT
 }
 
 /** Keeps a session's tools in step with the registry, each with its `execution` field. */
-export function followSessionTools(mcp: McpServer, deps: LegacyDeps): () => void {
+export function followSessionTools(mcp: McpServer, deps: Wire2025Deps): () => void {
   return followToolChanges(mcp, deps.instanceDeps, (tool) => exposeExecution(mcp, deps, tool));
 }
 
@@ -49,14 +58,14 @@ export function followSessionTools(mcp: McpServer, deps: LegacyDeps): () => void
  */
 export function forwardStatusNotifications(
   mcp: McpServer,
-  deps: LegacyDeps,
+  deps: Wire2025Deps,
   sessionId: string,
 ): () => void {
   return deps.runtime.events.on('task:updated', ({ task }) => {
     if (task.meta[SESSION_META] !== sessionId) return;
     const notification = {
       method: 'notifications/tasks/status',
-      params: { ...encodeTaskV1(task) },
+      params: { ...encodeTask2025(task) },
     };
     mcp.server.notification(notification as never).catch((error: unknown) => {
       deps.logger?.warn('cannot send notifications/tasks/status', { error: String(error) });

@@ -11,7 +11,7 @@ import {
   type RunningProxyServer,
 } from './support.js';
 
-const UPSTREAM = resolve(new URL('./fixtures/modern-upstream.js', import.meta.url).pathname);
+const UPSTREAM = resolve(new URL('./fixtures/wire-2026-upstream.js', import.meta.url).pathname);
 
 /** An upstream that refuses `initialize` (SDK v2, 2026-07-28 only) behind an in-process proxy. */
 describe('proxy in front of a 2026-07-28-only upstream (Streamable HTTP)', () => {

@@ -6,22 +6,22 @@ import { META } from './constants.js';
 import { withStructuredText } from './structured-text.js';
 
 /**
- * The 2025-11-25 ("v1") experimental tasks wire: nested CreateTaskResult, `ttl`/`pollInterval`,
+ * The 2025-11-25 wire (the core's experimental tasks): nested CreateTaskResult, `ttl`/`pollInterval`,
  * `tasks/result` carrying the payload, and `isError: true` meaning `failed`. Records are shared
- * with the 2026-07-28 wire, so every status is mapped here when a record is rendered for v1.
+ * with the 2026-07-28 wire, so every status is mapped here when a record is rendered for 2025-11-25.
  */
 
-export const V1_PROTOCOL_VERSION = '2025-11-25';
+export const WIRE_2025_VERSION = '2025-11-25';
 export const IMMEDIATE_RESPONSE_META = 'io.modelcontextprotocol/model-immediate-response';
 
-/** What a server that runs tool calls as v1 tasks declares in `initialize`. */
-export const V1_SERVER_TASK_CAPABILITIES = {
+/** What a server that runs tool calls as 2025-11-25 tasks declares in `initialize`. */
+export const WIRE_2025_SERVER_TASK_CAPABILITIES = {
   list: {},
   cancel: {},
   requests: { tools: { call: {} } },
 } as const;
 
-export interface TaskV1Wire {
+export interface WireTask2025 {
   taskId: string;
   status: TaskStatus;
   statusMessage?: string;
@@ -35,15 +35,15 @@ function isToolError(result: JsonObject | undefined): boolean {
   return result?.['isError'] === true;
 }
 
-/** v1 counts a tool result with `isError: true` as `failed`; v2 stores it `completed`. */
-export function v1Status(task: TaskRecord): TaskStatus {
+/** 2025-11-25 counts a tool result with `isError: true` as `failed`; 2026-07-28 keeps it `completed`. */
+export function status2025(task: TaskRecord): TaskStatus {
   return task.status === 'completed' && isToolError(task.result) ? 'failed' : task.status;
 }
 
-export function encodeTaskV1(task: TaskRecord): TaskV1Wire {
-  const wire: TaskV1Wire = {
+export function encodeTask2025(task: TaskRecord): WireTask2025 {
+  const wire: WireTask2025 = {
     taskId: task.id,
-    status: v1Status(task),
+    status: status2025(task),
     createdAt: isoTime(task.createdAt),
     lastUpdatedAt: isoTime(task.updatedAt),
     ttl: task.ttlMs,
@@ -57,8 +57,11 @@ export function encodeTaskV1(task: TaskRecord): TaskV1Wire {
 }
 
 /** `tools/call` + `params.task` → `{ task }`, with the optional immediate-response hint. */
-export function encodeCreateTaskResultV1(task: TaskRecord, immediateResponse?: string): JsonObject {
-  const result: JsonObject = { task: encodeTaskV1(task) };
+export function encodeCreateTaskResult2025(
+  task: TaskRecord,
+  immediateResponse?: string,
+): JsonObject {
+  const result: JsonObject = { task: encodeTask2025(task) };
   if (immediateResponse !== undefined) {
     result['_meta'] = { [IMMEDIATE_RESPONSE_META]: immediateResponse };
   }
@@ -70,10 +73,10 @@ export function relatedTaskMeta(taskId: string): JsonObject {
 }
 
 /** What `tasks/result` answers for a terminal task: the tool's result, or its JSON-RPC error. */
-export type TaskPayloadV1 =
+export type TaskPayload2025 =
   { ok: true; result: JsonObject } | { ok: false; error: JsonRpcErrorObject };
 
-export function encodeTaskPayloadV1(task: TaskRecord): TaskPayloadV1 {
+export function encodeTaskPayload2025(task: TaskRecord): TaskPayload2025 {
   if (task.status === 'completed') {
     const result = { ...(task.result ?? {}) };
     if (!Array.isArray(result['content'])) result['content'] = [];
@@ -91,20 +94,20 @@ export function encodeTaskPayloadV1(task: TaskRecord): TaskPayloadV1 {
   };
 }
 
-/** The `-32602` of `tasks/cancel` on a task that already ended (v1 rule; v2 acks instead). */
+/** The `-32602` of `tasks/cancel` on a task that already ended (2025-11-25 rule; 2026-07-28 acknowledges instead). */
 export function alreadyTerminalMessage(task: TaskRecord): string {
-  return `Cannot cancel task: already in terminal status '${v1Status(task)}'`;
+  return `Cannot cancel task: already in terminal status '${status2025(task)}'`;
 }
 
-/** Whether `initialize` client capabilities declare v1 tasks at all. */
-export function declaresV1Tasks(capabilities: unknown): boolean {
+/** Whether `initialize` client capabilities declare 2025-11-25 tasks at all. */
+export function declares2025Tasks(capabilities: unknown): boolean {
   if (capabilities === null || typeof capabilities !== 'object') return false;
   const tasks = (capabilities as JsonObject)['tasks'];
   return tasks !== null && typeof tasks === 'object';
 }
 
 /** Whether `initialize` server capabilities accept task-augmented `tools/call`. */
-export function acceptsV1ToolTasks(capabilities: unknown): boolean {
+export function accepts2025ToolTasks(capabilities: unknown): boolean {
   if (capabilities === null || typeof capabilities !== 'object') return false;
   const tasks = (capabilities as JsonObject)['tasks'] as JsonObject | undefined;
   const tools = (tasks?.['requests'] as JsonObject | undefined)?.['tools'] as

@@ -1,14 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { acceptsV1ToolTasks, relatedTaskMeta } from '../protocol/v1.js';
+import { accepts2025ToolTasks, relatedTaskMeta } from '../protocol/wire-2025.js';
 import type { JsonRpcErrorObject } from '../task/errors.js';
 import { isClientError, TaskrailClientError } from './errors.js';
 import { answerInputRequests, inputCapabilities, type InputHandlers } from './input.js';
 import { isFinal, type LedgerEntry, type LedgerStatus, type TaskLedger } from './ledger-port.js';
-import {
-  LEGACY_PROTOCOL_VERSION,
-  LegacySession,
-  type ServerRequestHandler,
-} from './legacy-session.js';
+import { WIRE_2025_VERSION, Session2025, type ServerRequestHandler } from './session-2025.js';
 import type { CallOutcome } from './outcome.js';
 import type { RpcReply } from './rpc-http.js';
 import { SchemaChecker } from './schema-check.js';
@@ -17,9 +13,9 @@ import { settledCall, type ToolCall } from './tool-call.js';
 import type { CallToolResult } from './wire.js';
 
 type JsonObject = Record<string, unknown>;
-type LegacyTool = { name: string; outputSchema?: JsonObject; execution?: { taskSupport?: string } };
+type Tool2025 = { name: string; outputSchema?: JsonObject; execution?: { taskSupport?: string } };
 
-export interface LegacyPeerOptions {
+export interface Peer2025Options {
   url: string;
   bearer?: string;
   headers?: Record<string, string>;
@@ -35,24 +31,21 @@ export interface LegacyPeerOptions {
 }
 
 /**
- * A first modern request that got no JSON-RPC answer may mean a server that speaks only
+ * A first 2026-07-28 request that got no JSON-RPC answer may mean a server that speaks only
  * 2025-11-25: try `initialize`. Resolves with the peer, or rethrows the original error.
  */
-export async function detectLegacyPeer(
-  options: LegacyPeerOptions,
-  error: unknown,
-): Promise<LegacyPeer> {
+export async function detectPeer2025(options: Peer2025Options, error: unknown): Promise<Peer2025> {
   if (!isClientError(error, 'CONNECTION') || !/HTTP 4\d\d/.test(error.message)) throw error;
   try {
-    return await openLegacyPeer(options);
+    return await openPeer2025(options);
   } catch {
     throw error;
   }
 }
 
 /** Opens a 2025-11-25 session with the server (`initialize`), e.g. to follow a ledger task. */
-export async function openLegacyPeer(options: LegacyPeerOptions): Promise<LegacyPeer> {
-  const session = await LegacySession.open({
+export async function openPeer2025(options: Peer2025Options): Promise<Peer2025> {
+  const session = await Session2025.open({
     ...options,
     capabilities: {
       ...inputCapabilities(options.input),
@@ -62,19 +55,19 @@ export async function openLegacyPeer(options: LegacyPeerOptions): Promise<Legacy
       },
     },
   });
-  return new LegacyPeer(session, options);
+  return new Peer2025(session, options);
 }
 
 /** True for a ledger task created on the 2025-11-25 wire (followed through a session). */
-export function isLegacyEntry(entry: LedgerEntry): boolean {
-  return entry.protocolVersion === LEGACY_PROTOCOL_VERSION;
+export function isEntry2025(entry: LedgerEntry): boolean {
+  return entry.protocolVersion === WIRE_2025_VERSION;
 }
 
 /**
  * `tasks answer` on a 2025-11-25 task: on that wire its questions travel on the `tasks/result`
  * stream of whoever follows it, so only an ended task has an answer here.
  */
-export function legacyAnswerOnce(
+export function answerOnce2025(
   entry: LedgerEntry,
 ): Promise<{ outcome: CallOutcome; answered: string[] }> {
   if (isFinal(entry.status))
@@ -85,14 +78,14 @@ export function legacyAnswerOnce(
   );
 }
 
-/** Calls tools on a 2025-11-25 server: v1 tasks where the tool allows them, plain calls otherwise. */
-export class LegacyPeer {
-  readonly session: LegacySession;
-  readonly options: LegacyPeerOptions;
+/** Calls tools on a 2025-11-25 server: tasks where the tool allows them, plain calls otherwise. */
+export class Peer2025 {
+  readonly session: Session2025;
+  readonly options: Peer2025Options;
   readonly checker = new SchemaChecker();
-  #tools: Promise<LegacyTool[]> | undefined;
+  #tools: Promise<Tool2025[]> | undefined;
 
-  constructor(session: LegacySession, options: LegacyPeerOptions) {
+  constructor(session: Session2025, options: Peer2025Options) {
     this.session = session;
     this.options = options;
   }
@@ -106,7 +99,7 @@ export class LegacyPeer {
     const support = tool?.execution?.taskSupport;
     const asTask =
       this.options.tasks &&
-      acceptsV1ToolTasks(this.session.serverCapabilities) &&
+      accepts2025ToolTasks(this.session.serverCapabilities) &&
       (support === 'optional' || support === 'required');
     const params: JsonObject = { name, arguments: args, ...(asTask ? { task: {} } : {}) };
     const reply = await this.session.request('tools/call', params, {
@@ -137,7 +130,7 @@ export class LegacyPeer {
       ...(tool?.outputSchema === undefined ? {} : { outputSchema: tool.outputSchema }),
       ...(this.options.bearer === undefined ? {} : { bearer: this.options.bearer }),
       ownerPid: process.pid,
-      protocolVersion: LEGACY_PROTOCOL_VERSION,
+      protocolVersion: WIRE_2025_VERSION,
     });
     return this.attach(taskId, options);
   }
@@ -154,7 +147,7 @@ export class LegacyPeer {
     const entry = this.options.ledger.require(taskId);
     if (isFinal(entry.status)) return settledCall(outcomeFromEntry(entry));
     this.options.ledger.setOwner(taskId, process.pid);
-    const call = new LegacyTaskCall(this, taskId, entry.tool, entry.outputSchema, options.signal);
+    const call = new TaskCall2025(this, taskId, entry.tool, entry.outputSchema, options.signal);
     const background = options.background ?? this.options.background;
     if (!background) await call.result();
     return call;
@@ -182,11 +175,11 @@ export class LegacyPeer {
     };
   }
 
-  #listTools(): Promise<LegacyTool[]> {
+  #listTools(): Promise<Tool2025[]> {
     this.#tools ??= this.session.request('tools/list', {}).then((reply) => {
       if (reply.kind === 'error') return [];
       const tools = reply.result['tools'];
-      return Array.isArray(tools) ? (tools as LegacyTool[]) : [];
+      return Array.isArray(tools) ? (tools as Tool2025[]) : [];
     });
     return this.#tools;
   }
@@ -194,11 +187,14 @@ export class LegacyPeer {
 
 const ACTIVE = new Set(['working', 'input_required']);
 
-/** Follows one v1 task: polls `tasks/get`, then collects `tasks/result` (answering its questions). */
-class LegacyTaskCall implements ToolCall {
+/**
+ * Follows one 2025-11-25 task: polls `tasks/get`, then collects `tasks/result` (answering its
+ * questions).
+ */
+class TaskCall2025 implements ToolCall {
   readonly taskId: string;
   #outcome: CallOutcome | undefined;
-  readonly #peer: LegacyPeer;
+  readonly #peer: Peer2025;
   readonly #tool: string;
   readonly #outputSchema: JsonObject | undefined;
   readonly #controller = new AbortController();
@@ -206,7 +202,7 @@ class LegacyTaskCall implements ToolCall {
   #cancelRequested = false;
 
   constructor(
-    peer: LegacyPeer,
+    peer: Peer2025,
     taskId: string,
     tool: string,
     outputSchema: JsonObject | undefined,

@@ -1,17 +1,17 @@
 import { ProtocolError, type McpServer, type ServerContext } from '@modelcontextprotocol/server';
 import {
   alreadyTerminalMessage,
-  encodeTaskPayloadV1,
-  encodeTaskV1,
-  type TaskV1Wire,
-} from '../../protocol/v1.js';
+  encodeTaskPayload2025,
+  encodeTask2025,
+  type WireTask2025,
+} from '../../protocol/wire-2025.js';
 import { isExpired, type JsonObject, type TaskRecord } from '../../task/record.js';
 import { isTerminal } from '../../task/status.js';
 import { ANONYMOUS, principalOf } from '../core/principal.js';
-import { SESSION_META, type LegacyDeps } from './deps.js';
+import { SESSION_META, type Wire2025Deps } from './deps.js';
 import { runTaskOperation } from '../core/task-methods.js';
 import { invalidParams, protocolErrorOf, rethrowing, taskNotFound } from './rpc.js';
-import { InputForwarder } from './v1-input.js';
+import { InputForwarder } from './input-2025.js';
 
 const PAGE_SIZE = 50;
 /** Store pages read per `tasks/list` call when the session filter skips most rows. */
@@ -23,7 +23,7 @@ type Handler = (request: Request, ctx: ServerContext) => Promise<JsonObject>;
 
 /** `tasks/get` or `tasks/cancel` through the shared implementation (core/task-methods.ts). */
 async function operate(
-  deps: LegacyDeps,
+  deps: Wire2025Deps,
   method: 'tasks/get' | 'tasks/cancel',
   params: unknown,
   ctx: ServerContext,
@@ -34,16 +34,16 @@ async function operate(
   return outcome.task;
 }
 
-function lookup(deps: LegacyDeps, request: Request, ctx: ServerContext): Promise<TaskRecord> {
+function lookup(deps: Wire2025Deps, request: Request, ctx: ServerContext): Promise<TaskRecord> {
   return operate(deps, 'tasks/get', request.params, ctx);
 }
 
 function flat(task: TaskRecord): JsonObject {
-  return { ...encodeTaskV1(task) };
+  return { ...encodeTask2025(task) };
 }
 
 async function getTask(
-  deps: LegacyDeps,
+  deps: Wire2025Deps,
   request: Request,
   ctx: ServerContext,
 ): Promise<JsonObject> {
@@ -51,7 +51,7 @@ async function getTask(
 }
 
 /** Blocks until the task is terminal, forwarding its questions to the client meanwhile. */
-async function taskResult(deps: LegacyDeps, request: Request, ctx: ServerContext) {
+async function taskResult(deps: Wire2025Deps, request: Request, ctx: ServerContext) {
   const first = await lookup(deps, request, ctx);
   const principal = principalOf(ctx);
   const forwarder = new InputForwarder(deps, ctx, principal);
@@ -72,7 +72,7 @@ async function taskResult(deps: LegacyDeps, request: Request, ctx: ServerContext
     forwarder.offer(first);
     const last = await deps.runtime.waitForTerminal(first.id, principal, ctx.mcpReq.signal);
     if (last === undefined) throw taskNotFound();
-    const payload = encodeTaskPayloadV1(last);
+    const payload = encodeTaskPayload2025(last);
     if (!payload.ok)
       throw new ProtocolError(payload.error.code, payload.error.message, payload.error.data);
     return payload.result;
@@ -83,9 +83,9 @@ async function taskResult(deps: LegacyDeps, request: Request, ctx: ServerContext
   }
 }
 
-async function cancelTask(deps: LegacyDeps, request: Request, ctx: ServerContext) {
+async function cancelTask(deps: Wire2025Deps, request: Request, ctx: ServerContext) {
   const task = await lookup(deps, request, ctx);
-  // v1 refuses to cancel a finished task (2026-07-28 acknowledges it).
+  // 2025-11-25 refuses to cancel a finished task (2026-07-28 acknowledges it).
   if (isTerminal(task.status)) throw invalidParams(alreadyTerminalMessage(task));
   const after = await operate(deps, 'tasks/cancel', { taskId: task.id }, ctx);
   if (after.status !== 'cancelled') throw invalidParams(alreadyTerminalMessage(after));
@@ -97,7 +97,7 @@ async function cancelTask(deps: LegacyDeps, request: Request, ctx: ServerContext
  * created (interface.md); an authenticated one sees every task of its principal, whichever
  * wire created it.
  */
-async function listTasks(deps: LegacyDeps, request: Request, ctx: ServerContext) {
+async function listTasks(deps: Wire2025Deps, request: Request, ctx: ServerContext) {
   const cursorParam = request.params?.cursor;
   if (cursorParam !== undefined && typeof cursorParam !== 'string') {
     throw invalidParams('cursor must be a string');
@@ -106,7 +106,7 @@ async function listTasks(deps: LegacyDeps, request: Request, ctx: ServerContext)
   const mine = (task: TaskRecord): boolean =>
     !isExpired(task, Date.now()) &&
     (principal !== ANONYMOUS || task.meta[SESSION_META] === ctx.sessionId);
-  const tasks: TaskV1Wire[] = [];
+  const tasks: WireTask2025[] = [];
   let cursor = cursorParam;
   for (let page = 0; page < MAX_SCANNED_PAGES && tasks.length < PAGE_SIZE; page++) {
     const limit = PAGE_SIZE - tasks.length;
@@ -115,7 +115,7 @@ async function listTasks(deps: LegacyDeps, request: Request, ctx: ServerContext)
       limit,
       ...(cursor === undefined ? {} : { cursor }),
     });
-    tasks.push(...found.tasks.filter(mine).map(encodeTaskV1));
+    tasks.push(...found.tasks.filter(mine).map(encodeTask2025));
     cursor = found.nextCursor;
     if (cursor === undefined) break;
   }
@@ -123,7 +123,7 @@ async function listTasks(deps: LegacyDeps, request: Request, ctx: ServerContext)
 }
 
 /** `tasks/get|result|list|cancel` of the 2025-11-25 wire, on one session's SDK server. */
-export function registerV1TaskMethods(mcp: McpServer, deps: LegacyDeps): void {
+export function registerTaskMethods2025(mcp: McpServer, deps: Wire2025Deps): void {
   const methods: Record<string, Handler> = {
     'tasks/get': (request, ctx) => getTask(deps, request, ctx),
     'tasks/result': (request, ctx) => taskResult(deps, request, ctx),
