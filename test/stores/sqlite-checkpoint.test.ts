@@ -11,7 +11,6 @@ import { newTaskId } from '../../src/task/ids.js';
 import { newTaskRecord } from '../../src/task/record.js';
 import { waitFor } from '../helpers/wait.js';
 import { tempDir } from './temp-dir.js';
-import { walCommits } from './wal.js';
 
 const dir = tempDir();
 after(() => dir.remove());
@@ -59,9 +58,10 @@ describe('sqlite: WAL checkpoints run in a worker thread', () => {
         return state.checkpointedFrames > 0 && state;
       });
       assert.ok(checkpointedFrames >= AUTOCHECKPOINT_FRAMES, `${checkpointedFrames} frames`);
-      // Once everything was copied, the next commit starts the WAL over (new salts).
+      // The worker emptied the WAL file (TRUNCATE) and started it over with one commit.
+      // (SQLite's own checkpoint never shrinks the file.)
+      await waitFor('an emptied WAL', () => statSync(`${path}-wal`).size < 100 * 4096);
       await createMany(store, 1);
-      assert.ok(walCommits(path) < ids.length, `${walCommits(path)} commits still in the WAL`);
       assert.equal(rowsInFile(path), ids.length + 1);
     } finally {
       await store.close();
