@@ -22,8 +22,15 @@ export const STDIO_SESSION = 'stdio';
 export function buildStdioSessionServer(deps: Wire2025Deps, principal: string): McpServer {
   const stdioDeps: Wire2025Deps = { ...deps, session: STDIO_SESSION };
   const mcp = buildSessionServer(stdioDeps, principal);
-  const stopStatus = forwardStatusNotifications(mcp, stdioDeps, STDIO_SESSION);
   const stopTools = followSessionTools(mcp, stdioDeps);
+  // A restarted process may update the session's tasks before the host has initialized.
+  let stopStatus = (): void => undefined;
+  const oninitialized = mcp.server.oninitialized;
+  mcp.server.oninitialized = () => {
+    stopStatus();
+    stopStatus = forwardStatusNotifications(mcp, stdioDeps, STDIO_SESSION);
+    oninitialized?.();
+  };
   const onclose = mcp.server.onclose;
   mcp.server.onclose = () => {
     stopStatus();
