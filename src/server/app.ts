@@ -142,8 +142,8 @@ export interface TaskServer {
   close(graceMs?: number): Promise<void>;
   /** The pieces the stdio face reuses. */
   readonly instanceDeps: InstanceDeps;
-  /** What 2025-11-25 connections share, HTTP sessions and stdio hosts alike. */
-  readonly wire2025Deps: Wire2025Deps;
+  /** What 2025-11-25 sessions share, HTTP and stdio alike; undefined with `wire2025Sessions: false`. */
+  readonly wire2025Deps: Wire2025Deps | undefined;
 }
 
 /** The resource URL OAuth tokens must name: the one configured, else the one `listen()` prints. */
@@ -273,7 +273,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     fetch: fetchHandler,
     nodeHandler,
     instanceDeps,
-    wire2025Deps,
+    wire2025Deps: wire2025 === undefined ? undefined : wire2025Deps,
     async listen(port = 3000, host = '127.0.0.1') {
       if (tools.hasTaskTools()) runtime.start();
       if (options.allowedHosts === undefined) {
