@@ -1,83 +1,12 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import {
-  CallToolResultSchema,
-  CreateTaskResultSchema,
-  ElicitRequestSchema,
-  TaskStatusNotificationSchema,
-  type TaskStatusNotification,
-} from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { waitFor } from '../helpers/wait.js';
 import { StdioChild } from './stdio-child.js';
-
-const MAIN = resolve('dist/cli/main.js');
-const PATIENT = { timeoutMs: 30_000, intervalMs: 50 };
-
-type Status = TaskStatusNotification['params'];
-
-/** A VS Code-like host: the SDK 1.x client starting `taskrail serve --stdio` itself. */
-class StdioHost {
-  readonly client = new Client(
-    { name: 'stdio-2025-test', version: '1.0.0' },
-    {
-      capabilities: {
-        elicitation: { form: {} },
-        tasks: { list: {}, cancel: {}, requests: { elicitation: { create: {} } } },
-      },
-    },
-  );
-  readonly statuses: Status[] = [];
-  readonly questions: string[] = [];
-
-  async start(store: string): Promise<this> {
-    this.client.setNotificationHandler(TaskStatusNotificationSchema, (notification) => {
-      this.statuses.push(notification.params);
-    });
-    this.client.setRequestHandler(ElicitRequestSchema, (request) => {
-      this.questions.push(request.params.message);
-      return { action: 'accept', content: { confirm: true } };
-    });
-    const args = [MAIN, 'serve', '--stdio', '--store', store, '--log-level', 'warn'];
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args,
-      stderr: 'pipe',
-    });
-    await this.client.connect(transport);
-    return this;
-  }
-
-  async createTask(name: string, args: object): Promise<string> {
-    const created = await this.client.request(
-      { method: 'tools/call', params: { name, arguments: args, task: { ttl: 600_000 } } },
-      CreateTaskResultSchema,
-    );
-    return created.task.taskId;
-  }
-
-  /** Polls tasks/get until the task reaches `status`. */
-  async until(taskId: string, status: string): Promise<void> {
-    await waitFor(
-      `task ${taskId} to be ${status}`,
-      async () => (await this.client.experimental.tasks.getTask(taskId)).status === status,
-      PATIENT,
-    );
-  }
-
-  async listedIds(): Promise<string[]> {
-    const listed = await this.client.experimental.tasks.listTasks();
-    return listed.tasks.map((task) => task.taskId);
-  }
-
-  close(): Promise<void> {
-    return this.client.close();
-  }
-}
+import { PATIENT, StdioHost } from './stdio-host.js';
 
 function textOf(result: { content: unknown[] }): string {
   return (result.content[0] as { text: string }).text;
