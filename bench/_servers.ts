@@ -30,9 +30,11 @@ async function sdkV2(): Promise<Handler> {
   const { toNodeHandler } = await import('@modelcontextprotocol/node');
   const z = await import('zod/v4');
   const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-  // The same tools taskrail serves in this benchmark (_tools.ts), so that the comparison
-  // measures the task layer, not the SDK's per-request cost of registering more tools. Like
-  // taskrail, it builds its schemas and tool configs once and only the McpServer per request.
+  // The same four tools taskrail serves in this benchmark (_tools.ts), so that the comparison
+  // measures the task layer, not the SDK's per-request cost of registering more or fewer tools.
+  // Like taskrail, it builds its schemas and tool configs once and only the McpServer per
+  // request. It reads the body with the SDK's own Node adapter, as an SDK server is documented
+  // to; taskrail reads and parses the body itself and hands the SDK the parsed value.
   const ioWaitConfig = {
     description: 'waits `ms` (an I/O-bound job)',
     inputSchema: z.object({ ms: z.number() }),
@@ -48,11 +50,23 @@ async function sdkV2(): Promise<Handler> {
     await wait(ms);
     return { content: [] };
   };
+  const cpuBurnConfig = {
+    description: 'keeps the CPU busy for `ms` (a CPU-bound job)',
+    inputSchema: z.object({ ms: z.number() }),
+  };
+  const cpuBurn = ({ ms }: { ms: number }) => {
+    const until = performance.now() + ms;
+    while (performance.now() < until) {
+      // burning CPU is the job
+    }
+    return { content: [] };
+  };
   const handler = createMcpHandler(() => {
     const server = new McpServer({ name: 'bench-v2', version: '1.0.0' });
     server.registerTool('noop', noopConfig, noop);
     server.registerTool('ten_ms', tenMsConfig, tenMs);
     server.registerTool('io_wait', ioWaitConfig, ioWait);
+    server.registerTool('cpu_burn', cpuBurnConfig, cpuBurn);
     return server;
   });
   return toNodeHandler(handler);
