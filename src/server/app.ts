@@ -25,7 +25,7 @@ import { ToolRegistry } from './core/registry.js';
 import { wireOfSdkEra } from './core/sdk-era.js';
 import { RequestLog } from './request-log.js';
 import type { TaskRuntimeFace } from './core/runtime-port.js';
-import { guardFace, TroubleReporter, withTroubleStatus } from './core/server-trouble.js';
+import { guardFace, TroubleReporter } from './core/server-trouble.js';
 import type { McpConfigurer, TaskToolConfig } from './core/types.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -239,7 +239,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     tools,
     serverInfo: { name: instanceDeps.name, version: instanceDeps.version },
     listen: createListenHub(runtime, options.listen),
-    sdk: { ...sdk, fetch: withTroubleStatus(sdk.fetch) },
+    sdk,
     path,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     auth,
