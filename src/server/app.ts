@@ -17,6 +17,7 @@ import { checkResourceUrl, oauthAuth, type OAuthOptions } from './oauth/caller-a
 import { createFetchHandler, createNodeHandler, type HttpDeps } from './http.js';
 import { buildMcpServer, type InstanceDeps } from './core/mcp-instance.js';
 import { createListenHub, type ListenOptions } from './listen/index.js';
+import type { Wire2025Deps } from './wire-2025/deps.js';
 import { createWire2025Sessions, type Wire2025SessionsOption } from './wire-2025/sessions.js';
 import { ANONYMOUS, principalOf } from './core/principal.js';
 import { isLoopbackHost, localHostSet } from './host-check.js';
@@ -141,6 +142,8 @@ export interface TaskServer {
   close(graceMs?: number): Promise<void>;
   /** The pieces the stdio face reuses. */
   readonly instanceDeps: InstanceDeps;
+  /** What 2025-11-25 connections share, HTTP sessions and stdio hosts alike. */
+  readonly wire2025Deps: Wire2025Deps;
 }
 
 /** The resource URL OAuth tokens must name: the one configured, else the one `listen()` prints. */
@@ -215,14 +218,16 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
       }),
     { maxRequestBodySize: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES },
   );
+  const wire2025Deps: Wire2025Deps = {
+    instanceDeps,
+    runtime,
+    fallbackTools: options.fallbackTools === true,
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
+    inFlight: new Set(),
+  };
   const wire2025 = createWire2025Sessions(
     options.wire2025Sessions,
-    {
-      instanceDeps,
-      runtime,
-      fallbackTools: options.fallbackTools === true,
-      ...(options.logger === undefined ? {} : { logger: options.logger }),
-    },
+    wire2025Deps,
     options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
   );
   const debug = options.logger?.debug?.bind(options.logger);
@@ -268,6 +273,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     fetch: fetchHandler,
     nodeHandler,
     instanceDeps,
+    wire2025Deps,
     async listen(port = 3000, host = '127.0.0.1') {
       if (tools.hasTaskTools()) runtime.start();
       if (options.allowedHosts === undefined) {

@@ -26,6 +26,7 @@ import { ANONYMOUS } from './core/principal.js';
 import { wireOfSdkEra, type SdkEra } from './core/sdk-era.js';
 import { answerTaskRequest, type TaskAnswer } from './core/task-methods.js';
 import { asksForTasks, listenHubOf, openMessageListen } from './listen/index.js';
+import { buildStdioSessionServer } from './wire-2025/stdio-session.js';
 
 /** stdio has no headers: every check reads the body alone. */
 const NO_HEADERS = (): undefined => undefined;
@@ -160,7 +161,9 @@ function frontedTransport(inner: Transport, server: TaskServer, principal: strin
 
 /**
  * MCP over stdin/stdout for hosts that start the server themselves. Every stdio caller is one
- * principal (`anonymous` unless given); tasks outlive the process on a durable store.
+ * principal (`anonymous` unless given); tasks outlive the process on a durable store. The
+ * opening message picks the wire for the connection: a 2026-07-28 request is served as on
+ * stateless HTTP, an `initialize` by the 2025-11-25 session server HTTP sessions use.
  */
 export function serveTaskServerStdio(
   server: TaskServer,
@@ -169,7 +172,9 @@ export function serveTaskServerStdio(
 ): StdioServerHandle {
   if (server.tools.hasTaskTools()) server.runtime.start();
   const factory = (ctx: { era: SdkEra }): McpServer => {
-    const mcp = buildMcpServer(server.instanceDeps, { wire: wireOfSdkEra(ctx.era), principal });
+    const wire = wireOfSdkEra(ctx.era);
+    if (wire === '2025-11-25') return buildStdioSessionServer(server.wire2025Deps, principal);
+    const mcp = buildMcpServer(server.instanceDeps, { wire, principal });
     // One instance serves the whole connection (the process), so it follows later tool changes.
     followToolChanges(mcp, server.instanceDeps);
     return mcp;
