@@ -114,8 +114,8 @@ interface FillInfo {
   firstCreatedAt: number;
   fillSeconds: number;
 }
-/** Redis memory per RDB byte was 2.1–2.2 at 100k–1M tasks: a load's estimate, with margin. */
-const MEMORY_PER_RDB_BYTE = 2.5;
+/** Redis memory per RDB byte: 2.15–2.2 measured at 100k–10M tasks (HEADROOM adds the margin). */
+const MEMORY_PER_RDB_BYTE = 2.2;
 
 /**
  * What the stored bytes depend on: the create script and the codec's output for one task. A
