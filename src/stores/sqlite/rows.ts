@@ -101,6 +101,36 @@ function parseObject<T>(json: string): T {
   return (json === '{}' ? {} : JSON.parse(json)) as T;
 }
 
+/**
+ * A row read in raw mode (its values in TASK_COLUMNS order). Hot reads use it: better-sqlite3
+ * builds a keyed row by looking up each column name's string anew, which costs about as much as
+ * the read itself (measured: 6.0 µs keyed, 3.9 µs raw, for one `get`).
+ */
+export function rawRowToRecord(values: unknown[]): TaskRecord {
+  return rowToRecord({
+    id: values[0],
+    principal: values[1],
+    tool: values[2],
+    status: values[3],
+    status_message: values[4],
+    created_at: values[5],
+    updated_at: values[6],
+    ttl_ms: values[7],
+    expires_at: values[8],
+    poll_interval_ms: values[9],
+    revision: values[10],
+    attempt: values[11],
+    generation: values[12],
+    idempotency_key: values[13],
+    arguments: values[14],
+    result: values[15],
+    error: values[16],
+    input_requests: values[17],
+    input_responses: values[18],
+    meta: values[19],
+  } as TaskRow);
+}
+
 export function rowToRecord(row: TaskRow): TaskRecord {
   const task: TaskRecord = {
     id: row.id,

@@ -28,6 +28,7 @@ import { SYNC_BUSY_WAIT_MS, withLockWaits } from './lock-wait.js';
 import { openDatabase } from './open-database.js';
 import {
   mutableParams,
+  rawRowToRecord,
   recordToParams,
   rowToRecord,
   type FixedColumns,
@@ -149,10 +150,10 @@ export class SqliteTaskStore implements TaskStore {
     return outcome;
   }
 
-  async get(id: string): Promise<TaskRecord | undefined> {
+  get(id: string): Promise<TaskRecord | undefined> {
     return this.#run(() => {
-      const row = this.#sql.selectVisibleTask.get(id, this.#clock()) as TaskRow | undefined;
-      return row === undefined ? undefined : rowToRecord(row);
+      const values = this.#sql.selectVisibleTask.get(id, this.#clock()) as unknown[] | undefined;
+      return values === undefined ? undefined : rawRowToRecord(values);
     });
   }
 

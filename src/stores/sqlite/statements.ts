@@ -58,9 +58,15 @@ const STATEMENT_SQL = {
 
 export type Statements = Record<keyof typeof STATEMENT_SQL, Database.Statement>;
 
+/** Statements whose rows come back as arrays of values (see rawRowToRecord). */
+const RAW = new Set<string>(['selectVisibleTask']);
+
 /** Prepares every fixed statement once per connection. */
 export function prepareStatements(db: Database.Database): Statements {
-  const entries = Object.entries(STATEMENT_SQL).map(([name, sql]) => [name, db.prepare(sql)]);
+  const entries = Object.entries(STATEMENT_SQL).map(([name, sql]) => {
+    const statement = db.prepare(sql);
+    return [name, RAW.has(name) ? statement.raw(true) : statement];
+  });
   return Object.fromEntries(entries) as Statements;
 }
 
