@@ -50,11 +50,72 @@ const FIXED_COLUMNS = new Set([
   'generation',
   'idempotency_key',
 ]);
-export const FIXED_SELECT = [...FIXED_COLUMNS].join(', ');
 export type FixedColumns = Pick<
   TaskRow,
   'id' | 'principal' | 'tool' | 'arguments' | 'created_at' | 'generation' | 'idempotency_key'
 >;
+
+/** What a compare-and-set reads first: the fixed columns and what it compares. */
+export type TaskHead = FixedColumns & {
+  status: string;
+  revision: number;
+  ttl_ms: number | null;
+  expires_at: number | null;
+};
+
+/** TaskHead's columns, in the order rawHead reads them. */
+export const HEAD_COLUMNS =
+  'status, revision, ttl_ms, expires_at, ' +
+  'id, principal, tool, arguments, created_at, generation, idempotency_key';
+
+export function rawHead(values: unknown[]): TaskHead {
+  return {
+    status: values[0],
+    revision: values[1],
+    ttl_ms: values[2],
+    expires_at: values[3],
+    id: values[4],
+    principal: values[5],
+    tool: values[6],
+    arguments: values[7],
+    created_at: values[8],
+    generation: values[9],
+    idempotency_key: values[10],
+  } as TaskHead;
+}
+
+export function fixedOf(head: TaskHead): FixedColumns {
+  return {
+    id: head.id,
+    principal: head.principal,
+    tool: head.tool,
+    arguments: head.arguments,
+    created_at: head.created_at,
+    generation: head.generation,
+    idempotency_key: head.idempotency_key,
+  };
+}
+
+/** What a claim checks before it takes the lease. */
+export interface ClaimHead {
+  status: string;
+  expires_at: number | null;
+  lease_owner: string | null;
+  lease_token: string | null;
+  lease_expires_at: number | null;
+}
+
+/** A claim's read of the whole row (TASK_COLUMNS, then the lease's three): its head and values. */
+export function rawClaimRow(values: unknown[]): ClaimHead & { values: unknown[] } {
+  return {
+    status: values[3],
+    expires_at: values[8],
+    lease_owner: values[20],
+    lease_token: values[21],
+    lease_expires_at: values[22],
+    values,
+  } as ClaimHead & { values: unknown[] };
+}
 const EXPIRY_COLUMNS = new Set(['ttl_ms', 'expires_at']);
 
 /** Columns every compareAndSet writes. */

@@ -28,10 +28,13 @@ import { SYNC_BUSY_WAIT_MS, withLockWaits } from './lock-wait.js';
 import { openDatabase } from './open-database.js';
 import {
   mutableParams,
+  fixedOf,
+  rawClaimRow,
+  rawHead,
   rawRowToRecord,
   recordToParams,
   rowToRecord,
-  type FixedColumns,
+  type ClaimHead,
   type TaskRow,
 } from './rows.js';
 import { listSql, prepareStatements, type Statements } from './statements.js';
@@ -59,19 +62,6 @@ const defaultWarn = (message: string) => process.emitWarning(`taskrail: ${messag
 /** `row`: what was written, from which listeners get their own copy. */
 type CasResult = { outcome: CompareAndSetOutcome; previous?: TaskStatus; row?: TaskRow };
 type Created = CreateOutcome & { staleId?: string; row?: TaskRow };
-type ClaimHead = {
-  status: string;
-  expires_at: number | null;
-  lease_owner: string | null;
-  lease_token: string | null;
-  lease_expires_at: number | null;
-};
-type TaskHead = FixedColumns & {
-  status: string;
-  revision: number;
-  ttl_ms: number | null;
-  expires_at: number | null;
-};
 
 /**
  * A `TaskStore` in one SQLite file (better-sqlite3, WAL). Several processes may open the same
@@ -164,7 +154,7 @@ export class SqliteTaskStore implements TaskStore {
     );
     if (outcome.ok && previous !== undefined && row !== undefined) {
       // Listeners get their own copy, read back from the written columns as a `get` would.
-      if (this.#listened(previous, outcome.task.status)) {
+      if (this.#listened(next.id, previous, outcome.task.status)) {
         this.events.emitWrite(rowToRecord(row), previous);
       }
     }
@@ -264,11 +254,15 @@ export class SqliteTaskStore implements TaskStore {
     await workerStopped;
   }
 
-  /** Copying a record for listeners costs time, so it is skipped when nobody listens. */
-  #listened(from: TaskStatus, to: TaskStatus): boolean {
+  /**
+   * Copying a record for listeners costs time, so it is skipped when no listener wants this
+   * task (the runtime follows only the tasks it runs, and a task's own finishing write comes
+   * after its run let go of it).
+   */
+  #listened(id: string, from: TaskStatus, to: TaskStatus): boolean {
     return (
-      this.events.listenerCount('task:updated') > 0 ||
-      (from !== to && this.events.listenerCount('task:transition') > 0)
+      this.events.wants('task:updated', id) ||
+      (from !== to && this.events.wants('task:transition', id))
     );
   }
 
@@ -321,7 +315,8 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   #casInTx(next: TaskRecord, expected: number, now: number): CasResult {
-    const stored = this.#sql.selectHead.get(next.id) as TaskHead | undefined;
+    const values = this.#sql.selectHead.get(next.id) as unknown[] | undefined;
+    const stored = values === undefined ? undefined : rawHead(values);
     if (stored === undefined || isExpired({ expiresAt: stored.expires_at }, now)) {
       return { outcome: { ok: false, current: undefined } };
     }
@@ -330,11 +325,16 @@ export class SqliteTaskStore implements TaskStore {
       const row = this.#sql.selectTask.get(next.id) as TaskRow;
       return { outcome: { ok: false, current: rowToRecord(row) } };
     }
-    const row: TaskRow = { ...fixedOf(stored), ...mutableParams(next) };
+    // One object serves as the statement's parameters and, read back, as the stored record.
+    const row: TaskRow & { expected_revision: number } = {
+      ...fixedOf(stored),
+      ...mutableParams(next),
+      expected_revision: expected,
+    };
     const expiryChanged = row.expires_at !== stored.expires_at || row.ttl_ms !== stored.ttl_ms;
     const update = expiryChanged ? this.#sql.updateTaskAndExpiry : this.#sql.updateTask;
     // The same statement drops the lease when the task leaves `working`.
-    update.run({ ...row, expected_revision: expected });
+    update.run(row);
     return { outcome: { ok: true, task: rowToRecord(row) }, previous: status, row };
   }
 
@@ -347,15 +347,24 @@ export class SqliteTaskStore implements TaskStore {
     const now = this.#clock();
     // A claim to run reads the whole row at once: the runner needs it next, and one read of the
     // row costs less than a second one after the claim.
-    const statement = options.load === true ? this.#sql.selectClaimRow : this.#sql.selectClaimHead;
-    const head = statement.get(id) as (ClaimHead & Partial<TaskRow>) | undefined;
+    const head = options.load === true ? this.#claimRow(id) : this.#claimHead(id);
     if (head === undefined || head.status !== 'working') return undefined;
     if (isExpired({ expiresAt: head.expires_at }, now)) return undefined;
     const live = head.lease_expires_at !== null && head.lease_expires_at > now;
     if (live && head.lease_owner !== options.takeOverFrom) return undefined;
     const grant = this.#grantLease(id, owner, now + leaseMs, head.lease_token !== null);
     if (options.load !== true) return grant;
-    return { ...grant, loaded: { task: rowToRecord(head as TaskRow), steps: this.#steps(id) } };
+    const task = rawRowToRecord(head.values as unknown[]);
+    return { ...grant, loaded: { task, steps: this.#steps(id) } };
+  }
+
+  #claimHead(id: string): (ClaimHead & { values?: unknown[] }) | undefined {
+    return this.#sql.selectClaimHead.get(id) as ClaimHead | undefined;
+  }
+
+  #claimRow(id: string): (ClaimHead & { values: unknown[] }) | undefined {
+    const values = this.#sql.selectClaimRow.get(id) as unknown[] | undefined;
+    return values === undefined ? undefined : rawClaimRow(values);
   }
 
   #steps(id: string): Record<string, unknown> {
@@ -408,16 +417,4 @@ export class SqliteTaskStore implements TaskStore {
     }
     return statement;
   }
-}
-
-function fixedOf(head: TaskHead): FixedColumns {
-  return {
-    id: head.id,
-    principal: head.principal,
-    tool: head.tool,
-    arguments: head.arguments,
-    created_at: head.created_at,
-    generation: head.generation,
-    idempotency_key: head.idempotency_key,
-  };
 }
