@@ -126,35 +126,54 @@ export const UPDATE_COLUMNS = TASK_COLUMNS.split(', ').filter(
 export const EXPIRY_UPDATE_COLUMNS = [...EXPIRY_COLUMNS];
 
 export function recordToParams(task: TaskRecord): TaskRow {
-  return {
-    id: task.id,
-    principal: task.principal,
-    tool: task.tool,
-    arguments: JSON.stringify(task.arguments),
-    created_at: task.createdAt,
-    generation: storedWire(task.wire),
-    idempotency_key: task.idempotencyKey ?? null,
-    ...mutableParams(task),
-  };
+  return withMutable(
+    {
+      id: task.id,
+      principal: task.principal,
+      tool: task.tool,
+      arguments: JSON.stringify(task.arguments),
+      created_at: task.createdAt,
+      generation: storedWire(task.wire),
+      idempotency_key: task.idempotencyKey ?? null,
+    },
+    task,
+  );
 }
 
-/** The columns a write after creation may change. */
-export function mutableParams(task: TaskRecord): Omit<TaskRow, keyof FixedColumns> {
-  return {
-    status: task.status,
-    status_message: task.statusMessage ?? null,
-    updated_at: task.updatedAt,
-    ttl_ms: task.ttlMs,
-    expires_at: task.expiresAt,
-    poll_interval_ms: task.pollIntervalMs,
-    revision: task.revision,
-    attempt: task.attempt,
-    result: task.result === undefined ? null : JSON.stringify(task.result),
-    error: task.error === undefined ? null : JSON.stringify(task.error),
-    input_requests: JSON.stringify(task.inputRequests),
-    input_responses: JSON.stringify(task.inputResponses),
-    meta: JSON.stringify(task.meta),
-  };
+/**
+ * A compare-and-set's parameters: the stored fixed columns, `next`'s others, the revision it
+ * expects. Read back, the same object is the stored record's row.
+ */
+export function casParams(
+  head: TaskHead,
+  next: TaskRecord,
+  expected: number,
+): TaskRow & { expected_revision: number } {
+  const row = withMutable(fixedOf(head), next) as TaskRow & { expected_revision: number };
+  row.expected_revision = expected;
+  return row;
+}
+
+/**
+ * The columns a write after creation may change, added to `fixed` in place: an object spread
+ * here would build every row through V8's slow path (its shape is not known in advance).
+ */
+function withMutable(fixed: FixedColumns, task: TaskRecord): TaskRow {
+  const row = fixed as TaskRow;
+  row.status = task.status;
+  row.status_message = task.statusMessage ?? null;
+  row.updated_at = task.updatedAt;
+  row.ttl_ms = task.ttlMs;
+  row.expires_at = task.expiresAt;
+  row.poll_interval_ms = task.pollIntervalMs;
+  row.revision = task.revision;
+  row.attempt = task.attempt;
+  row.result = task.result === undefined ? null : JSON.stringify(task.result);
+  row.error = task.error === undefined ? null : JSON.stringify(task.error);
+  row.input_requests = JSON.stringify(task.inputRequests);
+  row.input_responses = JSON.stringify(task.inputResponses);
+  row.meta = JSON.stringify(task.meta);
+  return row;
 }
 
 /** Most records carry empty objects; skipping the parser for them makes reads cheaper. */

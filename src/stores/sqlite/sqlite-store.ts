@@ -27,8 +27,7 @@ import { GroupCommit } from './group-commit.js';
 import { SYNC_BUSY_WAIT_MS, withLockWaits } from './lock-wait.js';
 import { openDatabase } from './open-database.js';
 import {
-  mutableParams,
-  fixedOf,
+  casParams,
   rawClaimRow,
   rawHead,
   rawRowToRecord,
@@ -124,7 +123,8 @@ export class SqliteTaskStore implements TaskStore {
         if (task.idempotencyKey !== undefined || options.lease !== undefined) {
           return this.#createInTx(task, this.#clock(), options.lease);
         }
-        return { ...this.#insert(task), created: true };
+        const inserted = this.#insert(task);
+        return { task: inserted.task, created: true, row: inserted.row };
       },
       { savepoint },
     );
@@ -136,7 +136,9 @@ export class SqliteTaskStore implements TaskStore {
     ) {
       this.events.emit('task:created', { task: rowToRecord(result.row) });
     }
-    const { staleId: _stale, row: _row, ...outcome } = result;
+    // Only the outcome leaves (the row and a stale id stay here).
+    const outcome: CreateOutcome = { task: result.task, created: result.created };
+    if (result.lease !== undefined) outcome.lease = result.lease;
     return outcome;
   }
 
@@ -300,12 +302,10 @@ export class SqliteTaskStore implements TaskStore {
       lease === undefined || created.task.status !== 'working'
         ? undefined
         : this.#grantLease(task.id, lease.owner, now + lease.leaseMs, false);
-    return {
-      ...created,
-      created: true,
-      ...(grant === undefined ? {} : { lease: grant }),
-      ...(row === undefined ? {} : { staleId: row.id }),
-    };
+    const outcome: Created = { task: created.task, created: true, row: created.row };
+    if (grant !== undefined) outcome.lease = grant;
+    if (row !== undefined) outcome.staleId = row.id;
+    return outcome;
   }
 
   #grantLease(id: string, owner: string, expiresAt: number, interrupted: boolean): LeaseGrant {
@@ -326,11 +326,7 @@ export class SqliteTaskStore implements TaskStore {
       return { outcome: { ok: false, current: rowToRecord(row) } };
     }
     // One object serves as the statement's parameters and, read back, as the stored record.
-    const row: TaskRow & { expected_revision: number } = {
-      ...fixedOf(stored),
-      ...mutableParams(next),
-      expected_revision: expected,
-    };
+    const row = casParams(stored, next, expected);
     const expiryChanged = row.expires_at !== stored.expires_at || row.ttl_ms !== stored.ttl_ms;
     const update = expiryChanged ? this.#sql.updateTaskAndExpiry : this.#sql.updateTask;
     // The same statement drops the lease when the task leaves `working`.
