@@ -106,9 +106,9 @@ export class LocalExecutor implements Executor {
   }
 
   /**
-   * The next queued id. `shift()` moves every element left, so a backlog of n dispatched tasks
-   * cost O(n²) to drain (5% of a create's CPU at 32 connections, measured); the consumed head
-   * is dropped in one step once it is most of the array.
+   * The next queued id. `shift()` moves every element left, so draining a backlog of n
+   * dispatched tasks cost O(n²) (a backlog forms whenever creates outpace the slots); the
+   * consumed head is dropped in one step once it is most of the array.
    */
   #take(): string {
     const taskId = this.#queue[this.#head] as string;
