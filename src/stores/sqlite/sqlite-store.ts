@@ -27,10 +27,13 @@ import { GroupCommit } from './group-commit.js';
 import { SYNC_BUSY_WAIT_MS, withLockWaits } from './lock-wait.js';
 import { openDatabase } from './open-database.js';
 import {
-  mutableParams,
+  casParams,
+  rawClaimRow,
+  rawHead,
+  rawRowToRecord,
   recordToParams,
   rowToRecord,
-  type FixedColumns,
+  type ClaimHead,
   type TaskRow,
 } from './rows.js';
 import { listSql, prepareStatements, type Statements } from './statements.js';
@@ -58,19 +61,6 @@ const defaultWarn = (message: string) => process.emitWarning(`taskrail: ${messag
 /** `row`: what was written, from which listeners get their own copy. */
 type CasResult = { outcome: CompareAndSetOutcome; previous?: TaskStatus; row?: TaskRow };
 type Created = CreateOutcome & { staleId?: string; row?: TaskRow };
-type ClaimHead = {
-  status: string;
-  expires_at: number | null;
-  lease_owner: string | null;
-  lease_token: string | null;
-  lease_expires_at: number | null;
-};
-type TaskHead = FixedColumns & {
-  status: string;
-  revision: number;
-  ttl_ms: number | null;
-  expires_at: number | null;
-};
 
 /**
  * A `TaskStore` in one SQLite file (better-sqlite3, WAL). Several processes may open the same
@@ -133,7 +123,8 @@ export class SqliteTaskStore implements TaskStore {
         if (task.idempotencyKey !== undefined || options.lease !== undefined) {
           return this.#createInTx(task, this.#clock(), options.lease);
         }
-        return { ...this.#insert(task), created: true };
+        const inserted = this.#insert(task);
+        return { task: inserted.task, created: true, row: inserted.row };
       },
       { savepoint },
     );
@@ -145,14 +136,16 @@ export class SqliteTaskStore implements TaskStore {
     ) {
       this.events.emit('task:created', { task: rowToRecord(result.row) });
     }
-    const { staleId: _stale, row: _row, ...outcome } = result;
+    // Only the outcome leaves (the row and a stale id stay here).
+    const outcome: CreateOutcome = { task: result.task, created: result.created };
+    if (result.lease !== undefined) outcome.lease = result.lease;
     return outcome;
   }
 
-  async get(id: string): Promise<TaskRecord | undefined> {
+  get(id: string): Promise<TaskRecord | undefined> {
     return this.#run(() => {
-      const row = this.#sql.selectVisibleTask.get(id, this.#clock()) as TaskRow | undefined;
-      return row === undefined ? undefined : rowToRecord(row);
+      const values = this.#sql.selectVisibleTask.get(id, this.#clock()) as unknown[] | undefined;
+      return values === undefined ? undefined : rawRowToRecord(values);
     });
   }
 
@@ -163,7 +156,7 @@ export class SqliteTaskStore implements TaskStore {
     );
     if (outcome.ok && previous !== undefined && row !== undefined) {
       // Listeners get their own copy, read back from the written columns as a `get` would.
-      if (this.#listened(previous, outcome.task.status)) {
+      if (this.#listened(next.id, previous, outcome.task.status)) {
         this.events.emitWrite(rowToRecord(row), previous);
       }
     }
@@ -263,11 +256,15 @@ export class SqliteTaskStore implements TaskStore {
     await workerStopped;
   }
 
-  /** Copying a record for listeners costs time, so it is skipped when nobody listens. */
-  #listened(from: TaskStatus, to: TaskStatus): boolean {
+  /**
+   * Copying a record for listeners costs time, so it is skipped when no listener wants this
+   * task (the runtime follows only the tasks it runs, and a task's own finishing write comes
+   * after its run let go of it).
+   */
+  #listened(id: string, from: TaskStatus, to: TaskStatus): boolean {
     return (
-      this.events.listenerCount('task:updated') > 0 ||
-      (from !== to && this.events.listenerCount('task:transition') > 0)
+      this.events.wants('task:updated', id) ||
+      (from !== to && this.events.wants('task:transition', id))
     );
   }
 
@@ -305,12 +302,10 @@ export class SqliteTaskStore implements TaskStore {
       lease === undefined || created.task.status !== 'working'
         ? undefined
         : this.#grantLease(task.id, lease.owner, now + lease.leaseMs, false);
-    return {
-      ...created,
-      created: true,
-      ...(grant === undefined ? {} : { lease: grant }),
-      ...(row === undefined ? {} : { staleId: row.id }),
-    };
+    const outcome: Created = { task: created.task, created: true, row: created.row };
+    if (grant !== undefined) outcome.lease = grant;
+    if (row !== undefined) outcome.staleId = row.id;
+    return outcome;
   }
 
   #grantLease(id: string, owner: string, expiresAt: number, interrupted: boolean): LeaseGrant {
@@ -320,7 +315,8 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   #casInTx(next: TaskRecord, expected: number, now: number): CasResult {
-    const stored = this.#sql.selectHead.get(next.id) as TaskHead | undefined;
+    const values = this.#sql.selectHead.get(next.id) as unknown[] | undefined;
+    const stored = values === undefined ? undefined : rawHead(values);
     if (stored === undefined || isExpired({ expiresAt: stored.expires_at }, now)) {
       return { outcome: { ok: false, current: undefined } };
     }
@@ -329,11 +325,12 @@ export class SqliteTaskStore implements TaskStore {
       const row = this.#sql.selectTask.get(next.id) as TaskRow;
       return { outcome: { ok: false, current: rowToRecord(row) } };
     }
-    const row: TaskRow = { ...fixedOf(stored), ...mutableParams(next) };
+    // One object serves as the statement's parameters and, read back, as the stored record.
+    const row = casParams(stored, next, expected);
     const expiryChanged = row.expires_at !== stored.expires_at || row.ttl_ms !== stored.ttl_ms;
     const update = expiryChanged ? this.#sql.updateTaskAndExpiry : this.#sql.updateTask;
     // The same statement drops the lease when the task leaves `working`.
-    update.run({ ...row, expected_revision: expected });
+    update.run(row);
     return { outcome: { ok: true, task: rowToRecord(row) }, previous: status, row };
   }
 
@@ -346,15 +343,24 @@ export class SqliteTaskStore implements TaskStore {
     const now = this.#clock();
     // A claim to run reads the whole row at once: the runner needs it next, and one read of the
     // row costs less than a second one after the claim.
-    const statement = options.load === true ? this.#sql.selectClaimRow : this.#sql.selectClaimHead;
-    const head = statement.get(id) as (ClaimHead & Partial<TaskRow>) | undefined;
+    const head = options.load === true ? this.#claimRow(id) : this.#claimHead(id);
     if (head === undefined || head.status !== 'working') return undefined;
     if (isExpired({ expiresAt: head.expires_at }, now)) return undefined;
     const live = head.lease_expires_at !== null && head.lease_expires_at > now;
     if (live && head.lease_owner !== options.takeOverFrom) return undefined;
     const grant = this.#grantLease(id, owner, now + leaseMs, head.lease_token !== null);
     if (options.load !== true) return grant;
-    return { ...grant, loaded: { task: rowToRecord(head as TaskRow), steps: this.#steps(id) } };
+    const task = rawRowToRecord(head.values as unknown[]);
+    return { ...grant, loaded: { task, steps: this.#steps(id) } };
+  }
+
+  #claimHead(id: string): (ClaimHead & { values?: unknown[] }) | undefined {
+    return this.#sql.selectClaimHead.get(id) as ClaimHead | undefined;
+  }
+
+  #claimRow(id: string): (ClaimHead & { values: unknown[] }) | undefined {
+    const values = this.#sql.selectClaimRow.get(id) as unknown[] | undefined;
+    return values === undefined ? undefined : rawClaimRow(values);
   }
 
   #steps(id: string): Record<string, unknown> {
@@ -407,16 +413,4 @@ export class SqliteTaskStore implements TaskStore {
     }
     return statement;
   }
-}
-
-function fixedOf(head: TaskHead): FixedColumns {
-  return {
-    id: head.id,
-    principal: head.principal,
-    tool: head.tool,
-    arguments: head.arguments,
-    created_at: head.created_at,
-    generation: head.generation,
-    idempotency_key: head.idempotency_key,
-  };
 }
