@@ -79,6 +79,7 @@ export async function openRedisStore(
     origin,
     expiryGraceMs: options.expiryGraceMs ?? 10 * 60_000,
     ...(options.leaseClock === undefined ? {} : { leaseClock: options.leaseClock }),
+    warn,
   });
   try {
     await checkEvictionPolicy(redis, location, warn);
