@@ -7,7 +7,7 @@ import {
   evictionWarning as evictionWarningFor,
   OutageReporter,
 } from './connect.js';
-import { subscribeEvents } from './pubsub.js';
+import { resyncOnFailover, subscribeEvents } from './pubsub.js';
 import { RedisTaskStore } from './redis-store.js';
 import { parseRedisUrl } from './url.js';
 
@@ -84,6 +84,7 @@ export async function openRedisStore(
   try {
     await checkEvictionPolicy(redis, location, warn);
     await subscribeEvents(subscriber, `${location.prefix}:events`, origin, store, warn);
+    resyncOnFailover(redis, store);
   } catch (error) {
     await store.close();
     throw error;
