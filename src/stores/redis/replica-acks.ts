@@ -49,8 +49,8 @@ interface Round {
  * create; the claim of a `retry: false` task, before its tool starts) go out pipelined with a
  * field check and `WAIT <replicas> <ms>` on the same connection, so the answer says whether
  * every replica the cluster lists for the slot has them; concurrent ones to the same master
- * share one pipeline and one WAIT. On a single Redis (no replicas known
- * to the client) nothing is added: `needed` is false and writes go out as before.
+ * share one pipeline and one WAIT. On a single Redis (no replicas known to the client) nothing
+ * is added: `needed` is false and writes go out as before.
  */
 export class ReplicaAcks {
   readonly #redis: RedisClient;
