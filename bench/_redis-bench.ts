@@ -101,7 +101,7 @@ export class Producer {
     registerTools(app);
     const queue = new Queue(QUEUE_NAME, {
       connection: new Redis(REDIS_BASE, { maxRetriesPerRequest: null }),
-      prefix: `${prefix}:bull`,
+      prefix: `${prefix}:{bull}`,
     });
     return new Producer(store, executor, app, queue);
   }

@@ -140,7 +140,7 @@ const section: Section = {
     'after the last reply of a slice the generator waits until the server is quiet (under 5% of a core for 50 ms) and counts that tail in both the CPU and the req/s, so work a server defers past its replies (the run of each created task) is measured with the creates that caused it, not left to run during the next measure’s slice. ' +
     'it moves less with the machine’s load than req/s does. ' +
     'Baselines: the bare `node:http` answer of one fixed JSON-RPC result (the ceiling: it parses nothing); SDK v1.32 with one stateful session, experimental tasks on its InMemoryTaskStore (a no-op task tool that stores its result at once); ' +
-    'an SDK v2 server built as taskrail builds its own (the tools’ schemas and configs once, a McpServer per request). ' +
+    'an SDK v2 server built as taskrail builds its own (the same four tools, their schemas and configs once, a McpServer per request, the body read, parsed and handed to the SDK by the same Node adapter taskrail uses). ' +
     'taskrail: `taskrail serve` on SQLite with a no-op tool (`task: optional`), called with the tasks extension (a task is created, committed, and run) or without (synchronous). ' +
     `A goal is met only when both the req/s ratio and the ratio of server CPU per request reach it. The load generator’s own CPU per bare request was ${bareGen.map((v) => v.toFixed(0)).join(', ')} µs over the rounds: below the bare server’s, so the server, not the generator, is what saturates.`,
   columns: LOAD_COLUMNS,

@@ -176,10 +176,12 @@ report({
   title: TITLE,
   description:
     `${TASKS} no-op units of work per run, ${IN_FLIGHT} producer calls in flight, one worker process with ${SLOTS} slots, on the same Redis in the same run; ${ROUNDS} rounds, order alternating, after one warm-up each. ` +
-    "Lifecycle: producer and worker at once, timed from the first add until the queue is drained (no job waiting or active). taskrail: `runtime.createTask` (the store's create script, then a BullMQ job named after the task; the producer is this process, as a `serve --no-worker` replica without HTTP) → `taskrail worker` (claim, read, run, write the result, complete the job). " +
+    "Lifecycle: producer and worker at once, timed from the first add until the queue is drained (no job waiting or active). taskrail: `runtime.createTask` (the store's create script, then a BullMQ job named after the task; the producer is this process, as a `serve --no-worker` replica without HTTP) → `taskrail worker` (the claim, which returns the record; run; write the result; complete the job). " +
     'Raw BullMQ: `Queue.add` of `{tool, arguments}` → a bare `Worker` with a no-op processor; removeOnComplete; its natural connections (producer 1, worker 2; taskrail: producer 3, worker 4). ' +
     "Drain: the same work added to a paused queue first, the worker started, then the queue resumed: the worker's own rate. " +
-    `CPU per task: each process's on-CPU time during the run (/proc/PID/task/*/schedstat) over the tasks: the worker, Redis, and this process (the producer and the poll). A ratio fails below the goal by throughput; the CPU ratio says what it would be with the cores to itself. ${loadText}.`,
+    `CPU per task: each process's on-CPU time during the run (/proc/PID/task/*/schedstat) over the tasks: the worker, Redis, and this process (the producer and the poll). A ratio fails below the goal by throughput; the CPU ratio says what it would be with the cores to itself. ` +
+    'Round trips each worker slot waits for per task: taskrail 3 (claim, result write, BullMQ completing the job and fetching the next), raw BullMQ 1 (the completion that fetches the next); per create: 2 (create script, add) against 1 (docs/scaling.md). ' +
+    `${loadText}.`,
   columns: ['path', 'tasks/s (median, min–max)', 'ratio', 'CPU ms per task (median)'],
   rows: [
     row('raw BullMQ: add → process → complete', 'rLife'),

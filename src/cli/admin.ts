@@ -1,26 +1,27 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { updateTask } from '../runtime/writes.js';
-import type { ListQuery, TaskStore } from '../store/port.js';
+import type { TaskStore } from '../store/port.js';
 import { DEFAULT_STORE_URL, openStore } from '../stores/open.js';
 import { pendingInputRequests, type TaskRecord } from '../task/record.js';
-import { isTaskStatus, isTerminal, type TaskStatus } from '../task/status.js';
+import { isTerminal } from '../task/status.js';
 import { isoTime } from '../task/time.js';
+import {
+  isTaskOutcome,
+  listByOutcome,
+  OUTCOME_SCAN_LIMIT,
+  outcomeOf,
+  TOOL_ERROR,
+  type OutcomeListQuery,
+  type TaskOutcome,
+} from '../server/admin/outcomes.js';
 import { cancel } from '../task/transitions.js';
 
 interface StoreFlag {
   store?: string;
 }
 
-/**
- * A `--status` value: a task status, or `tool_error` for a task that completed with an
- * `isError` result. As on the dashboard (its "tool error" badge, `outcome` in its API and
- * `/metrics`), such a task is a tool error and not `completed`.
- */
-type StatusFilter = TaskStatus | typeof TOOL_ERROR;
-const TOOL_ERROR = 'tool_error';
-
 interface ListFlags extends StoreFlag {
-  status?: StatusFilter[];
+  status?: TaskOutcome[];
   tool?: string;
   principal?: string;
   limit: number;
@@ -33,24 +34,22 @@ const EXIT_FAILED = 2;
 const EXIT_CANCELLED = 3;
 /** An unknown or expired task (interface.md: "task lost"). */
 const EXIT_LOST = 4;
-/** An id prefix, or a list filtered past what the store can filter, scans this many tasks at most. */
-const SCAN_LIMIT = 100_000;
+/** An id prefix scans this many tasks at most. */
+const SCAN_LIMIT = OUTCOME_SCAN_LIMIT;
 
-function parseStatuses(value: string): StatusFilter[] {
+/**
+ * A `--status` value: a task status, or `tool_error` for a task that completed with an
+ * `isError` result. As on the dashboard (its "tool error" badge, `outcome` in its API and
+ * `/metrics`), such a task is a tool error and not `completed`.
+ */
+function parseStatuses(value: string): TaskOutcome[] {
   const statuses = value.split(',').map((s) => (s.trim() === 'tool-error' ? TOOL_ERROR : s.trim()));
-  if (!statuses.every((s) => isTaskStatus(s) || s === TOOL_ERROR)) {
+  if (!statuses.every(isTaskOutcome)) {
     throw new InvalidArgumentError(
       'must be working, input_required, completed, tool_error, failed or cancelled (comma-separated)',
     );
   }
-  return statuses as StatusFilter[];
-}
-
-/** How the task ended as an operator reads it: its status, or `tool_error`. */
-function outcomeOf(task: TaskRecord): StatusFilter {
-  return task.status === 'completed' && task.result?.['isError'] === true
-    ? TOOL_ERROR
-    : task.status;
+  return statuses;
 }
 
 function parseLimit(value: string): number {
@@ -139,27 +138,12 @@ async function list(store: TaskStore, flags: ListFlags): Promise<number> {
   return 0;
 }
 
-/** The store filters by status; `completed` versus `tool_error` is told apart here. */
 async function findListed(store: TaskStore, flags: ListFlags): Promise<TaskRecord[]> {
-  const wanted = flags.status === undefined ? undefined : new Set(flags.status);
-  const statuses = new Set(
-    [...(wanted ?? [])].map((s): TaskStatus => (s === TOOL_ERROR ? 'completed' : s)),
-  );
-  const tasks: TaskRecord[] = [];
-  let cursor: string | undefined;
-  let scanned = 0;
-  do {
-    const query: ListQuery = { limit: Math.min(1000, flags.limit - tasks.length) };
-    if (statuses.size > 0) query.statuses = [...statuses];
-    if (flags.tool !== undefined) query.tool = flags.tool;
-    if (flags.principal !== undefined) query.principal = flags.principal;
-    if (cursor !== undefined) query.cursor = cursor;
-    const page = await store.list(query);
-    tasks.push(...page.tasks.filter((task) => wanted?.has(outcomeOf(task)) ?? true));
-    scanned += page.tasks.length;
-    cursor = page.nextCursor;
-  } while (cursor !== undefined && tasks.length < flags.limit && scanned < SCAN_LIMIT);
-  return tasks.slice(0, flags.limit);
+  const query: OutcomeListQuery = { limit: flags.limit };
+  if (flags.status !== undefined) query.outcomes = flags.status;
+  if (flags.tool !== undefined) query.tool = flags.tool;
+  if (flags.principal !== undefined) query.principal = flags.principal;
+  return (await listByOutcome(store, query)).tasks;
 }
 
 /** The record with ISO times and the pending input keys spelled out. */

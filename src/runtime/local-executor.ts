@@ -1,3 +1,4 @@
+import { startAfterReply } from './after-reply.js';
 import type { Executor, Reservation } from './api.js';
 
 /**
@@ -46,7 +47,7 @@ export class LocalExecutor implements Executor {
         if (used) throw new Error('a reservation runs once');
         used = true;
         this.#known.add(taskId);
-        setImmediate(() => this.#start(taskId, work));
+        startAfterReply(() => this.#start(taskId, work));
       },
       release: () => {
         if (used) return;

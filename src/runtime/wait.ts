@@ -28,6 +28,12 @@ export interface SettleOptions {
   signal?: AbortSignal;
   /** Sees every version read while waiting (progress for an inline caller). */
   onUpdate?: (task: TaskRecord) => void;
+  /**
+   * The version the caller just wrote (the task it created): it stands for the first read.
+   * Only for a version no change can have followed yet (no I/O since its write), or that
+   * change's event is missed and the wait sees it one poll interval (at least 50 ms) late.
+   */
+  fresh?: TaskRecord;
 }
 
 /**
@@ -41,13 +47,22 @@ export async function waitForSettled(
   options: SettleOptions,
 ): Promise<TaskRecord | undefined> {
   const deadline = Date.now() + options.timeoutMs;
-  let task = await runtime.getTask(id, principal);
+  let task = options.fresh ?? (await runtime.getTask(id, principal));
   let seen = task?.revision;
   while (task !== undefined && !isSettled(task)) {
     const left = deadline - Date.now();
     if (left <= 0 || options.signal?.aborted === true) break;
-    await changeOrTimeout(runtime, id, Math.min(task.pollIntervalMs, left), options.signal);
-    task = await runtime.getTask(id, principal);
+    const changed = await changeOrTimeout(
+      runtime,
+      id,
+      Math.min(task.pollIntervalMs, left),
+      options.signal,
+    );
+    // A terminal version is final: the one the write announced is what a read would return.
+    task =
+      changed !== undefined && isTerminal(changed.status)
+        ? changed
+        : await runtime.getTask(id, principal);
     if (task !== undefined && task.revision !== seen) {
       seen = task.revision;
       options.onUpdate?.(task);
@@ -60,23 +75,25 @@ function isSettled(task: TaskRecord): boolean {
   return isTerminal(task.status) || task.status === 'input_required';
 }
 
+/** Resolves with the task a local write of it announced, or undefined on time-out or abort. */
 function changeOrTimeout(
   runtime: TaskRuntime,
   id: string,
   timeoutMs: number,
   signal?: AbortSignal,
-): Promise<void> {
+): Promise<TaskRecord | undefined> {
   return new Promise((resolve) => {
-    const done = () => {
+    const done = (task?: TaskRecord) => {
       clearTimeout(timer);
       unsubscribe();
-      signal?.removeEventListener('abort', done);
-      resolve();
+      signal?.removeEventListener('abort', aborted);
+      resolve(task);
     };
+    const aborted = () => done();
     const timer = setTimeout(done, Math.max(50, timeoutMs));
     const unsubscribe = runtime.events.on('task:updated', ({ task }) => {
-      if (task.id === id) done();
+      if (task.id === id) done(task);
     });
-    signal?.addEventListener('abort', done, { once: true });
+    signal?.addEventListener('abort', aborted, { once: true });
   });
 }

@@ -17,6 +17,7 @@ import { checkResourceUrl, oauthAuth, type OAuthOptions } from './oauth/caller-a
 import { createFetchHandler, createNodeHandler, type HttpDeps } from './http.js';
 import { buildMcpServer, type InstanceDeps } from './core/mcp-instance.js';
 import { createListenHub, type ListenOptions } from './listen/index.js';
+import type { Wire2025Deps } from './wire-2025/deps.js';
 import { createWire2025Sessions, type Wire2025SessionsOption } from './wire-2025/sessions.js';
 import { ANONYMOUS, principalOf } from './core/principal.js';
 import { isLoopbackHost, localHostSet } from './host-check.js';
@@ -24,7 +25,7 @@ import { ToolRegistry } from './core/registry.js';
 import { wireOfSdkEra } from './core/sdk-era.js';
 import { RequestLog } from './request-log.js';
 import type { TaskRuntimeFace } from './core/runtime-port.js';
-import { guardFace, TroubleReporter, withTroubleStatus } from './core/server-trouble.js';
+import { guardFace, TroubleReporter } from './core/server-trouble.js';
 import type { McpConfigurer, TaskToolConfig } from './core/types.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -141,6 +142,8 @@ export interface TaskServer {
   close(graceMs?: number): Promise<void>;
   /** The pieces the stdio face reuses. */
   readonly instanceDeps: InstanceDeps;
+  /** What 2025-11-25 sessions share, HTTP and stdio alike; undefined with `wire2025Sessions: false`. */
+  readonly wire2025Deps: Wire2025Deps | undefined;
 }
 
 /** The resource URL OAuth tokens must name: the one configured, else the one `listen()` prints. */
@@ -215,14 +218,16 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
       }),
     { maxRequestBodySize: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES },
   );
+  const wire2025Deps: Wire2025Deps = {
+    instanceDeps,
+    runtime,
+    fallbackTools: options.fallbackTools === true,
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
+    inFlight: new Set(),
+  };
   const wire2025 = createWire2025Sessions(
     options.wire2025Sessions,
-    {
-      instanceDeps,
-      runtime,
-      fallbackTools: options.fallbackTools === true,
-      ...(options.logger === undefined ? {} : { logger: options.logger }),
-    },
+    wire2025Deps,
     options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
   );
   const debug = options.logger?.debug?.bind(options.logger);
@@ -234,7 +239,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     tools,
     serverInfo: { name: instanceDeps.name, version: instanceDeps.version },
     listen: createListenHub(runtime, options.listen),
-    sdk: { ...sdk, fetch: withTroubleStatus(sdk.fetch) },
+    sdk,
     path,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     auth,
@@ -268,6 +273,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     fetch: fetchHandler,
     nodeHandler,
     instanceDeps,
+    wire2025Deps: wire2025 === undefined ? undefined : wire2025Deps,
     async listen(port = 3000, host = '127.0.0.1') {
       if (tools.hasTaskTools()) runtime.start();
       if (options.allowedHosts === undefined) {

@@ -10,8 +10,11 @@ import type { Wire2025Sessions } from './wire-2025/sessions.js';
 import { hostAllowed, hostsFor } from './host-check.js';
 import type { Reply } from './task-methods.js';
 import type { RequestLog } from './request-log.js';
+import { answerWithSdk } from './sdk-node.js';
+import { withTroubleStatus } from './core/server-trouble.js';
 
 export interface HttpDeps extends FrontDeps {
+  /** The SDK's handler as built: HTTP 503 for store trouble is applied here, per face. */
   sdk: McpHttpHandler;
   path: string;
   maxBodyBytes: number;
@@ -84,7 +87,11 @@ function failedBody(outcome: Exclude<BodyOutcome, { ok: true }>): { status: numb
 export function createNodeHandler(
   deps: HttpDeps,
 ): (req: IncomingMessage, res: ServerResponse) => void {
-  const sdkNode = toNodeHandler(deps.sdk, { maxRequestBodySize: deps.maxBodyBytes });
+  const sdk = withTroubleStatus(deps.sdk.fetch);
+  const sdkNode = toNodeHandler(
+    { ...deps.sdk, fetch: sdk },
+    { maxRequestBodySize: deps.maxBodyBytes },
+  );
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = pathOf(req.url);
     const allowed = hostsFor(deps, req.socket.localAddress);
@@ -113,7 +120,7 @@ export function createNodeHandler(
     if (decision.kind === 'stream') return decision.stream.serveNode(res);
     if (deps.wire2025?.claimsInitialize(decision.parsed))
       return deps.wire2025.node(withAuth, res, decision.parsed);
-    return sdkNode(withAuth, res, decision.parsed);
+    return answerWithSdk(deps.sdk.fetch, withAuth, res, decision.parsed);
   };
   return (req, res) => {
     handle(req, res).catch((error: unknown) => {
@@ -144,6 +151,7 @@ function replyResponse(reply: AuthReply): Response {
 
 /** The web-standard face (Workers, Bun, Deno, Hono): same routing as the Node face. */
 export function createFetchHandler(deps: HttpDeps): (request: Request) => Promise<Response> {
+  const sdkFetch = withTroubleStatus(deps.sdk.fetch);
   return async (request) => {
     const path = new URL(request.url).pathname;
     const host = request.headers.get('host') ?? new URL(request.url).host;
@@ -159,7 +167,7 @@ export function createFetchHandler(deps: HttpDeps): (request: Request) => Promis
     const options = auth.authInfo === undefined ? {} : { authInfo: auth.authInfo };
     if (deps.wire2025?.claimsSession(request.headers.get('mcp-session-id') ?? undefined))
       return deps.wire2025.fetch(request, options);
-    if (request.method !== 'POST') return deps.sdk.fetch(request, options);
+    if (request.method !== 'POST') return sdkFetch(request, options);
     const body = await readWebBody(request, deps.maxBodyBytes);
     if (!body.ok) return toResponse(failedBody(body));
     const headers: HeaderReader = (name) => request.headers.get(name) ?? undefined;
@@ -173,6 +181,6 @@ export function createFetchHandler(deps: HttpDeps): (request: Request) => Promis
     });
     if (deps.wire2025?.claimsInitialize(decision.parsed))
       return deps.wire2025.fetch(replay, { ...options, parsedBody: decision.parsed });
-    return deps.sdk.fetch(replay, { ...options, parsedBody: decision.parsed });
+    return sdkFetch(replay, { ...options, parsedBody: decision.parsed });
   };
 }

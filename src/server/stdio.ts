@@ -22,10 +22,11 @@ import type { JsonObject } from '../task/record.js';
 import type { TaskServer } from './app.js';
 import { missingFor } from './front-gates.js';
 import { buildMcpServer, followToolChanges } from './core/mcp-instance.js';
-import { ANONYMOUS } from './core/principal.js';
+import { ANONYMOUS, authInfoFor } from './core/principal.js';
 import { wireOfSdkEra, type SdkEra } from './core/sdk-era.js';
 import { answerTaskRequest, type TaskAnswer } from './core/task-methods.js';
 import { asksForTasks, listenHubOf, openMessageListen } from './listen/index.js';
+import { buildStdioSessionServer } from './wire-2025/stdio-session.js';
 
 /** stdio has no headers: every check reads the body alone. */
 const NO_HEADERS = (): undefined => undefined;
@@ -159,8 +160,43 @@ function frontedTransport(inner: Transport, server: TaskServer, principal: strin
 }
 
 /**
- * MCP over stdin/stdout for hosts that start the server themselves. Every stdio caller is one
- * principal (`anonymous` unless given); tasks outlive the process on a durable store.
+ * Makes `principal` the caller of every request the SDK server handles on this connection, both
+ * wires: its handlers (tools/call, the 2025-11-25 `tasks/*`) read the principal from the
+ * request's AuthInfo (core/principal.ts), which stdio has none of. serveStdio passes no
+ * per-message extra to the instance, so the delivery the SDK installs on connect is wrapped.
+ */
+function actingAs(mcp: McpServer, principal: string): McpServer {
+  const authInfo = authInfoFor(principal, 'stdio');
+  const connect = mcp.connect.bind(mcp);
+  mcp.connect = async (transport: Transport): Promise<void> => {
+    await connect(transport);
+    const deliver = transport.onmessage;
+    transport.onmessage = (message, extra) => deliver?.(message, { ...extra, authInfo });
+  };
+  return mcp;
+}
+
+/** The SDK server of one stdio connection, for the wire its opening message picked. */
+function connectionServer(server: TaskServer, era: SdkEra, principal: string): McpServer {
+  const wire = wireOfSdkEra(era);
+  // Without 2025-11-25 sessions (`wire2025Sessions: false`) `initialize` gets the plain SDK
+  // server, without tasks, as on HTTP.
+  const sessions = server.wire2025Deps;
+  if (wire === '2025-11-25' && sessions !== undefined) {
+    return buildStdioSessionServer(sessions, principal);
+  }
+  const mcp = buildMcpServer(server.instanceDeps, { wire, principal });
+  // One instance serves the whole connection (the process), so it follows later tool changes.
+  followToolChanges(mcp, server.instanceDeps);
+  return mcp;
+}
+
+/**
+ * MCP over stdin/stdout for hosts that start the server themselves. Every request on the
+ * connection is `principal`'s (`anonymous` unless given), on both wires; tasks outlive the
+ * process on a durable store. The opening message picks the wire for the connection: a
+ * 2026-07-28 request is served as on stateless HTTP, an `initialize` by the 2025-11-25 session
+ * server HTTP sessions use (or, with `wire2025Sessions: false`, without tasks as on HTTP).
  */
 export function serveTaskServerStdio(
   server: TaskServer,
@@ -168,11 +204,7 @@ export function serveTaskServerStdio(
   transport: Transport = new StdioServerTransport(),
 ): StdioServerHandle {
   if (server.tools.hasTaskTools()) server.runtime.start();
-  const factory = (ctx: { era: SdkEra }): McpServer => {
-    const mcp = buildMcpServer(server.instanceDeps, { wire: wireOfSdkEra(ctx.era), principal });
-    // One instance serves the whole connection (the process), so it follows later tool changes.
-    followToolChanges(mcp, server.instanceDeps);
-    return mcp;
-  };
+  const factory = (ctx: { era: SdkEra }): McpServer =>
+    actingAs(connectionServer(server, ctx.era, principal), principal);
   return serveStdio(factory, { transport: frontedTransport(transport, server, principal) });
 }

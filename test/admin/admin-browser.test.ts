@@ -114,6 +114,15 @@ describe('dashboard in headless Chromium', { skip }, () => {
     await page.fill('#f-tool', '');
     await page.dispatchEvent('#f-tool', 'change');
     await row(bob.id).waitFor();
+    const broken = await h.create('oops', {}, 'bob');
+    await row(broken.id).locator('.status.tool_error').waitFor();
+    await page.selectOption('#f-status', 'tool_error');
+    await row(bob.id).waitFor({ state: 'detached' });
+    assert.equal(await row(broken.id).count(), 1);
+    await page.selectOption('#f-status', 'completed');
+    await row(broken.id).waitFor({ state: 'detached' });
+    assert.equal(await row(bob.id).count(), 1);
+    await page.selectOption('#f-status', '');
   });
 
   it('answers a question through the form built from its requestedSchema', async () => {

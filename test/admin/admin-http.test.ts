@@ -86,6 +86,22 @@ describe('admin HTTP face', () => {
     h.open('list');
   });
 
+  it('filters completed and tool_error apart, as the badges and /metrics tell them', async () => {
+    const done = await h.create('quick', {}, 'erin');
+    const broken = await h.create('oops', {}, 'erin');
+    for (const task of [done, broken]) {
+      await waitFor('the task to end', async () => (await statusOf(task.id)) === 'completed');
+    }
+    const listed = async (status: string) =>
+      (
+        (await call(h.base, `/dashboard/api/tasks?principal=erin&status=${status}`, ADMIN)).body
+          .tasks as { id: string; outcome: string }[]
+      ).map((t) => `${t.id} ${t.outcome}`);
+    assert.deepEqual(await listed('tool_error'), [`${broken.id} tool_error`]);
+    assert.deepEqual(await listed('completed'), [`${done.id} completed`]);
+    assert.equal((await listed('completed,tool_error')).length, 2);
+  });
+
   it('shows a task with its result and the timeline recorded from store events', async () => {
     const task = await h.create('quick');
     await waitFor('completion', async () => (await statusOf(task.id)) === 'completed');

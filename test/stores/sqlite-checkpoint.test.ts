@@ -59,7 +59,6 @@ describe('sqlite: WAL checkpoints run in a worker thread', () => {
     const path = freshPath();
     const store = new SqliteTaskStore(path);
     try {
-      assert.equal(store.checkpointWorker.running, true);
       // Each create commits a few pages: more than 1000 frames in all.
       const ids = await createMany(store, 600);
       const { checkpointedFrames } = await waitFor('the worker to checkpoint', () => {
@@ -82,6 +81,26 @@ describe('sqlite: WAL checkpoints run in a worker thread', () => {
     assert.equal(rowsInFile(path), 601);
   });
 
+  it('starts no worker thread (~7 MiB) until the first write', async () => {
+    const path = freshPath();
+    const store = new SqliteTaskStore(path);
+    try {
+      // The schema written at open was checkpointed on the spot: nothing waits in the WAL.
+      assert.equal(store.checkpointWorker.running, false);
+      assert.ok(!existsSync(`${path}-wal`) || statSync(`${path}-wal`).size === 0);
+      await store.get(newTaskId());
+      assert.equal(store.checkpointWorker.running, false, 'a read starts no worker');
+      await createMany(store, 1);
+      await waitFor('the worker to start', () => store.checkpointWorker.running);
+    } finally {
+      await store.close();
+    }
+    // Reopened after a clean close: still no worker until a write.
+    const again = new SqliteTaskStore(path);
+    assert.equal(again.checkpointWorker.running, false);
+    await again.close();
+  });
+
   it('close() waits for the worker to end and leaves an empty WAL', async () => {
     const path = freshPath();
     const store = new SqliteTaskStore(path);
@@ -98,11 +117,18 @@ describe('sqlite: WAL checkpoints run in a worker thread', () => {
       const built = fileURLToPath(new URL('../../src/stores/sqlite/index.js', import.meta.url));
       const entry =
         tree === '.build' ? built : join(built, '../../../../../dist/stores/sqlite/index.js');
+      const recordEntry = join(entry, '../../../task/record.js');
       for (const closes of [true, false]) {
         const script =
           `const { SqliteTaskStore } = await import(${JSON.stringify(pathToFileURL(entry).href)});` +
           `const store = new SqliteTaskStore(${JSON.stringify(freshPath())});` +
-          `if (!store.checkpointWorker.running) throw new Error('no worker');` +
+          `const { newTaskRecord } = await import(${JSON.stringify(pathToFileURL(recordEntry).href)});` +
+          `await store.create(newTaskRecord({ id: 'child-task-1', principal: 'p', tool: 't', arguments: {}, ttlMs: null, pollIntervalMs: 100 }, Date.now()));` +
+          `const started = Date.now();` +
+          `while (!store.checkpointWorker.running) {` +
+          `  if (Date.now() - started > 10000) throw new Error('no worker');` +
+          `  await new Promise((resolve) => setTimeout(resolve, 20));` +
+          `}` +
           (closes ? `await store.close(); console.log('closed');` : `console.log('left open');`);
         const file = join(dir.path, `child-${++counter}.mjs`);
         writeFileSync(file, script);
@@ -135,6 +161,7 @@ describe('sqlite: without its worker, checkpoints fall back to SQLite', () => {
       warn: (message) => warnings.push(message),
       workerUrl: pathToFileURL(join(dir.path, 'missing-worker.js')),
     });
+    db.prepare('INSERT INTO t VALUES (?)').run('the first write starts the worker');
     await waitFor('the fallback', () => warnings.length > 0);
     assert.equal(checkpointer.running, false);
     assert.equal(db.pragma('wal_autocheckpoint', { simple: true }), AUTOCHECKPOINT_FRAMES);
@@ -155,6 +182,7 @@ describe('sqlite: without its worker, checkpoints fall back to SQLite', () => {
       workerUrl: pathToFileURL(dies),
     });
     assert.equal(db.pragma('wal_autocheckpoint', { simple: true }), 0);
+    db.prepare('INSERT INTO t VALUES (?)').run('the first write starts the worker');
     await waitFor('the fallback', () => warnings.length > 0);
     assert.equal(db.pragma('wal_autocheckpoint', { simple: true }), AUTOCHECKPOINT_FRAMES);
     assert.match(warnings[0] ?? '', /exited with code 3/);

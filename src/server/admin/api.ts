@@ -1,12 +1,13 @@
 import type { TaskRuntime } from '../../runtime/runtime.js';
-import type { ListQuery, TaskStore } from '../../store/port.js';
+import type { TaskStore } from '../../store/port.js';
 import { isPlausibleTaskId } from '../../task/ids.js';
 import { pendingInputRequests, type JsonObject } from '../../task/record.js';
-import { isTaskStatus, isTerminal, type TaskStatus } from '../../task/status.js';
+import { isTerminal } from '../../task/status.js';
 import type { AdminFeed } from './feed.js';
 import type { TaskJournal } from './journal.js';
 import { feedStream } from './sse.js';
 import type { AdminOperator } from './tokens.js';
+import { isTaskOutcome, listByOutcome, type OutcomeListQuery } from './outcomes.js';
 import { detailOf, summaryOf } from './views.js';
 
 export interface ApiDeps {
@@ -53,13 +54,13 @@ export async function serveApi(
   return notFound();
 }
 
-function listQuery(params: URLSearchParams): ListQuery | string {
-  const statuses = (params.get('status') ?? '').split(',').filter((s) => s !== '');
-  if (!statuses.every(isTaskStatus)) return 'unknown status';
+function listQuery(params: URLSearchParams): OutcomeListQuery | string {
+  const outcomes = (params.get('status') ?? '').split(',').filter((s) => s !== '');
+  if (!outcomes.every(isTaskOutcome)) return 'unknown status';
   const limit = Number(params.get('limit') ?? '200');
   if (!Number.isInteger(limit) || limit < 1) return 'limit must be a positive integer';
-  const query: ListQuery = { limit: Math.min(limit, 1000) };
-  if (statuses.length > 0) query.statuses = statuses as TaskStatus[];
+  const query: OutcomeListQuery = { limit: Math.min(limit, 1000) };
+  if (outcomes.length > 0) query.outcomes = outcomes;
   for (const key of ['tool', 'principal', 'cursor'] as const) {
     const value = params.get(key);
     if (value !== null && value !== '') query[key] = value;
@@ -67,10 +68,11 @@ function listQuery(params: URLSearchParams): ListQuery | string {
   return query;
 }
 
+/** `status` filters by outcome: `completed` and `tool_error` (an `isError` result) apart. */
 async function listTasks(deps: ApiDeps, params: URLSearchParams): Promise<Response> {
   const query = listQuery(params);
   if (typeof query === 'string') return json(400, { error: 'bad_request', message: query });
-  const page = await deps.store.list(query);
+  const page = await listByOutcome(deps.store, query);
   return json(200, {
     tasks: page.tasks.map(summaryOf),
     ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }),

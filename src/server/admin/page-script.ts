@@ -72,7 +72,7 @@ export const DASHBOARD_SCRIPT = String.raw`
 
   function matches(task) {
     var f = filters();
-    return (!f.status || task.status === f.status) && (!f.tool || task.tool === f.tool) &&
+    return (!f.status || task.outcome === f.status) && (!f.tool || task.tool === f.tool) &&
       (!f.principal || task.principal === f.principal);
   }
 

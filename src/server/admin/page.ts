@@ -34,7 +34,8 @@ const HTML = `<!doctype html>
   <form id="filters">
     <label>Status <select id="f-status">
       <option value="">any</option><option>working</option><option>input_required</option>
-      <option>completed</option><option>failed</option><option>cancelled</option>
+      <option>completed</option><option value="tool_error">tool error</option><option>failed</option>
+      <option>cancelled</option>
     </select></label>
     <label>Tool <input id="f-tool" list="tools" placeholder="any"></label>
     <label>Principal <input id="f-principal" list="principals" placeholder="any"></label>

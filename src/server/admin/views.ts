@@ -1,5 +1,6 @@
 import { pendingInputRequests, type TaskRecord, type TaskWire } from '../../task/record.js';
 import { isoTime } from '../../task/time.js';
+import { outcomeOf } from './outcomes.js';
 import type { TimelineEntry } from './journal.js';
 
 /** One row of the dashboard table. */
@@ -29,16 +30,6 @@ export interface TaskDetail extends TaskSummary {
   timeline: TimelineEntry[];
   /** `events`: recorded live by this process; `derived`: rebuilt from the record's times. */
   timelineSource: 'events' | 'derived';
-}
-
-/**
- * How a task ended, as an operator reads it: a tool's `isError` result is the tool's own
- * failure, stored `completed` on the 2026 wire, and must not look (or count) like a success.
- */
-export function outcomeOf(task: TaskRecord): string {
-  return task.status === 'completed' && task.result?.['isError'] === true
-    ? 'tool_error'
-    : task.status;
 }
 
 export function summaryOf(task: TaskRecord): TaskSummary {

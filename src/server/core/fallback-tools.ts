@@ -8,6 +8,7 @@ import { principalOf } from './principal.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
 import { endedWithoutResult, questionsOf, taskHandle } from './task-handle.js';
 import { isServerTrouble, noteCallTrouble } from './server-trouble.js';
+import { schemaConvertedOnce } from './schema-once.js';
 
 /**
  * Long tools for hosts that know nothing of tasks: past the inline wait a task-capable tool
@@ -16,9 +17,9 @@ import { isServerTrouble, noteCallTrouble } from './server-trouble.js';
  */
 export const FALLBACK_TOOL_NAMES = ['task_status', 'task_result', 'task_cancel'] as const;
 
-const TaskIdInput = z.object({
-  taskId: z.string().describe('The id a long-running tool returned'),
-});
+const TaskIdInput = schemaConvertedOnce(
+  z.object({ taskId: z.string().describe('The id a long-running tool returned') }),
+);
 
 function text(value: string, extra: JsonObject = {}): CallToolResult {
   return withStructuredText({
@@ -84,7 +85,7 @@ function byTaskId(runtime: () => TaskRuntimeFace, act: Act) {
       return task === undefined ? notFound(args.taskId) : await act(face, task, principal, ctx);
     } catch (error) {
       // Store trouble is the retryable -32603, not this tool's isError answer.
-      if (isServerTrouble(error)) noteCallTrouble();
+      if (isServerTrouble(error)) noteCallTrouble(ctx);
       throw error;
     }
   };

@@ -70,12 +70,14 @@ export async function callBehindTheScenes(
     wire: 'local',
     meta: { clientCapabilities: caller.clientCapabilities },
   });
-  return followInline(runtime, task, caller, ctx, settings);
+  // Nothing has run yet (the run starts after this turn): the created version is the latest.
+  return followInline(runtime, task, caller, ctx, settings, true);
 }
 
 /**
  * Waits for the task within the inline wait, as often as needed when there is no handle to
- * give (without fallback tools the host keeps waiting, as a plain call would).
+ * give (without fallback tools the host keeps waiting, as a plain call would). `fresh`: `task`
+ * was just created and nothing can have changed it yet, so it need not be read again.
  */
 export async function followInline(
   runtime: TaskRuntimeFace,
@@ -83,16 +85,20 @@ export async function followInline(
   caller: InlineCaller,
   ctx: ServerContext,
   settings: InlineWaitSettings,
+  fresh = false,
 ): Promise<CallToolResult> {
   const onUpdate = progressNotifier(ctx);
   const signal = ctx.mcpReq.signal;
   let latest: TaskRecord | undefined = task;
+  let known = fresh;
   for (;;) {
     latest = await runtime.waitForSettled(latest.id, caller.principal, {
       timeoutMs: settings.inlineWaitMs,
       signal,
       ...(onUpdate === undefined ? {} : { onUpdate }),
+      ...(known ? { fresh: latest } : {}),
     });
+    known = false;
     if (latest === undefined) return noSuchTask(task.id);
     if (isTerminal(latest.status)) return finalResult(latest);
     if (latest.status === 'input_required') return askOrHandOver(latest, caller, settings);

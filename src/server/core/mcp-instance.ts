@@ -16,6 +16,7 @@ import { surfaceCallTrouble, type TroubleReporter } from './server-trouble.js';
 import { assertToolsCallWrapped, wrapToolsCall, type ToolsCallWrapper } from './tools-call-hook.js';
 import type { InstanceContext, McpConfigurer, RegisteredTaskTool } from './types.js';
 import { normalizeTaskOption } from '../../runtime/tool.js';
+import { schemaConvertedOnce } from './schema-once.js';
 
 export interface InstanceDeps {
   name: string;
@@ -38,7 +39,7 @@ export interface InstanceDeps {
  * What a tool without an input schema accepts: any object. One shared instance, not one per
  * tool per request: building a zod schema is a noticeable part of a synchronous call's cost.
  */
-const ANY_OBJECT = z.looseObject({});
+const ANY_OBJECT = schemaConvertedOnce(z.looseObject({}));
 
 /** The SDK's handle of each taskrail tool on an instance (what `registerTool` returned). */
 const registeredTools = new WeakMap<McpServer, Map<string, RegisteredTool>>();
@@ -59,7 +60,8 @@ function registerTaskTool(mcp: McpServer, deps: InstanceDeps, tool: RegisteredTa
     {
       description: config.description,
       ...(config.title === undefined ? {} : { title: config.title }),
-      inputSchema: config.inputSchema ?? ANY_OBJECT,
+      inputSchema:
+        config.inputSchema === undefined ? ANY_OBJECT : schemaConvertedOnce(config.inputSchema),
       ...(outputSchema === undefined ? {} : { outputSchema }),
       ...(config.annotations === undefined ? {} : { annotations: config.annotations }),
     },

@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { ProtocolError } from '@modelcontextprotocol/server';
 import type { WireError } from '../../protocol/index.js';
 import type { Logger } from '../../runtime/api.js';
@@ -41,7 +40,6 @@ export function troubleWire(): WireError {
 /** The same answer for the SDK, which sends a ProtocolError's code and message as they are. */
 export function troubleProtocolError(): ProtocolError {
   const { error } = troubleWire();
-  markTrouble();
   return new ProtocolError(error.code, error.message, error.data);
 }
 
@@ -149,12 +147,29 @@ export function guardFace(face: TaskRuntimeFace, reporter: TroubleReporter): Tas
   };
 }
 
-/** Per HTTP request handed to the SDK: did store trouble answer it? */
-const troubleScope = new AsyncLocalStorage<{ trouble: boolean }>();
+/**
+ * Whether a JSON-RPC answer the SDK wrote is the store-trouble -32603. Read from the answer
+ * itself rather than tracked through an AsyncLocalStorage scope: on Node 20 one `run()` turns
+ * on a hook every promise of the process pays for, the SDK's many included.
+ */
+export function isTroubleAnswer(text: string): boolean {
+  if (!text.includes(SERVER_TROUBLE_MESSAGE)) return false;
+  try {
+    const message = JSON.parse(text) as { error?: { code?: unknown; message?: unknown } };
+    const error = message.error;
+    return error?.code === RPC.INTERNAL_ERROR && error.message === SERVER_TROUBLE_MESSAGE;
+  } catch {
+    return false;
+  }
+}
 
-function markTrouble(): void {
-  const scope = troubleScope.getStore();
-  if (scope !== undefined) scope.trouble = true;
+/** The HTTP status of an SDK answer: 503 instead of 200 when its JSON is store trouble. */
+export function troubleStatus(status: number, text: string): number {
+  return status === 200 && isTroubleAnswer(text) ? SERVER_TROUBLE_STATUS : status;
+}
+
+function isJson(response: Response): boolean {
+  return response.headers.get('content-type')?.includes('application/json') === true;
 }
 
 type FetchLike<O> = (request: Request, options: O) => Promise<Response>;
@@ -166,24 +181,25 @@ type FetchLike<O> = (request: Request, options: O) => Promise<Response>;
  */
 export function withTroubleStatus<O>(fetch: FetchLike<O>): FetchLike<O> {
   return async (request, options) => {
-    const scope = { trouble: false };
-    const response = await troubleScope.run(scope, () => fetch(request, options));
-    const json = response.headers.get('content-type')?.includes('application/json') === true;
-    if (!scope.trouble || response.status !== 200 || !json) return response;
-    return new Response(response.body, {
-      status: SERVER_TROUBLE_STATUS,
+    const response = await fetch(request, options);
+    if (response.status !== 200 || !isJson(response)) return response;
+    const text = await response.text();
+    return new Response(text, {
+      status: troubleStatus(response.status, text),
       headers: response.headers,
     });
   };
 }
 
-/** Per `tools/call` handled by McpServer: did a taskrail tool callback meet store trouble? */
-const callScope = new AsyncLocalStorage<{ trouble: boolean }>();
+/** The contexts of `tools/call`s whose taskrail tool callback met store trouble. */
+const troubledCalls = new WeakSet<object>();
 
-/** Called where a tool callback meets store trouble, before McpServer hides it in a result. */
-export function noteCallTrouble(): void {
-  const scope = callScope.getStore();
-  if (scope !== undefined) scope.trouble = true;
+/**
+ * Called where a tool callback meets store trouble, before McpServer hides it in a result.
+ * `ctx` is the one McpServer hands the callback: the same object its `tools/call` handler got.
+ */
+export function noteCallTrouble(ctx: object): void {
+  troubledCalls.add(ctx);
 }
 
 /**
@@ -192,8 +208,7 @@ export function noteCallTrouble(): void {
  * by a taskrail tool callback leaves as the retryable -32603 instead.
  */
 export const surfaceCallTrouble: ToolsCallWrapper = (sdk) => async (request, ctx) => {
-  const scope = { trouble: false };
-  const result = await callScope.run(scope, () => sdk(request, ctx));
-  if (scope.trouble) throw troubleProtocolError();
+  const result = await sdk(request, ctx);
+  if (troubledCalls.has(ctx)) throw troubleProtocolError();
   return result;
 };

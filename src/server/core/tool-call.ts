@@ -79,7 +79,7 @@ async function routeCall(
     return await callOnce(runtime, tool, args, ctx, options);
   } catch (error) {
     // The SDK would make any other throw an isError result: the tool's final word to a host.
-    if (isServerTrouble(error)) noteCallTrouble();
+    if (isServerTrouble(error)) noteCallTrouble(ctx);
     throw error;
   }
 }

@@ -1,3 +1,4 @@
+import type { ServerContext } from '@modelcontextprotocol/server';
 import type { Logger } from '../../runtime/api.js';
 import type { TaskRuntime } from '../../runtime/runtime.js';
 import type { InstanceDeps } from '../core/mcp-instance.js';
@@ -12,6 +13,8 @@ export interface Wire2025Deps {
   logger?: Logger;
   /** `taskId\0key` of input requests sent to some client and not yet answered (this process). */
   inFlight: Set<string>;
+  /** The session of every request whose transport names none: a stdio connection's. */
+  session?: string;
 }
 
 /**
@@ -19,3 +22,8 @@ export interface Wire2025Deps {
  * The key is stored in task records, so it keeps its old name: existing records must still match.
  */
 export const SESSION_META = 'v1Session';
+
+/** The session a request belongs to: the HTTP session it names, else the connection's own. */
+export function sessionOf(deps: Wire2025Deps, ctx: ServerContext): string | undefined {
+  return ctx.sessionId ?? deps.session;
+}

@@ -256,9 +256,9 @@ export type Wire2025SessionsOption = false | SessionLimits;
 
 export function createWire2025Sessions(
   option: Wire2025SessionsOption | undefined,
-  deps: Omit<Wire2025Deps, 'inFlight'>,
+  deps: Wire2025Deps,
   maxBodyBytes: number,
 ): Wire2025Sessions | undefined {
   if (option === false) return undefined;
-  return new Wire2025Sessions({ ...deps, inFlight: new Set() }, { maxBodyBytes, ...option });
+  return new Wire2025Sessions(deps, { maxBodyBytes, ...option });
 }

@@ -8,7 +8,7 @@ import {
 import { isExpired, type JsonObject, type TaskRecord } from '../../task/record.js';
 import { isTerminal } from '../../task/status.js';
 import { ANONYMOUS, principalOf } from '../core/principal.js';
-import { SESSION_META, type Wire2025Deps } from './deps.js';
+import { SESSION_META, sessionOf, type Wire2025Deps } from './deps.js';
 import { runTaskOperation } from '../core/task-methods.js';
 import { invalidParams, protocolErrorOf, rethrowing, taskNotFound } from './rpc.js';
 import { InputForwarder } from './input-2025.js';
@@ -94,8 +94,9 @@ async function cancelTask(deps: Wire2025Deps, request: Request, ctx: ServerConte
 
 /**
  * The caller's tasks, newest first. An anonymous caller owns only the tasks its session
- * created (interface.md); an authenticated one sees every task of its principal, whichever
- * wire created it.
+ * created (interface.md; on stdio the one session every stdio process shares, see
+ * stdio-session.ts); an authenticated one sees every task of its principal, whichever wire
+ * created it.
  */
 async function listTasks(deps: Wire2025Deps, request: Request, ctx: ServerContext) {
   const cursorParam = request.params?.cursor;
@@ -103,9 +104,10 @@ async function listTasks(deps: Wire2025Deps, request: Request, ctx: ServerContex
     throw invalidParams('cursor must be a string');
   }
   const principal = principalOf(ctx);
+  const session = sessionOf(deps, ctx);
   const mine = (task: TaskRecord): boolean =>
     !isExpired(task, Date.now()) &&
-    (principal !== ANONYMOUS || task.meta[SESSION_META] === ctx.sessionId);
+    (principal !== ANONYMOUS || task.meta[SESSION_META] === session);
   const tasks: WireTask2025[] = [];
   let cursor = cursorParam;
   for (let page = 0; page < MAX_SCANNED_PAGES && tasks.length < PAGE_SIZE; page++) {

@@ -6,7 +6,7 @@ import type { JsonObject } from '../../task/record.js';
 import { principalOf } from '../core/principal.js';
 import type { RegisteredTaskTool } from '../core/types.js';
 import type { ToolsCallHandler, ToolsCallWrapper } from '../core/tools-call-hook.js';
-import { SESSION_META, type Wire2025Deps } from './deps.js';
+import { SESSION_META, sessionOf, type Wire2025Deps } from './deps.js';
 import { invalidParams, methodNotFound, rethrowing } from './rpc.js';
 import { askClient } from './input-2025.js';
 
@@ -85,6 +85,7 @@ async function createTask2025(
   const taskArgs = await beforeTask(tool, args, principal, caps, ctx);
   const settings = normalizeTaskOption(tool.config.task);
   const ttl = task['ttl'];
+  const session = sessionOf(deps, ctx);
   const record = await deps.instanceDeps.runtime().createTask({
     tool: tool.name,
     arguments: taskArgs,
@@ -98,7 +99,7 @@ async function createTask2025(
     wire: '2025-11-25',
     meta: {
       clientCapabilities: caps,
-      ...(ctx.sessionId === undefined ? {} : { [SESSION_META]: ctx.sessionId }),
+      ...(session === undefined ? {} : { [SESSION_META]: session }),
     },
   });
   return encodeCreateTaskResult2025(record, tool.config.modelImmediateResponse);

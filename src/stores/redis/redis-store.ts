@@ -55,6 +55,16 @@ const CREATE_CONFIRM_MS = 5_000;
 const LEASE_CONFIRM_MS = 10_000;
 
 type Reply = Array<string | number | null>;
+/** The claim script's reply: lease expiry, interrupted, and when loading fixed, data, steps. */
+type ClaimReply = [number, number, string?, string?, string[]?];
+
+/** HGETALL's flat `name, value JSON, …` reply as the steps object `loadSteps` returns. */
+function decodeSteps(flat: readonly string[] = []): Record<string, unknown> {
+  const steps: Record<string, unknown> = {};
+  for (let i = 0; i + 1 < flat.length; i += 2)
+    steps[flat[i] as string] = JSON.parse(flat[i + 1] as string);
+  return steps;
+}
 
 /** A `TaskStore` on Redis: one Lua script per state change; see keys.ts for the layout. */
 export class RedisTaskStore implements TaskStore {
@@ -241,16 +251,25 @@ export class RedisTaskStore implements TaskStore {
     this.#assertOpen();
     assertLeaseMs(leaseMs);
     const token = newToken();
-    const reply = (await this.#scripts.run('claim', this.#leaseKeys(id), [
-      owner,
-      token,
-      Math.ceil(leaseMs),
-      this.#clock(),
-      options.takeOverFrom ?? '',
-      this.#callerLeaseNow(),
-    ])) as Reply | null;
+    const load = options.load === true;
+    const reply = (await this.#scripts.run(
+      'claim',
+      [...this.#leaseKeys(id), this.#keys.steps(id)],
+      [
+        owner,
+        token,
+        Math.ceil(leaseMs),
+        this.#clock(),
+        options.takeOverFrom ?? '',
+        this.#callerLeaseNow(),
+        load ? '1' : '0',
+      ],
+    )) as ClaimReply | null;
     if (reply === null) return undefined;
-    return { token, expiresAt: Number(reply[0]), interrupted: reply[1] === 1 };
+    const grant = { token, expiresAt: Number(reply[0]), interrupted: reply[1] === 1 };
+    if (!load) return grant;
+    const [, , fixed, data, steps] = reply;
+    return { ...grant, loaded: { task: decodeRecord(fixed, data), steps: decodeSteps(steps) } };
   }
 
   async renewLease(id: string, token: string, leaseMs: number): Promise<LeaseRenewal> {

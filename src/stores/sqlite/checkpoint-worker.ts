@@ -4,9 +4,9 @@
  * thread's event loop. A checkpoint only moves already-committed frames; it never changes what
  * a commit survives.
  */
-import { statSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
+import { walBytes } from './checkpointer.js';
 
 export interface CheckpointWorkerData {
   path: string;
@@ -17,19 +17,6 @@ export interface CheckpointWorkerData {
 }
 
 export type CheckpointWorkerMessage = { type: 'checkpointed'; frames: number } | { type: 'closed' };
-
-/**
- * Bytes in the WAL, which the TRUNCATE checkpoint below resets to 0. Read with stat, never by
- * opening the -shm or -wal file: closing any descriptor of a file drops every POSIX lock this
- * process holds on it, SQLite's included (https://sqlite.org/howtocorrupt.html#_posix_advisory_locks_canceled_by_a_separate_thread_doing_close_).
- */
-function walBytes(walPath: string): number {
-  try {
-    return statSync(walPath).size;
-  } catch {
-    return 0; // no WAL yet
-  }
-}
 
 function isLockError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;

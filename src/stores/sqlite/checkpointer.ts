@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
@@ -7,6 +8,33 @@ import type { CheckpointWorkerData, CheckpointWorkerMessage } from './checkpoint
 export const AUTOCHECKPOINT_FRAMES = 1000;
 /** How long close() lets the worker finish a checkpoint under way before stopping it. */
 const CLOSE_GRACE_MS = 5000;
+/** Until the first write, how often the WAL is looked at (one stat) to start the worker. */
+const WAKE_POLL_MS = 100;
+
+/**
+ * Bytes in the WAL. Read with stat, never by opening the -shm or -wal file: closing any
+ * descriptor of a file drops every POSIX lock this process holds on it, SQLite's included
+ * (https://sqlite.org/howtocorrupt.html#_posix_advisory_locks_canceled_by_a_separate_thread_doing_close_).
+ */
+export function walBytes(walPath: string): number {
+  try {
+    return statSync(walPath).size;
+  } catch {
+    return 0; // no WAL yet
+  }
+}
+
+/** A WAL up to this size found at open is checkpointed on the spot (~1 ms on a warm disk). */
+const SMALL_WAL_BYTES = 256 * 1024;
+
+function truncateSmallWal(db: Database.Database, walPath: string): void {
+  if (walBytes(walPath) > SMALL_WAL_BYTES) return;
+  try {
+    db.pragma('wal_checkpoint(TRUNCATE)');
+  } catch {
+    // Busy (another process): the worker starts and checkpoints later.
+  }
+}
 
 export interface CheckpointerOptions {
   warn: (message: string) => void;
@@ -20,8 +48,8 @@ export interface CheckpointerOptions {
  * Keeps WAL checkpoints off the event loop. SQLite's automatic checkpoint runs inside the
  * commit that crosses `wal_autocheckpoint` pages, synchronously, stalling every request for
  * tens of ms on a busy disk. Here the serving connection sets `wal_autocheckpoint = 0` and a
- * worker thread with its own connection to the file checkpoints (PASSIVE, then TRUNCATE) once as
- * many frames wait. If the worker cannot start or dies, the connection goes back to the automatic
+ * worker thread with its own connection to the file, started at the first write, checkpoints
+ * (PASSIVE, then TRUNCATE) once as many frames wait. If the worker cannot start or dies, the connection goes back to the automatic
  * checkpoint (one warning), so the WAL never grows without bound.
  */
 export class Checkpointer {
@@ -29,29 +57,51 @@ export class Checkpointer {
   checkpointedFrames = 0;
   readonly #db: Database.Database;
   readonly #warn: (message: string) => void;
+  readonly #workerUrl: URL;
+  readonly #data: CheckpointWorkerData;
   #worker: Worker | undefined;
+  /** Polls for the first write until the worker starts. */
+  #wake: NodeJS.Timeout | undefined;
   #closing = false;
   #fellBack = false;
-  readonly #exited: Promise<void>;
+  #exited: Promise<void> = Promise.resolve();
 
   constructor(db: Database.Database, path: string, options: CheckpointerOptions) {
     this.#db = db;
     this.#warn = options.warn;
-    const data: CheckpointWorkerData = {
+    this.#workerUrl = options.workerUrl ?? new URL('./checkpoint-worker.js', import.meta.url);
+    this.#data = {
       path,
       pageSize: Number(db.pragma('page_size', { simple: true })),
       thresholdFrames: options.thresholdFrames ?? AUTOCHECKPOINT_FRAMES,
       pollMs: options.pollMs ?? 50,
     };
     db.pragma('wal_autocheckpoint = 0');
+    // A worker thread holds ~7 MiB: a store nobody writes to (a server at rest, a reader)
+    // never starts one. The first write leaves frames in the WAL; a stat sees them. What the
+    // opening left there (the schema, a few frames of a last session) is checkpointed now,
+    // before any request; a large WAL (a crashed writer) is the worker's at once.
+    const walPath = `${path}-wal`;
+    if (walBytes(walPath) > 0) truncateSmallWal(db, walPath);
+    if (walBytes(walPath) > 0) {
+      this.#start();
+      return;
+    }
+    this.#wake = setInterval(() => {
+      if (walBytes(walPath) > 0) this.#start();
+    }, WAKE_POLL_MS);
+    this.#wake.unref();
+  }
+
+  #start(): void {
+    clearInterval(this.#wake);
+    this.#wake = undefined;
+    if (this.#closing || this.#fellBack || this.#worker !== undefined) return;
     let worker: Worker;
     try {
-      worker = new Worker(options.workerUrl ?? new URL('./checkpoint-worker.js', import.meta.url), {
-        workerData: data,
-      });
+      worker = new Worker(this.#workerUrl, { workerData: this.#data });
     } catch (error) {
       this.#fallBack(error);
-      this.#exited = Promise.resolve();
       return;
     }
     this.#worker = worker;
@@ -68,7 +118,7 @@ export class Checkpointer {
     worker.unref();
   }
 
-  /** True while the worker thread runs (false after close() or a fallback). */
+  /** True while the worker thread runs (false before the first write, after close() or a fallback). */
   get running(): boolean {
     return this.#worker !== undefined;
   }
@@ -80,6 +130,7 @@ export class Checkpointer {
    */
   close(): Promise<void> {
     this.#closing = true;
+    clearInterval(this.#wake);
     const worker = this.#worker;
     if (worker === undefined) return Promise.resolve();
     worker.ref(); // the loop stays alive until the worker has ended
