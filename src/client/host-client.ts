@@ -1,6 +1,6 @@
 import { TaskrailClientError, isClientError, serverTroubleError } from './errors.js';
 import { inputCapabilities, answerInputRequests, type InputHandlers } from './input.js';
-import { Ledger, type TaskLedger } from './ledger.js';
+import { Ledger, type LedgerEntry, type TaskLedger } from './ledger.js';
 import { packageVersion } from './package-version.js';
 import type { CallOutcome } from './outcome.js';
 import {
@@ -213,7 +213,7 @@ export class TaskrailClient {
           ownerPid: process.pid,
         });
         answered();
-        return this.#watchCall(entry.id, options);
+        return this.#watchCall(entry.id, options, entry);
       }
       // MRTR before any task exists: answer, then retry with a new id, same requestState.
       const inputResponses = await answerInputRequests(
@@ -340,8 +340,13 @@ export class TaskrailClient {
     if (this.#ownsLedger) this.ledger.close();
   }
 
-  async #watchCall(taskId: string, options: CallToolOptions): Promise<ToolCall> {
-    const entry = this.ledger.get(taskId);
+  /** `known`: the task's entry when the caller has just read or written it. */
+  async #watchCall(
+    taskId: string,
+    options: CallToolOptions,
+    known?: LedgerEntry,
+  ): Promise<ToolCall> {
+    const entry = known ?? this.ledger.get(taskId);
     if (entry !== undefined && isEntry2025(entry)) {
       return (await this.#openedPeer2025()).attach(taskId, options);
     }
