@@ -92,6 +92,7 @@ export class SqliteTaskStore implements TaskStore {
     this.#lockBudgetMs = Math.max(0, options.busyTimeoutMs ?? 5000);
     this.#db = openDatabase(this.path, {
       busyTimeoutMs: Math.min(SYNC_BUSY_WAIT_MS, this.#lockBudgetMs),
+      openBusyTimeoutMs: this.#lockBudgetMs,
       synchronous: options.synchronous ?? 'normal',
       now: this.#clock(),
     });
