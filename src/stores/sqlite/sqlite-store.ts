@@ -21,7 +21,6 @@ import type { TaskStatus } from '../../task/status.js';
 import { isTerminal } from '../../task/status.js';
 import { systemClock, type Clock } from '../../task/time.js';
 import { assertLeaseMs, assertNextRevision } from '../shared/checks.js';
-import { clampListLimit, decodeListCursor, encodeListCursor } from '../shared/list-cursor.js';
 import { Checkpointer } from './checkpointer.js';
 import { GroupCommit } from './group-commit.js';
 import { SYNC_BUSY_WAIT_MS, withLockWaits } from './lock-wait.js';
@@ -36,7 +35,8 @@ import {
   type ClaimHead,
   type TaskRow,
 } from './rows.js';
-import { listSql, prepareStatements, type Statements } from './statements.js';
+import { listPage, ListStatements } from './list.js';
+import { prepareStatements, type Statements } from './statements.js';
 
 export interface SqliteTaskStoreOptions {
   /** Time source for expiry and leases; tests pass a fake one. */
@@ -76,7 +76,7 @@ export class SqliteTaskStore implements TaskStore {
   readonly #db: Database.Database;
   readonly #clock: Clock;
   readonly #sql: Statements;
-  readonly #listStatements = new Map<string, Database.Statement>();
+  readonly #lists: ListStatements;
   readonly #lockBudgetMs: number;
   /** Concurrent writes share one transaction; with `synchronous: 'full'` also one fsync. */
   readonly #group: GroupCommit;
@@ -97,6 +97,7 @@ export class SqliteTaskStore implements TaskStore {
       now: this.#clock(),
     });
     this.#sql = prepareStatements(this.#db);
+    this.#lists = new ListStatements(this.#db);
     this.#group = new GroupCommit(this.#db, (operation) => this.#run(operation));
     this.#checkpointer = new Checkpointer(this.#db, this.path, {
       warn: options.onWarning ?? defaultWarn,
@@ -210,24 +211,8 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   async list(query: ListQuery): Promise<ListPage> {
-    const limit = clampListLimit(query.limit);
-    const after = query.cursor === undefined ? undefined : decodeListCursor(query.cursor);
-    return this.#run(() => {
-      const statement = this.#listStatement(query);
-      const rows = statement.all({
-        now: this.#clock(),
-        limit: limit + 1,
-        ...(query.principal === undefined ? {} : { principal: query.principal }),
-        ...(query.tool === undefined ? {} : { tool: query.tool }),
-        ...(query.statuses === undefined ? {} : { statuses: JSON.stringify(query.statuses) }),
-        ...(after === undefined ? {} : { cursor_created_at: after.createdAt, cursor_id: after.id }),
-      }) as TaskRow[];
-      const tasks = rows.slice(0, limit).map(rowToRecord);
-      const last = tasks[tasks.length - 1];
-      return rows.length > limit && last !== undefined
-        ? { tasks, nextCursor: encodeListCursor(last) }
-        : { tasks };
-    });
+    const page = listPage(query); // a malformed cursor is refused before any SQL
+    return this.#run(() => this.#lists.read(page, this.#clock()));
   }
 
   async sweepExpired(limit: number): Promise<string[]> {
@@ -398,20 +383,5 @@ export class SqliteTaskStore implements TaskStore {
   #deleteTask(id: string): void {
     this.#sql.deleteSteps.run(id);
     this.#sql.deleteTask.run(id);
-  }
-
-  #listStatement(query: ListQuery): Database.Statement {
-    const sql = listSql({
-      principal: query.principal !== undefined,
-      tool: query.tool !== undefined,
-      statuses: query.statuses !== undefined,
-      cursor: query.cursor !== undefined,
-    });
-    let statement = this.#listStatements.get(sql);
-    if (statement === undefined) {
-      statement = this.#db.prepare(sql);
-      this.#listStatements.set(sql, statement);
-    }
-    return statement;
   }
 }
