@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { urlToHttpOptions } from 'node:url';
 import { readBoundedText, type ByteStream } from './sse.js';
 
 /** One HTTP answer, read however the transport reads it. */
@@ -27,22 +28,47 @@ const agents = {
   https: new https.Agent({ keepAlive: true }),
 };
 
+/** What `http.request(url, options)` derives from the URL, derived once per URL object. */
+interface Target {
+  readonly options: http.RequestOptions;
+  readonly transport: typeof http | typeof https;
+}
+
+const targets = new WeakMap<URL, Target>();
+
+function targetOf(url: URL): Target {
+  let target = targets.get(url);
+  if (target === undefined) {
+    const secure = url.protocol === 'https:';
+    target = {
+      options: {
+        ...urlToHttpOptions(url),
+        method: 'POST',
+        agent: secure ? agents.https : agents.http,
+      },
+      transport: secure ? https : http,
+    };
+    targets.set(url, target);
+  }
+  return target;
+}
+
 /**
  * POST on `node:http` with keep-alive agents. Written by hand because Node 20's `fetch` costs a
  * task client about half a millisecond more per request (its Request, Headers and Response
  * objects and web streams), and a task client makes many small requests: the create, then
- * polls. Redirects are not followed.
+ * polls. The request options are derived from the URL once per URL object (parsing them out of
+ * the URL on every request cost a client about 0.1 ms a call). Redirects are not followed.
  */
 export const nodePost: HttpPost = (url, headers, body, signal, timeoutMs) => {
   if (signal?.aborted === true) return Promise.reject(signal.reason);
-  const secure = url.protocol === 'https:';
-  const options = {
-    method: 'POST',
+  const { options, transport } = targetOf(url);
+  const requestOptions: http.RequestOptions = {
+    ...options,
     headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-    agent: secure ? agents.https : agents.http,
   };
   return new Promise<HttpAnswer>((resolve, reject) => {
-    const request = (secure ? https : http).request(url, options, (incoming) => {
+    const request = transport.request(requestOptions, (incoming) => {
       clearTimeout(timer);
       resolve(answerOf(incoming));
     });

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { DetailedTask } from './wire-types.js';
 import { nodePost, type HttpAnswer } from './http-post.js';
 import { withEnvelope, type RequestFraming } from './rpc-http.js';
-import { readBoundedText, readSseMessages } from './sse.js';
-import { parseTaskState } from './wire.js';
+import { readBoundedText, readSseMessages, type ByteStream } from './sse.js';
+import { parsePushedTask } from './wire.js';
 
 type JsonObject = Record<string, unknown>;
 
@@ -41,6 +41,8 @@ export type StreamEnd =
 
 /** How long the server may take to answer the listen request (its headers, not the stream). */
 const OPEN_MS = 30_000;
+/** After the listen result, how long the server may take to end the response. */
+const DRAIN_MS = 1_000;
 /** A refusal is one small JSON-RPC error; a larger body is not read to the end. */
 const MAX_REFUSAL_BYTES = 64 * 1024;
 
@@ -66,6 +68,15 @@ function requestHeaders(conn: ListenConnection): Record<string, string> {
   return headers;
 }
 
+/** One URL object per connection, so that node:http's request options are derived once. */
+const urls = new WeakMap<ListenConnection, URL>();
+
+function urlOf(conn: ListenConnection): URL {
+  let url = urls.get(conn);
+  if (url === undefined) urls.set(conn, (url = new URL(conn.url)));
+  return url;
+}
+
 type Opened = Pick<HttpAnswer, 'status' | 'contentType' | 'text' | 'stream'>;
 
 /**
@@ -79,7 +90,7 @@ async function openStream(
   signal: AbortSignal,
 ): Promise<Opened> {
   const headers = requestHeaders(conn);
-  if (conn.fetch === undefined) return nodePost(new URL(conn.url), headers, body, signal, OPEN_MS);
+  if (conn.fetch === undefined) return nodePost(urlOf(conn), headers, body, signal, OPEN_MS);
   const response = await conn.fetch(conn.url, { method: 'POST', headers, body, signal });
   const opened: Opened = {
     status: response.status,
@@ -114,9 +125,8 @@ function paramsOf(message: JsonObject): { params: JsonObject; meta: JsonObject }
 }
 
 function readTask(params: JsonObject): DetailedTask | undefined {
-  const { _meta: _ignored, ...task } = params;
   try {
-    return parseTaskState({ ...task, resultType: 'complete' });
+    return parsePushedTask(params);
   } catch {
     return undefined;
   }
@@ -162,19 +172,45 @@ export async function runListenStream(
 ): Promise<StreamEnd> {
   const id = `listen-${randomUUID()}`;
   const acked = { value: false };
+  const read: { end?: StreamEnd } = {};
   try {
     const response = await openStream(conn, requestBody(id, taskIds, conn.framing), signal);
     const ok = response.status >= 200 && response.status < 300;
     const stream = response.contentType.includes('text/event-stream') ? response.stream() : null;
     if (!ok || stream === null) return await refusal(response);
-    let end: StreamEnd | undefined;
-    await readSseMessages(stream, (message) => {
-      end = route(message, id, handlers, acked);
-      return end !== undefined;
-    });
-    return end ?? { kind: 'broken', acknowledged: acked.value };
+    await readToEnd(stream, (message) => route(message, id, handlers, acked), read);
+    return read.end ?? { kind: 'broken', acknowledged: acked.value };
   } catch {
+    if (read.end !== undefined) return read.end;
     if (signal.aborted) return { kind: 'closed' };
     return { kind: 'broken', acknowledged: acked.value };
+  }
+}
+
+/**
+ * Reads messages until one ends the listen request. After the listen result a node:http body
+ * is read on to its end, which the server sends with the result: a response read to its end
+ * leaves its connection to the keep-alive pool, where one left early is destroyed, and every
+ * call would then open a new connection for its stream. A server that does not end the
+ * response within `DRAIN_MS` of the result has it cut.
+ */
+async function readToEnd(
+  stream: ByteStream,
+  routeOne: (message: unknown) => StreamEnd | undefined,
+  read: { end?: StreamEnd },
+): Promise<void> {
+  const destroy = (stream as { destroy?: unknown }).destroy;
+  let cut: NodeJS.Timeout | undefined;
+  try {
+    await readSseMessages(stream, (message) => {
+      if (read.end !== undefined) return false;
+      read.end = routeOne(message);
+      if (read.end?.kind !== 'complete' || typeof destroy !== 'function')
+        return read.end !== undefined;
+      cut = setTimeout(() => void (destroy as () => void).call(stream), DRAIN_MS);
+      return false;
+    });
+  } finally {
+    clearTimeout(cut);
   }
 }

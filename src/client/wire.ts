@@ -8,6 +8,7 @@ import {
   UpdateTaskResultV2Schema,
 } from '@modelcontextprotocol/ext-tasks/core/v2';
 import { TaskrailClientError } from './errors.js';
+import { quickCompleteReply, quickCreateTaskResult, quickTaskState } from './wire-quick.js';
 import type {
   CreateTaskResult,
   DetailedTask,
@@ -38,11 +39,14 @@ export type ToolCallReply =
 
 export function parseToolCallReply(result: JsonObject): ToolCallReply {
   const resultType = result.resultType ?? 'complete';
-  if (resultType === 'task')
-    return {
-      kind: 'task',
-      task: check(CreateTaskResultV2Schema, result, 'CreateTaskResult') as CreateTaskResult,
-    };
+  if (resultType === 'task') {
+    const task =
+      quickCreateTaskResult(result) ??
+      (check(CreateTaskResultV2Schema, result, 'CreateTaskResult') as CreateTaskResult);
+    return { kind: 'task', task };
+  }
+  if (quickCompleteReply(result))
+    return { kind: 'complete', result: stripResultType(result) as CallToolResult };
   if (resultType !== 'complete' && resultType !== 'input_required') {
     throw new TaskrailClientError(
       'PROTOCOL',
@@ -62,6 +66,17 @@ export function parseToolCallReply(result: JsonObject): ToolCallReply {
 
 /** A `tasks/get` reply. A completed task's nested result is itself a checked CallToolResult. */
 export function parseTaskState(result: JsonObject): DetailedTask {
+  return quickTaskState(result) ?? parseTaskStateBySchema(result);
+}
+
+/** A pushed task (`notifications/tasks` params): a `tasks/get` reply once `_meta` is set aside. */
+export function parsePushedTask(params: JsonObject): DetailedTask {
+  const { _meta: _ignored, ...task } = params;
+  task.resultType = 'complete';
+  return parseTaskState(task);
+}
+
+function parseTaskStateBySchema(result: JsonObject): DetailedTask {
   const nested = result.result;
   const patched =
     result.status === 'completed' &&
