@@ -68,15 +68,20 @@ export const nodePost: HttpPost = (url, headers, body, signal, timeoutMs) => {
     headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
   };
   return new Promise<HttpAnswer>((resolve, reject) => {
+    let response: http.IncomingMessage | undefined;
     const request = transport.request(requestOptions, (incoming) => {
       clearTimeout(timer);
+      response = incoming;
       resolve(answerOf(incoming));
     });
     const timer = setTimeout(
       () => request.destroy(new Error(`no answer within ${timeoutMs} ms`)),
       timeoutMs,
     );
-    const abort = (): void => void request.destroy(signal?.reason as Error);
+    // Once the answer came, the answer is what is cut: destroying the request instead can race
+    // the body's last bytes, which free the socket to the pool just before it is destroyed,
+    // and its error then has no listener.
+    const abort = (): void => void (response ?? request).destroy(signal?.reason as Error);
     signal?.addEventListener('abort', abort, { once: true });
     request.on('error', (error) => {
       clearTimeout(timer);

@@ -147,6 +147,48 @@ describe('taskrail/client follows tasks over subscriptions/listen', () => {
     assert.equal(textOf(await call.result()), 'polled too');
   });
 
+  it('reads each listen stream to its end, so one connection serves call after call', async () => {
+    const c = client({ background: false });
+    await c.callTool('sleep', { ms: 1 });
+    const before = t.connections();
+    for (let i = 0; i < 5; i++)
+      assert.equal((await c.callTool('sleep', { ms: 1 })).outcome?.kind, 'completed');
+    assert.ok(t.connections() - before <= 1, `${t.connections() - before} new connections`);
+  });
+
+  it('refuses a malformed pushed result and reads the task with tasks/get instead', async () => {
+    const malformed = async (input: string | URL | Request, init?: RequestInit) => {
+      if (new Headers(init?.headers).get('mcp-method') !== 'subscriptions/listen')
+        return fetch(input, init);
+      const { id, params } = JSON.parse(String(init?.body)) as {
+        id: string;
+        params: { notifications: { taskIds: string[] } };
+      };
+      const taskId = params.notifications.taskIds[0];
+      const meta = { 'io.modelcontextprotocol/subscriptionId': id };
+      const times = { createdAt: 'a', lastUpdatedAt: 'b', ttlMs: null };
+      const result = { content: [{ type: 'text', text: 7 }] };
+      const messages = [
+        {
+          method: 'notifications/subscriptions/acknowledged',
+          params: { _meta: meta, notifications: { taskIds: [taskId] } },
+        },
+        {
+          method: 'notifications/tasks',
+          params: { _meta: meta, taskId, status: 'completed', ...times, result },
+        },
+      ];
+      const sse = messages.map((m) => `data: ${JSON.stringify({ jsonrpc: '2.0', ...m })}\n\n`);
+      return new Response(sse.join(''), { headers: { 'content-type': 'text/event-stream' } });
+    };
+    const call = await client({ fetch: malformed as typeof fetch }).callTool('hold', {
+      key: 'bad',
+    });
+    await waitFor('the task was read back', () => t.getsFor(call.taskId as string) > 0);
+    t.gates.release('bad', 'the real result');
+    assert.equal(textOf(await call.result()), 'the real result');
+  });
+
   it('closes its streams when the watch stops', async () => {
     const c = client();
     const call = await c.callTool('hold', { key: 'detach' });

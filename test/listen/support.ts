@@ -48,6 +48,8 @@ export interface TestApp {
   /** Requests seen, by `Mcp-Method` header, and `tasks/get` by task id. */
   count(method: string): number;
   getsFor(taskId: string): number;
+  /** TCP connections the server accepted so far. */
+  connections(): number;
   /** Destroys the sockets of every open listen stream (a network break). */
   cutStreams(): number;
   close(): Promise<void>;
@@ -118,6 +120,8 @@ export async function startApp(options: AppOptions = {}): Promise<TestApp> {
     }
     app.nodeHandler(req, res);
   });
+  let connections = 0;
+  http.on('connection', () => void (connections += 1));
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   const { port } = http.address() as AddressInfo;
   return {
@@ -126,6 +130,7 @@ export async function startApp(options: AppOptions = {}): Promise<TestApp> {
     gates,
     count: (method) => methods.get(method) ?? 0,
     getsFor: (taskId) => gets.get(taskId) ?? 0,
+    connections: () => connections,
     cutStreams() {
       const n = streams.size;
       for (const socket of streams) socket.destroy();
