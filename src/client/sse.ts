@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { TaskrailClientError } from './errors.js';
 
 /**
@@ -22,17 +23,20 @@ export async function readSseMessages(
 ): Promise<void> {
   const decoder = new TextDecoder();
   const lines = new SseLines(maxEventChars);
-  // Leaving the loop early (the awaited message arrived) cancels the body, as a reader would.
-  for await (const chunk of body) {
-    for (const data of lines.push(decoder.decode(chunk, { stream: true }))) {
+  const deliver = (events: string[]): boolean => {
+    for (const data of events) {
       const message = parseData(data);
-      if (message !== undefined && stop(message)) return;
+      if (message !== undefined && stop(message)) return true;
     }
-  }
-  for (const data of lines.push(decoder.decode(), true)) {
-    const message = parseData(data);
-    if (message !== undefined && stop(message)) return;
-  }
+    return false;
+  };
+  // Stopping early (the awaited message arrived) cancels the body, as a reader would.
+  let stopped = false;
+  await eachChunk(
+    body,
+    (chunk) => (stopped = deliver(lines.push(decoder.decode(chunk, { stream: true })))),
+  );
+  if (!stopped) deliver(lines.push(decoder.decode(), true));
 }
 
 /**
@@ -40,6 +44,50 @@ export async function readSseMessages(
  * message than parsing it) or a fetch `ReadableStream`; both are async iterables of bytes.
  */
 export type ByteStream = AsyncIterable<Uint8Array>;
+
+type NodeBody = ByteStream &
+  Pick<Readable, 'on' | 'off' | 'once' | 'destroy' | 'destroyed' | 'errored' | 'readableEnded'>;
+
+/**
+ * Hands each chunk to `take` until it returns true (the rest is not wanted: the body is cut) or
+ * the body ends; rejects when the body fails or closes early. A Node stream is read through its
+ * events: its async iterator costs a task client a few hundredths of a millisecond per body.
+ */
+async function eachChunk(body: ByteStream, take: (chunk: Uint8Array) => boolean): Promise<void> {
+  if (!(body instanceof Readable)) {
+    for await (const chunk of body) if (take(chunk)) return;
+    return;
+  }
+  await eachNodeChunk(body as NodeBody, take);
+}
+
+function eachNodeChunk(body: NodeBody, take: (chunk: Uint8Array) => boolean): Promise<void> {
+  if (body.readableEnded) return Promise.resolve();
+  if (body.destroyed) return Promise.reject(body.errored ?? new Error('the response ended early'));
+  return new Promise((resolve, reject) => {
+    const finish = (error?: unknown): void => {
+      body.off('data', onData).off('end', onEnd).off('error', finish).off('close', onClose);
+      if (error === undefined) resolve();
+      else reject(error);
+    };
+    const onData = (chunk: Uint8Array): void => {
+      let stop: boolean;
+      try {
+        stop = take(chunk);
+      } catch (error) {
+        body.destroy();
+        return finish(error);
+      }
+      if (!stop) return;
+      body.destroy();
+      finish();
+    };
+    const onEnd = (): void => finish();
+    const onClose = (): void =>
+      finish(body.readableEnded ? undefined : new Error('the response ended early'));
+    body.on('data', onData).once('end', onEnd).once('error', finish).once('close', onClose);
+  });
+}
 
 const LF = 10;
 const CR = 13;
@@ -157,7 +205,7 @@ export async function readBoundedText(
   const decoder = new TextDecoder();
   let text = '';
   let bytes = 0;
-  for await (const chunk of body) {
+  await eachChunk(body, (chunk) => {
     bytes += chunk.byteLength;
     if (bytes > maxBytes) {
       throw new TaskrailClientError(
@@ -166,6 +214,7 @@ export async function readBoundedText(
       );
     }
     text += decoder.decode(chunk, { stream: true });
-  }
+    return false;
+  });
   return text + decoder.decode();
 }
