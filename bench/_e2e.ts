@@ -4,7 +4,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ledger, TaskrailClient } from '../src/client/index.js';
 import { checked, wire2026, pause, type Endpoint } from './_http.js';
+import { processCpuNs } from './_load.js';
 import { median, percentile } from './_stats.js';
+
+/** Samples of a run, and this process's CPU (all threads, schedstat) per call in µs. */
+export interface E2eRun {
+  taskrail: number[];
+  bare: number[];
+  cpuUsPerCall: number;
+}
+
+const cpuUsSince = (startNs: number, calls: number): number =>
+  (processCpuNs(process.pid) - startNs) / 1000 / calls;
 
 /** Milliseconds from sending tools/call until a tasks/get reads `completed`. */
 export async function seenCompleted(ep: Endpoint, tool = 'ten_ms'): Promise<number> {
@@ -22,19 +33,17 @@ export async function seenCompleted(ep: Endpoint, tool = 'ten_ms'): Promise<numb
 }
 
 /** `count` tasks one after another, interleaved with the bare 10 ms wait they are compared to. */
-export async function e2eLatency(
-  ep: Endpoint,
-  count: number,
-): Promise<{ taskrail: number[]; bare: number[] }> {
+export async function e2eLatency(ep: Endpoint, count: number): Promise<E2eRun> {
   const taskrail: number[] = [];
   const bare: number[] = [];
+  const cpuStart = processCpuNs(process.pid);
   for (let i = 0; i < count; i += 1) {
     taskrail.push(await seenCompleted(ep));
     const started = performance.now();
     await pause(10);
     bare.push(performance.now() - started);
   }
-  return { taskrail, bare };
+  return { taskrail, bare, cpuUsPerCall: cpuUsSince(cpuStart, count) };
 }
 
 /**
@@ -42,16 +51,15 @@ export async function e2eLatency(
  * ledger, then the outcome by push (`subscriptions/listen`, its default) with polling behind it.
  * Milliseconds from `callTool` until the call holds its outcome, interleaved with bare waits.
  */
-export async function clientLatency(
-  url: string,
-  count: number,
-): Promise<{ taskrail: number[]; bare: number[] }> {
+export async function clientLatency(url: string, count: number): Promise<E2eRun> {
   const home = mkdtempSync(join(tmpdir(), 'taskrail-bench-client-'));
   const client = new TaskrailClient({ url, ledger: Ledger.open(home) });
   const taskrail: number[] = [];
   const bare: number[] = [];
+  let cpuUsPerCall = 0;
   try {
     await client.callTool('ten_ms', {}, { background: false }); // tools/list, listen stream
+    const cpuStart = processCpuNs(process.pid);
     for (let i = 0; i < count; i += 1) {
       const started = performance.now();
       const call = await client.callTool('ten_ms', {}, { background: false });
@@ -61,11 +69,12 @@ export async function clientLatency(
       await pause(10);
       bare.push(performance.now() - waited);
     }
+    cpuUsPerCall = cpuUsSince(cpuStart, count);
   } finally {
     client.close();
     rmSync(home, { recursive: true, force: true });
   }
-  return { taskrail, bare };
+  return { taskrail, bare, cpuUsPerCall };
 }
 
 /** A report row: p50 / p99 of the end-to-end samples beside the bare 10 ms waits. */

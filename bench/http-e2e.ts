@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { clientLatency, e2eGoal, e2eLatency, e2eRow } from './_e2e.js';
 import { BENCH_TOOLS, endpoint, MAIN, startServer } from './_http.js';
+import { processCpuNs } from './_load.js';
 import { report, type Section } from './_stats.js';
 
 const RUNS = 150;
@@ -15,8 +16,14 @@ const dir = mkdtempSync(join(tmpdir(), 'taskrail-bench-e2e-'));
 const serveArgs = ['serve', '--port', '0', '--tools', BENCH_TOOLS, '--log-level', 'warn'];
 const server = await startServer(MAIN, [...serveArgs, '--store', `sqlite:${join(dir, 't.db')}`]);
 const ep = endpoint(server.url);
+const serverPid = server.process.pid as number;
+const serverCpu = processCpuNs(serverPid);
 const polled = await e2eLatency(ep, RUNS);
+const serverCpuMid = processCpuNs(serverPid);
 const viaClient = await clientLatency(server.url, RUNS);
+const serverUs = (from: number, to: number): string => ((to - from) / 1000 / RUNS).toFixed(0);
+const serverPolled = serverUs(serverCpu, serverCpuMid);
+const serverViaClient = serverUs(serverCpuMid, processCpuNs(serverPid));
 ep.close();
 await server.stop();
 rmSync(dir, { recursive: true, force: true });
@@ -26,7 +33,10 @@ const section: Section = {
   description:
     `\`taskrail serve\` on SQLite (a child process), a 10 ms tool created as a task, ${RUNS} runs one after another, seen completed by a bare loop polling tasks/get at its pollIntervalMs (1 ms), ` +
     "and by taskrail's client as a host runs it (SQLite ledger written before the call, the outcome pushed over `subscriptions/listen` with polling behind it). " +
-    "Baseline: the tool's own time, a bare 10 ms wait measured in this process between runs.",
+    "Baseline: the tool's own time, a bare 10 ms wait measured in this process between runs. " +
+    `CPU per call (schedstat, all threads): the polling loop ${polled.cpuUsPerCall.toFixed(0)} µs, ` +
+    `taskrail's client ${viaClient.cpuUsPerCall.toFixed(0)} µs; the server ${serverPolled} µs ` +
+    `while polled, ${serverViaClient} µs while followed by taskrail's client.`,
   columns: ['measure', 'ms p50 / p99', 'baseline ms p50', 'ratio of p50'],
   rows: [
     e2eRow('seen completed by a polling client', polled),
