@@ -322,10 +322,21 @@ export class TaskRuntime {
    */
   async recoverNow(limit = 500): Promise<number> {
     if (this.#executor === undefined) return 0;
-    const ids = await this.store.findRunnable(limit);
-    for (const id of ids) if (!this.#running.has(id)) await this.#dispatch(id, 'recovery');
+    const found = await this.#findRunnable(limit);
+    const idle = found.filter((task) => !this.#running.has(task.id));
+    if (this.#executor.dispatchRecovered !== undefined && idle.length > 0) {
+      this.start();
+      await this.#executor.dispatchRecovered(idle);
+    } else {
+      for (const { id } of idle) await this.#dispatch(id, 'recovery');
+    }
     const taken = await takeOverFromGone(this.#settings, this.#executor, this.#logger, limit);
-    return ids.length + taken;
+    return found.length + taken;
+  }
+
+  async #findRunnable(limit: number): Promise<{ id: string; revision?: number }[]> {
+    if (this.store.findRunnableTasks !== undefined) return this.store.findRunnableTasks(limit);
+    return (await this.store.findRunnable(limit)).map((id) => ({ id }));
   }
 
   /**

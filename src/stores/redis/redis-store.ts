@@ -6,6 +6,7 @@ import type {
   CreateOutcome,
   LeaseGrant,
   LeaseHolder,
+  RunnableTask,
   LeaseRenewal,
   ListPage,
   ListQuery,
@@ -237,6 +238,10 @@ export class RedisTaskStore implements TaskStore {
   }
 
   async findRunnable(limit: number): Promise<string[]> {
+    return (await this.findRunnableTasks(limit)).map((task) => task.id);
+  }
+
+  async findRunnableTasks(limit: number): Promise<RunnableTask[]> {
     this.#assertOpen();
     if (limit <= 0) return [];
     return findRunnable(this.#scanParts(), limit, this.#clock(), this.#callerLeaseNow());
@@ -338,6 +343,7 @@ classifyFailures(RedisTaskStore.prototype, [
   'renewLease',
   'releaseLease',
   'findRunnable',
+  'findRunnableTasks',
   'findLeased',
   'saveStep',
   'loadSteps',
