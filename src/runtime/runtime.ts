@@ -22,7 +22,7 @@ import { assertAnswersFit } from './answers.js';
 import { assertIdempotencyKey, assertSameCall } from './idempotency.js';
 import { runInline } from './inline.js';
 import { newOwnerId } from './owner.js';
-import { takeOverFromGone } from './takeover.js';
+import { runnableTasks, takeOverFromGone } from './takeover.js';
 import { assertArgumentsSize, resolveTtl, type TtlPolicy } from './limits.js';
 import { LocalExecutor } from './local-executor.js';
 import { stderrLogger } from './logger.js';
@@ -35,6 +35,7 @@ import {
   type RunnerSettings,
 } from './task-runner.js';
 import { traced } from './tracing.js';
+import { Heartbeats } from './heartbeats.js';
 import { logTransitions } from './transition-log.js';
 import { waitForSettled, waitForTerminal, type SettleOptions } from './wait.js';
 import { updateTask } from './writes.js';
@@ -100,7 +101,7 @@ export class TaskRuntime {
       tools: options.tools,
       owner: newOwnerId(),
       leaseMs,
-      heartbeatMs: Math.max(50, Math.min(1000, Math.floor(leaseMs / 3))),
+      heartbeats: new Heartbeats(Math.max(50, Math.min(1000, Math.floor(leaseMs / 3)))),
       maxAttempts: options.maxAttempts ?? DEFAULTS.maxAttempts,
       maxResultBytes: options.maxResultBytes ?? DEFAULTS.maxResultBytes,
       clock: this.#clock,
@@ -322,7 +323,7 @@ export class TaskRuntime {
    */
   async recoverNow(limit = 500): Promise<number> {
     if (this.#executor === undefined) return 0;
-    const found = await this.#findRunnable(limit);
+    const found = await runnableTasks(this.store, limit);
     const idle = found.filter((task) => !this.#running.has(task.id));
     if (this.#executor.dispatchRecovered !== undefined && idle.length > 0) {
       this.start();
@@ -332,11 +333,6 @@ export class TaskRuntime {
     }
     const taken = await takeOverFromGone(this.#settings, this.#executor, this.#logger, limit);
     return found.length + taken;
-  }
-
-  async #findRunnable(limit: number): Promise<{ id: string; revision?: number }[]> {
-    if (this.store.findRunnableTasks !== undefined) return this.store.findRunnableTasks(limit);
-    return (await this.store.findRunnable(limit)).map((id) => ({ id }));
   }
 
   /**

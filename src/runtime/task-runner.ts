@@ -256,7 +256,7 @@ function startHeartbeat(
   controller: AbortController,
   run: RunState,
 ): () => void {
-  const timer = setInterval(() => {
+  return settings.heartbeats.add(() => {
     settings.store
       .renewLease(taskId, lease.token, settings.leaseMs)
       .then(({ held, status }) => {
@@ -269,7 +269,5 @@ function startHeartbeat(
         }
       })
       .catch((error: unknown) => settings.health.failed('renew lease', error));
-  }, settings.heartbeatMs);
-  timer.unref();
-  return () => clearInterval(timer);
+  });
 }
