@@ -1,7 +1,6 @@
 import type { TaskStore } from '../store/port.js';
 import type { Clock } from '../task/time.js';
 import type { Logger, ToolCatalog } from './api.js';
-import type { Heartbeats } from './heartbeats.js';
 import type { StoreHealth } from './store-health.js';
 
 export interface RunnerSettings {
@@ -9,8 +8,7 @@ export interface RunnerSettings {
   tools: ToolCatalog;
   owner: string;
   leaseMs: number;
-  /** The one timer that renews every running task's lease (every `min(1 s, lease / 3)`). */
-  heartbeats: Heartbeats;
+  heartbeatMs: number;
   maxAttempts: number;
   maxResultBytes: number;
   clock: Clock;

@@ -35,7 +35,6 @@ import {
   type RunnerSettings,
 } from './task-runner.js';
 import { traced } from './tracing.js';
-import { Heartbeats } from './heartbeats.js';
 import { logTransitions } from './transition-log.js';
 import { waitForSettled, waitForTerminal, type SettleOptions } from './wait.js';
 import { updateTask } from './writes.js';
@@ -101,7 +100,7 @@ export class TaskRuntime {
       tools: options.tools,
       owner: newOwnerId(),
       leaseMs,
-      heartbeats: new Heartbeats(Math.max(50, Math.min(1000, Math.floor(leaseMs / 3)))),
+      heartbeatMs: Math.max(50, Math.min(1000, Math.floor(leaseMs / 3))),
       maxAttempts: options.maxAttempts ?? DEFAULTS.maxAttempts,
       maxResultBytes: options.maxResultBytes ?? DEFAULTS.maxResultBytes,
       clock: this.#clock,

@@ -256,7 +256,7 @@ function startHeartbeat(
   controller: AbortController,
   run: RunState,
 ): () => void {
-  return settings.heartbeats.add(() => {
+  const timer = setInterval(() => {
     settings.store
       .renewLease(taskId, lease.token, settings.leaseMs)
       .then(({ held, status }) => {
@@ -269,5 +269,7 @@ function startHeartbeat(
         }
       })
       .catch((error: unknown) => settings.health.failed('renew lease', error));
-  });
+  }, settings.heartbeatMs);
+  timer.unref();
+  return () => clearInterval(timer);
 }

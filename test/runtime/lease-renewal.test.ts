@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as pollInterval } from 'node:timers/promises';
-import { Heartbeats } from '../../src/runtime/heartbeats.js';
 import { TaskRuntime } from '../../src/runtime/runtime.js';
 import { MemoryTaskStore } from '../../src/stores/memory/index.js';
 import { waitFor } from '../helpers/wait.js';
@@ -9,22 +8,7 @@ import { TestTools, text } from './tools.js';
 
 const silent = { info() {}, warn() {}, error() {} };
 
-describe('the shared heartbeat', () => {
-  it('beats each entry until it is removed, and never after', async () => {
-    const heartbeats = new Heartbeats(20);
-    let kept = 0;
-    let removed = 0;
-    const stopKept = heartbeats.add(() => (kept += 1));
-    const stopRemoved = heartbeats.add(() => (removed += 1));
-    await waitFor('two beats of each', () => kept >= 2 && removed >= 2);
-    stopRemoved();
-    const atRemoval = removed;
-    const keptAtRemoval = kept;
-    await waitFor('three more beats of the other', () => kept >= keptAtRemoval + 3);
-    assert.equal(removed, atRemoval, 'a removed entry is not beaten again');
-    stopKept();
-  });
-
+describe('lease renewal', () => {
   it('keeps a running task’s lease live for as long as it runs, several leases long', async () => {
     const store = new MemoryTaskStore();
     let release: () => void = () => undefined;
