@@ -86,7 +86,7 @@ export interface LoadResult {
  * One connection's loop: send, read one full response, repeat until the deadline. Reads land
  * in one buffer per connection (`onread`), so a reply costs no allocation here.
  */
-function lane(port: number, request: Buffer, deadline: number, onReply: () => void) {
+function lane(port: number, next: () => Buffer, deadline: number, onReply: () => void) {
   return new Promise<void>((resolve, reject) => {
     const inbox = Buffer.allocUnsafe(1 << 20);
     let filled = 0;
@@ -106,7 +106,7 @@ function lane(port: number, request: Buffer, deadline: number, onReply: () => vo
       if (reply.length !== filled) return fail(new Error('more than one response in flight'));
       filled = 0;
       onReply();
-      if (performance.now() < deadline) socket.write(request);
+      if (performance.now() < deadline) socket.write(next());
       else socket.end(() => resolve());
     };
     const socket: Socket = connect({
@@ -121,7 +121,7 @@ function lane(port: number, request: Buffer, deadline: number, onReply: () => vo
         },
       },
     });
-    socket.on('connect', () => socket.write(request));
+    socket.on('connect', () => socket.write(next()));
     socket.on('error', reject);
   });
 }
@@ -135,6 +135,20 @@ export async function drive(
   ms: number,
 ): Promise<LoadResult> {
   const request = rawRequest(url, call);
+  return driveEach(url, () => request, pid, connections, ms);
+}
+
+/**
+ * As `drive`, but each request sent is `next()`: e.g. tasks/get of a different task each time
+ * (requests built beforehand, so the generator's cost stays that of a copy).
+ */
+export async function driveEach(
+  url: string,
+  next: () => Buffer,
+  pid: number,
+  connections: number,
+  ms: number,
+): Promise<LoadResult> {
   const port = Number(new URL(url).port);
   let requests = 0;
   const server0 = processCpuNs(pid);
@@ -142,7 +156,7 @@ export async function drive(
   const started = performance.now();
   const deadline = started + ms;
   const lanes = Array.from({ length: connections }, () =>
-    lane(port, request, deadline, () => (requests += 1)),
+    lane(port, next, deadline, () => (requests += 1)),
   );
   await Promise.all(lanes);
   const client = process.cpuUsage(client0);

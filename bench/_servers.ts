@@ -6,7 +6,9 @@
  *   (as taskrail builds them), one McpServer per request (as taskrail), the body read, parsed
  *   and handed to the SDK by taskrail's own Node adapter (as taskrail);
  * - `sdk-v1`: SDK v1.32.2, one stateful session, experimental tasks on its InMemoryTaskStore,
- *   the same no-op as a task tool (the most favourable v1 set-up: no per-request server).
+ *   the same no-op as a task tool (the most favourable v1 set-up: no per-request server);
+ * - `sqlite-get PATH` / `sqlite-create PATH`: the SQLite floors of a durable tasks/get and
+ *   create+run (_sqlite-floor.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -116,7 +118,16 @@ async function sdkV1(): Promise<Handler> {
   return (req, res) => void transport.handleRequest(req, res);
 }
 
-const kinds: Record<string, () => Promise<Handler>> = { bare, 'sdk-v2': sdkV2, 'sdk-v1': sdkV1 };
+// The SQLite floors (_sqlite-floor.ts) take the database path as their argument.
+const floor = (kind: 'sqliteGet' | 'sqliteCreate') => async (): Promise<Handler> =>
+  (await import('./_sqlite-floor.js'))[kind](process.argv[3] ?? '');
+const kinds: Record<string, () => Promise<Handler>> = {
+  bare,
+  'sdk-v2': sdkV2,
+  'sdk-v1': sdkV1,
+  'sqlite-get': floor('sqliteGet'),
+  'sqlite-create': floor('sqliteCreate'),
+};
 const make = kinds[process.argv[2] ?? ''];
 if (make === undefined) throw new Error(`usage: _servers.js ${Object.keys(kinds).join('|')}`);
 const http = createServer(await make());

@@ -18,7 +18,7 @@ INSERT INTO tasks (id, principal, tool, status, status_message, created_at, upda
   expires_at, poll_interval_ms, revision, attempt, generation, idempotency_key, arguments, result,
   error, input_requests, input_responses, meta)
 SELECT lower(hex(randomblob(12))), 'anonymous', 'noop', 'completed', NULL, @now - @count + i,
-  @now - @count + i + 1, 86400000, @now - @count + i + 86400001, 1, 2, 1, 'v2', NULL,
+  @now - @count + i + 1, NULL, NULL, 1, 2, 1, 'v2', NULL,
   '{"i":' || i || '}', '{"content":[{"type":"text","text":"task ' || i || '"}]}', NULL, '{}', '{}',
   '{}'
 FROM n`;
@@ -77,7 +77,9 @@ export function sampleIds(path: string, count: number, sample: number): string[]
 export async function cachedFill(count: number): Promise<FilledStore> {
   const folder = join(tmpdir(), 'taskrail-bench-cache');
   mkdirSync(folder, { recursive: true });
-  const path = join(folder, `tasks-${count}-v${SCHEMA_VERSION}.db`);
+  // `-nottl`: the rows keep no expiry, so a file cached days ago still serves every row (an
+  // earlier fill gave them a day's TTL: a cache older than that answered not found).
+  const path = join(folder, `tasks-${count}-v${SCHEMA_VERSION}-nottl.db`);
   if (existsSync(path) && rowsIn(path) === count) {
     return { path, bytesPerTask: statSync(path).size / count, seconds: 0, reused: true };
   }

@@ -1,6 +1,7 @@
+import type { CallToolOptions, TaskrailClientOptions } from './client-options.js';
 import { TaskrailClientError, isClientError, serverTroubleError } from './errors.js';
-import { inputCapabilities, answerInputRequests, type InputHandlers } from './input.js';
-import { Ledger, type TaskLedger } from './ledger.js';
+import { inputCapabilities, answerInputRequests } from './input.js';
+import { Ledger, type LedgerEntry, type TaskLedger } from './ledger.js';
 import { packageVersion } from './package-version.js';
 import type { CallOutcome } from './outcome.js';
 import {
@@ -11,9 +12,9 @@ import {
   type RequestFraming,
 } from './rpc-http.js';
 import { SchemaChecker } from './schema-check.js';
-import { TaskSubscriber, type PushOptions } from './subscribe.js';
+import { TaskSubscriber } from './subscribe.js';
 import { TaskRpc } from './task-rpc.js';
-import { judgeResult, TaskWatch, type TaskEvent, type WatchDeps } from './task-watch.js';
+import { judgeResult, TaskWatch, type WatchDeps } from './task-watch.js';
 import { settledCall, WatchedCall, type ToolCall } from './tool-call.js';
 import { parseToolCallReply, type Tool } from './wire.js';
 import type { DetailedTask } from './wire-types.js';
@@ -27,46 +28,7 @@ import {
 } from './call-2025.js';
 import { idempotencyMeta, sendToolCall } from './keyed-call.js';
 
-export interface TaskrailClientOptions {
-  /** The server's MCP endpoint, e.g. `http://127.0.0.1:3000/mcp`. */
-  url: string | URL;
-  bearer?: string;
-  headers?: Record<string, string>;
-  /** The ledger to use; default: `ledger.db` under `home` / `~/.taskrail`. */
-  ledger?: TaskLedger;
-  home?: string;
-  /** Declare the tasks extension (default true). See `clientOptionsFromEnv` for the env switch. */
-  tasks?: boolean;
-  /** Hand back a handle at once (default true); `false`: wait inside `callTool`. */
-  background?: boolean;
-  input?: InputHandlers;
-  clientInfo?: { name: string; version: string };
-  /** Used when a reply carries no `pollIntervalMs`; default 1000. */
-  defaultPollIntervalMs?: number;
-  /** Check arguments against `inputSchema` before sending (default true). */
-  validateArguments?: boolean;
-  connectionGraceMs?: number;
-  fetch?: typeof fetch;
-  onEvent?: (event: TaskEvent) => void;
-  /** Follow tasks over `subscriptions/listen` (default on; polling stays the fallback); `false`: poll only. */
-  push?: false | PushOptions;
-}
-
-export interface CallToolOptions {
-  background?: boolean;
-  /** Aborting it stops watching (the task keeps running on the server and in the ledger). */
-  signal?: AbortSignal;
-  /**
-   * Names this call (1–128 characters of A–Z a–z 0–9 . _ : -), so a retry never makes a second
-   * task: a `tools/call` whose reply is lost to the connection is sent again with the same key
-   * (as is a -32603 the server marks retryable: HTTP 503, its store in trouble) for up to
-   * `connectionGraceMs`, and a server that honours the key (taskrail does) answers
-   * with the task the first attempt created. The call is written to the ledger as pending
-   * before it is sent: if this process dies before the reply, `resume()` sends it again with
-   * its key. Use a new key for each new call.
-   */
-  idempotencyKey?: string;
-}
+export type { CallToolOptions, TaskrailClientOptions } from './client-options.js';
 
 const MAX_MRTR_ROUNDS = 8;
 const clientInfo = (): { name: string; version: string } => ({
@@ -213,7 +175,7 @@ export class TaskrailClient {
           ownerPid: process.pid,
         });
         answered();
-        return this.#watchCall(entry.id, options);
+        return this.#watchCall(entry.id, options, entry);
       }
       // MRTR before any task exists: answer, then retry with a new id, same requestState.
       const inputResponses = await answerInputRequests(
@@ -340,8 +302,13 @@ export class TaskrailClient {
     if (this.#ownsLedger) this.ledger.close();
   }
 
-  async #watchCall(taskId: string, options: CallToolOptions): Promise<ToolCall> {
-    const entry = this.ledger.get(taskId);
+  /** `known`: the task's entry when the caller has just read or written it. */
+  async #watchCall(
+    taskId: string,
+    options: CallToolOptions,
+    known?: LedgerEntry,
+  ): Promise<ToolCall> {
+    const entry = known ?? this.ledger.get(taskId);
     if (entry !== undefined && isEntry2025(entry)) {
       return (await this.#openedPeer2025()).attach(taskId, options);
     }

@@ -1,7 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { Readable } from 'node:stream';
-import { readBoundedText } from './sse.js';
+import { readBoundedText, type ByteStream } from './sse.js';
 
 /** One HTTP answer, read however the transport reads it. */
 export interface HttpAnswer {
@@ -11,7 +10,7 @@ export interface HttpAnswer {
   wwwAuthenticate: string | undefined;
   text(): Promise<string>;
   /** The body as a stream (for SSE), or null when there is none. */
-  stream(): ReadableStream<Uint8Array> | null;
+  stream(): ByteStream | null;
   discard(): Promise<void>;
 }
 
@@ -67,8 +66,8 @@ function answerOf(incoming: http.IncomingMessage): HttpAnswer {
     status: incoming.statusCode ?? 502,
     contentType: incoming.headers['content-type'] ?? '',
     wwwAuthenticate: incoming.headers['www-authenticate'],
-    text: () => readBoundedText(Readable.toWeb(incoming) as ReadableStream<Uint8Array>),
-    stream: () => Readable.toWeb(incoming) as ReadableStream<Uint8Array>,
+    text: () => readBoundedText(incoming),
+    stream: () => incoming,
     discard: async () => void incoming.resume(),
   };
 }

@@ -16,27 +16,30 @@ export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
  * instead of growing the buffer.
  */
 export async function readSseMessages(
-  body: ReadableStream<Uint8Array>,
+  body: ByteStream,
   stop: (message: unknown) => boolean,
   maxEventChars = MAX_MESSAGE_BYTES,
 ): Promise<void> {
-  const reader = body.getReader();
   const decoder = new TextDecoder();
   const lines = new SseLines(maxEventChars);
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      const text = done ? decoder.decode() : decoder.decode(value, { stream: true });
-      for (const data of lines.push(text, done)) {
-        const message = parseData(data);
-        if (message !== undefined && stop(message)) return;
-      }
-      if (done) return;
+  // Leaving the loop early (the awaited message arrived) cancels the body, as a reader would.
+  for await (const chunk of body) {
+    for (const data of lines.push(decoder.decode(chunk, { stream: true }))) {
+      const message = parseData(data);
+      if (message !== undefined && stop(message)) return;
     }
-  } finally {
-    await reader.cancel().catch(() => undefined);
+  }
+  for (const data of lines.push(decoder.decode(), true)) {
+    const message = parseData(data);
+    if (message !== undefined && stop(message)) return;
   }
 }
+
+/**
+ * A response body: a Node `IncomingMessage` as it is (wrapping it in a web stream cost more per
+ * message than parsing it) or a fetch `ReadableStream`; both are async iterables of bytes.
+ */
+export type ByteStream = AsyncIterable<Uint8Array>;
 
 const LF = 10;
 const CR = 13;
@@ -147,28 +150,22 @@ function parseData(data: string): unknown {
 
 /** A response body as text, failing once it passes `maxBytes` instead of buffering it all. */
 export async function readBoundedText(
-  body: ReadableStream<Uint8Array> | null,
+  body: ByteStream | null,
   maxBytes = MAX_MESSAGE_BYTES,
 ): Promise<string> {
   if (body === null) return '';
-  const reader = body.getReader();
   const decoder = new TextDecoder();
   let text = '';
   let bytes = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return text + decoder.decode();
-      bytes += value.byteLength;
-      if (bytes > maxBytes) {
-        throw new TaskrailClientError(
-          'PROTOCOL',
-          `the server sent a response over ${maxBytes} bytes; it was not read`,
-        );
-      }
-      text += decoder.decode(value, { stream: true });
+  for await (const chunk of body) {
+    bytes += chunk.byteLength;
+    if (bytes > maxBytes) {
+      throw new TaskrailClientError(
+        'PROTOCOL',
+        `the server sent a response over ${maxBytes} bytes; it was not read`,
+      );
     }
-  } finally {
-    await reader.cancel().catch(() => undefined);
+    text += decoder.decode(chunk, { stream: true });
   }
+  return text + decoder.decode();
 }

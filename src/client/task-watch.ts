@@ -65,30 +65,37 @@ export class TaskWatch {
 
   async run(signal?: AbortSignal): Promise<CallOutcome> {
     const { ledger } = this.#deps;
-    if (ledger.require(this.taskId).ownerPid !== process.pid) {
-      ledger.setOwner(this.taskId, process.pid);
-    }
+    let entry = ledger.require(this.taskId);
+    if (entry.ownerPid !== process.pid) ledger.setOwner(this.taskId, process.pid);
     const follower = this.#deps.push?.follow(this.taskId);
+    let settledHere = false;
     try {
       for (;;) {
-        const entry = ledger.require(this.taskId);
         if (isFinal(entry.status)) return outcomeFromEntry(entry);
         const pushed = await waitForTurn(follower, entry.nextPollAt, signal);
         const answer =
           pushed ?? (await this.#retrying(() => this.#deps.rpc.get(this.taskId, signal), signal));
         if (!answer.ok) {
-          if (answer.error.code === INVALID_PARAMS) return this.#settleLost(answer.error);
+          settledHere = answer.error.code === INVALID_PARAMS;
+          if (settledHere) return this.#settleLost(answer.error);
           throw new Error(`tasks/get failed: ${answer.error.code} ${answer.error.message}`);
         }
+        if (pushed !== undefined && unchangedWork(entry, answer.value)) {
+          this.#emitStatus(answer.value);
+          continue;
+        }
         const outcome = this.#observe(entry, answer.value);
+        settledHere = outcome !== undefined;
         if (outcome !== undefined) return outcome;
         if (answer.value.status === 'input_required' && !this.#cancelRequested) {
           await this.#answer(answer.value.inputRequests, signal);
         }
+        entry = ledger.require(this.taskId);
       }
     } finally {
       follower?.close();
-      if (ledger.get(this.taskId)?.ownerPid === process.pid)
+      // A settlement clears the owner itself; otherwise hand the task back if it is still ours.
+      if (!settledHere && ledger.get(this.taskId)?.ownerPid === process.pid)
         ledger.setOwner(this.taskId, undefined);
     }
   }
@@ -117,16 +124,20 @@ export class TaskWatch {
     return { answered: ledger.require(this.taskId).answeredKeys.filter((key) => !before.has(key)) };
   }
 
-  #observe(entry: LedgerEntry, task: DetailedTask): CallOutcome | undefined {
-    const pollIntervalMs = task.pollIntervalMs ?? this.#deps.defaultPollIntervalMs;
-    const status = task.status;
+  #emitStatus(task: DetailedTask): void {
     this.#deps.onEvent?.({
       type: 'status',
       taskId: this.taskId,
-      status,
-      pollIntervalMs,
+      status: task.status,
+      pollIntervalMs: task.pollIntervalMs ?? this.#deps.defaultPollIntervalMs,
       ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
     });
+  }
+
+  #observe(entry: LedgerEntry, task: DetailedTask): CallOutcome | undefined {
+    const pollIntervalMs = task.pollIntervalMs ?? this.#deps.defaultPollIntervalMs;
+    const status = task.status;
+    this.#emitStatus(task);
     if (status === 'working' || status === 'input_required') {
       this.#deps.ledger.observe(this.taskId, {
         status,
@@ -236,6 +247,21 @@ export class TaskWatch {
       }
     }
   }
+}
+
+/**
+ * A pushed `working` state that says nothing the ledger does not already hold. It is not
+ * written: a pushed state is no poll, so the poll pacing it would move (`nextPollAt`) does not
+ * apply, and a stream that breaks re-reads at once anyway.
+ */
+function unchangedWork(entry: LedgerEntry, task: DetailedTask): boolean {
+  return (
+    task.status === 'working' &&
+    entry.status === 'working' &&
+    task.statusMessage === entry.statusMessage &&
+    (task.pollIntervalMs ?? entry.pollIntervalMs) === entry.pollIntervalMs &&
+    (task.ttlMs === undefined || task.ttlMs === entry.ttlMs)
+  );
 }
 
 /** Tool error, output-schema breach or plain success: the three ends of a completed call. */

@@ -60,7 +60,7 @@ export interface Executor {
 
 /** A slot held by `Executor.reserve`: used once by `run`, or given back by `release`. */
 export interface Reservation {
-  /** Runs `work` in the slot on a later turn of the event loop, so the caller replies first. */
+  /** Runs `work` in the slot once the caller's turn has run (its reply written): `startAfterReply`. */
   run(taskId: string, work: () => Promise<void>): void;
   release(): void;
 }

@@ -1,3 +1,4 @@
+import { startAfterReply } from './after-reply.js';
 import type { Executor, Reservation } from './api.js';
 
 /**
@@ -7,7 +8,9 @@ import type { Executor, Reservation } from './api.js';
  */
 export class LocalExecutor implements Executor {
   readonly #concurrency: number;
-  readonly #queue: string[] = [];
+  /** Dispatched ids waiting for a slot: `#queue[#head]` is next (an O(1) take, see #take). */
+  #queue: string[] = [];
+  #head = 0;
   readonly #known = new Set<string>();
   #active = 0;
   #run: ((taskId: string) => Promise<void>) | undefined;
@@ -38,7 +41,7 @@ export class LocalExecutor implements Executor {
   /** A slot for a task created and run here at once; none while queued work waits for one. */
   reserve(): Reservation | undefined {
     if (this.#run === undefined || this.#stopping) return undefined;
-    if (this.#active >= this.#concurrency || this.#queue.length > 0) return undefined;
+    if (this.#active >= this.#concurrency || this.#waiting > 0) return undefined;
     this.#active += 1;
     let used = false;
     return {
@@ -46,7 +49,7 @@ export class LocalExecutor implements Executor {
         if (used) throw new Error('a reservation runs once');
         used = true;
         this.#known.add(taskId);
-        setImmediate(() => this.#start(taskId, work));
+        startAfterReply(() => this.#start(taskId, work));
       },
       release: () => {
         if (used) return;
@@ -75,7 +78,9 @@ export class LocalExecutor implements Executor {
 
   async stop(graceMs: number): Promise<void> {
     this.#stopping = true;
-    for (const id of this.#queue.splice(0)) this.#known.delete(id);
+    for (const id of this.#queue.slice(this.#head)) this.#known.delete(id);
+    this.#queue = [];
+    this.#head = 0;
     if (this.#active === 0) return;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
@@ -90,11 +95,33 @@ export class LocalExecutor implements Executor {
   #pump(): void {
     const run = this.#run;
     if (run === undefined) return;
-    while (!this.#stopping && this.#active < this.#concurrency && this.#queue.length > 0) {
-      const taskId = this.#queue.shift() as string;
+    while (!this.#stopping && this.#active < this.#concurrency && this.#waiting > 0) {
+      const taskId = this.#take();
       this.#active += 1;
       this.#start(taskId, () => run(taskId));
     }
+  }
+
+  get #waiting(): number {
+    return this.#queue.length - this.#head;
+  }
+
+  /**
+   * The next queued id. `shift()` moves every element left, so draining a backlog of n
+   * dispatched tasks cost O(n²) (a backlog forms whenever creates outpace the slots); the
+   * consumed head is dropped in one step once it is most of the array.
+   */
+  #take(): string {
+    const taskId = this.#queue[this.#head] as string;
+    this.#head += 1;
+    if (this.#head === this.#queue.length) {
+      this.#queue = [];
+      this.#head = 0;
+    } else if (this.#head >= 1024 && this.#head * 2 >= this.#queue.length) {
+      this.#queue = this.#queue.slice(this.#head);
+      this.#head = 0;
+    }
+    return taskId;
   }
 
   /** Runs work in a slot already counted in `#active`. */

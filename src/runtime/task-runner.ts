@@ -95,7 +95,9 @@ async function runUnderLease(
   let loaded: Loaded | undefined;
   try {
     loaded = controller.signal.aborted ? undefined : await load();
-    if (loaded !== undefined) end = await execute(settings, loaded, run);
+    if (loaded !== undefined && (await mayStart(settings, loaded.task, lease))) {
+      end = await execute(settings, loaded, run);
+    }
   } catch (error) {
     if (!isStoreUnavailable(error)) throw error;
     settings.health.failed('load task', error);
@@ -155,6 +157,28 @@ async function prepare(
   return updateTask(settings.store, taskId, (current) =>
     current.status === 'working' ? t.retry(current, settings.clock()) : undefined,
   );
+}
+
+/**
+ * A `retry: false` tool starts only once its claim is known to survive a failover of the store
+ * (see `TaskStore.confirmLease`): a lost claim would make the next claim look like a first run.
+ * Otherwise the run ends before the tool starts and the lease is handed back, so the task runs
+ * later, from its first attempt.
+ */
+async function mayStart(
+  settings: RunnerSettings,
+  task: TaskRecord,
+  lease: LeaseGrant,
+): Promise<boolean> {
+  const tool = settings.tools.get(task.tool);
+  if (tool?.task.retry !== false || settings.store.confirmLease === undefined) return true;
+  const durability = await settings.store.confirmLease(task.id, lease.token);
+  if (durability === 'durable') return true;
+  settings.logger.warn('not starting a retry: false task: its claim may not survive a failover', {
+    taskId: task.id,
+    claim: durability,
+  });
+  return false;
 }
 
 type Settled = { returned: ToolResult } | { threw: unknown };

@@ -63,11 +63,11 @@ function send(
 ): void {
   if (res.headersSent) return void res.end();
   // A declared length spares chunked framing: head and body leave in one write.
-  const length = { 'content-length': String(Buffer.byteLength(body)) };
-  res.writeHead(
-    status,
-    body === '' ? { ...extra, ...length } : { ...JSON_HEADERS, ...extra, ...length },
-  );
+  const length = String(Buffer.byteLength(body));
+  const headers: Record<string, string> =
+    body === '' ? { ...extra } : { 'content-type': 'application/json', ...extra };
+  headers['content-length'] = length;
+  res.writeHead(status, headers);
   res.end(body);
 }
 
@@ -103,7 +103,9 @@ export function createNodeHandler(
     if (deps.admin?.handles(path)) return deps.admin.node(req, res);
     if (path !== deps.path) return send(res, 404, NOT_FOUND);
     const withAuth = req as IncomingMessage & { auth?: AuthInfo };
-    const auth = await deps.auth.authenticate(req.headers.authorization, withAuth.auth);
+    const pending = deps.auth.authenticate(req.headers.authorization, withAuth.auth);
+    // Anonymous and token callers are known at once: no await, no turn of the microtask queue.
+    const auth = pending instanceof Promise ? await pending : pending;
     if (!auth.ok) return sendReply(res, auth.reply);
     if (auth.authInfo !== undefined) withAuth.auth = auth.authInfo;
     if (deps.wire2025?.claimsSession(req.headers['mcp-session-id']))

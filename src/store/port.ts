@@ -37,6 +37,13 @@ export interface LeaseGrant {
   loaded?: { task: TaskRecord; steps: Record<string, unknown> };
 }
 
+/**
+ * Whether a lease is known to survive the store's failover: `durable` (on every replica, or the
+ * store has none a failover could promote), `lost` (the store no longer has it: a replica without
+ * it took over), `unconfirmed` (held, but the replicas did not confirm it in time).
+ */
+export type LeaseDurability = 'durable' | 'lost' | 'unconfirmed';
+
 export interface ReleaseOptions {
   /**
    * The run stopped before its handler finished (a graceful shutdown gave up on it): the lease
@@ -119,6 +126,12 @@ export interface TaskStore {
   ): Promise<LeaseGrant | undefined>;
   renewLease(id: string, token: string, leaseMs: number): Promise<LeaseRenewal>;
   releaseLease(id: string, token: string, options?: ReleaseOptions): Promise<void>;
+  /**
+   * Optional, for a store whose acknowledged writes a failover can lose (Redis Cluster:
+   * asynchronous replication). The runner asks before a `retry: false` tool starts and runs it
+   * only when `durable`; a store without it is taken as durable.
+   */
+  confirmLease?(id: string, token: string): Promise<LeaseDurability>;
   /** Working tasks nobody holds: new, resumed after input, or whose holder's lease expired. */
   findRunnable(limit: number): Promise<string[]>;
   /**

@@ -42,10 +42,13 @@ describe('serve --stdio: a 2025-11-25 task running when the process is killed (S
       LEASE_PATIENT,
     );
     await first.kill();
-    writeFileSync(gate, '');
 
     const next = await new StdioHost().start(store, serveArgs);
     try {
+      // Opened only once the next host is connected: a status change made before the host's
+      // `notifications/initialized` is not pushed to it (it reads state with tasks/get), so the
+      // re-run must end after that for the push asserted below to be owed.
+      writeFileSync(gate, '');
       await next.until(rerun, 'completed', LEASE_PATIENT);
       await next.until(once, 'failed', LEASE_PATIENT);
       const result = await next.client.experimental.tasks.getTaskResult(

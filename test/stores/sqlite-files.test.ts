@@ -68,9 +68,15 @@ describe('SqliteTaskStore on real files', () => {
     for (let i = 0; i < 150; i++) ids.push((await store.create(record())).task.id);
     const names = ['writer-a', 'writer-b', 'writer-c'];
     const writers = names.map((name) => startWriter(path, name, ids, 150));
-    await Promise.all(writers.map((writer) => writer.ready));
-    for (const writer of writers) writer.child.stdin.write('go\n');
-    const reports = await Promise.all(writers.map((writer) => writer.done));
+    let reports: WriterReport[];
+    try {
+      await Promise.all(writers.map((writer) => writer.ready));
+      for (const writer of writers) writer.child.stdin.write('go\n');
+      reports = await Promise.all(writers.map((writer) => writer.done));
+    } finally {
+      // One writer failing must not leave the others waiting for "go" (the file would hang).
+      for (const writer of writers) writer.child.kill();
+    }
 
     const won = reports.flatMap((report) => report.won);
     assert.equal(won.length, ids.length, 'every task completed exactly once');
@@ -87,6 +93,38 @@ describe('SqliteTaskStore on real files', () => {
       assert.equal(mine.tasks.length, 150);
     }
     await store.close();
+  });
+
+  it('opens a file while another process holds its write lock, and writes nothing to open it', async () => {
+    const path = freshPath();
+    await new SqliteTaskStore(path).close();
+    // Another process (a serving taskrail) is inside a write transaction for 400 ms.
+    const holder = spawn(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `import Database from 'better-sqlite3';` +
+          `const db = new Database(${JSON.stringify(path)});` +
+          `db.exec('BEGIN IMMEDIATE'); console.log('locked');` +
+          `setTimeout(() => { db.exec('COMMIT'); db.close(); }, 400);`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'], cwd: fileURLToPath(new URL('.', import.meta.url)) },
+    );
+    try {
+      await new Promise<void>((resolve, reject) => {
+        holder.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+          if (chunk.includes('locked')) resolve();
+        });
+        holder.once('exit', (code) => reject(new Error(`the lock holder exited (${code})`)));
+      });
+      const store = new SqliteTaskStore(path);
+      assert.equal(store.checkpointWorker.running, false, 'opening wrote nothing to the WAL');
+      await store.create(record());
+      await store.close();
+    } finally {
+      holder.kill();
+    }
   });
 
   it('refuses a file that is not a SQLite database, with a clear error, and leaves it alone', () => {

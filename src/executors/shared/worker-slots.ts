@@ -1,4 +1,5 @@
 import type { Logger, Reservation } from '../../runtime/api.js';
+import { startAfterReply } from '../../runtime/after-reply.js';
 import { Slots } from './slots.js';
 
 /**
@@ -37,7 +38,7 @@ export class WorkerSlots {
       run: (taskId, work) => {
         if (used) throw new Error('a reservation runs once');
         used = true;
-        const done = new Promise<void>((resolve) => setImmediate(resolve))
+        const done = new Promise<void>((resolve) => startAfterReply(resolve))
           .then(work)
           .catch((error: unknown) => this.#warn(`running task ${taskId} failed`, error))
           .finally(() => {

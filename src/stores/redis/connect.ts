@@ -12,6 +12,9 @@ export interface ConnectOptions {
   outages: OutageReporter;
 }
 
+/** How often a Cluster client re-reads the slot map, to notice a failover nobody wrote through. */
+const TOPOLOGY_CHECK_MS = 5_000;
+
 function reconnectDelay(attempt: number): number {
   return Math.min(100 * 2 ** attempt, 2000);
 }
@@ -36,6 +39,8 @@ export function newRedisClient(location: RedisLocation, options: RedisOptions = 
     retryDelayOnFailover: 200,
     retryDelayOnClusterDown: 200,
     retryDelayOnTryAgain: 100,
+    // Notices a failover even where no command was redirected (see resyncOnFailover).
+    slotsRefreshInterval: TOPOLOGY_CHECK_MS,
   });
 }
 

@@ -7,7 +7,7 @@ import {
   evictionWarning as evictionWarningFor,
   OutageReporter,
 } from './connect.js';
-import { subscribeEvents } from './pubsub.js';
+import { resyncOnFailover, subscribeEvents } from './pubsub.js';
 import { RedisTaskStore } from './redis-store.js';
 import { parseRedisUrl } from './url.js';
 
@@ -79,10 +79,12 @@ export async function openRedisStore(
     origin,
     expiryGraceMs: options.expiryGraceMs ?? 10 * 60_000,
     ...(options.leaseClock === undefined ? {} : { leaseClock: options.leaseClock }),
+    warn,
   });
   try {
     await checkEvictionPolicy(redis, location, warn);
     await subscribeEvents(subscriber, `${location.prefix}:events`, origin, store, warn);
+    resyncOnFailover(redis, store);
   } catch (error) {
     await store.close();
     throw error;

@@ -1,3 +1,4 @@
+import { Cluster } from 'ioredis';
 import type { TaskStore } from '../../store/port.js';
 import { EventRelay } from '../shared/event-relay.js';
 import type { RedisClient } from './scripts.js';
@@ -30,4 +31,27 @@ export async function subscribeEvents(
     store.events.emit('store:resync', {});
   });
   await subscriber.subscribe(channel);
+}
+
+/**
+ * On a Cluster, a failover can lose change notices: those a frozen or crashed master was to
+ * relay, and the writes it acknowledged but never replicated (see replica-acks.ts). When the set
+ * of masters changes (seen on a slot-map refresh: after a MOVED, or every 5 s, see connect.ts),
+ * listeners re-read what they follow (`store:resync`), as after a lost subscription.
+ */
+export function resyncOnFailover(redis: RedisClient, store: TaskStore): void {
+  if (!(redis instanceof Cluster)) return;
+  const masters = () =>
+    redis
+      .nodes('master')
+      .map((node) => `${node.options.host ?? ''}:${node.options.port ?? ''}`)
+      .sort()
+      .join(',');
+  let known = masters();
+  redis.on('refresh', () => {
+    const now = masters();
+    if (now === known) return;
+    known = now;
+    store.events.emit('store:resync', {});
+  });
 }

@@ -9,6 +9,7 @@ import type {
   RunnableTask,
   LeaseRenewal,
   ListPage,
+  LeaseDurability,
   ListQuery,
   ReleaseOptions,
   TaskStore,
@@ -25,7 +26,8 @@ import { classifyFailures } from './errors.js';
 import { forgetIdempotencyKey, reserveIdempotencyKey } from './idempotency.js';
 import { listTasks } from './list.js';
 import { findLeased, findRunnable, sweepExpired, type ScanParts } from './scans.js';
-import { RedisScripts, type RedisClient } from './scripts.js';
+import { ReplicaAcks } from './replica-acks.js';
+import { callScript, RedisScripts, type RedisClient } from './scripts.js';
 
 export interface RedisStoreParts {
   redis: RedisClient;
@@ -44,7 +46,14 @@ export interface RedisStoreParts {
    * with skewed clocks agree; or the caller's `clock` (tests with a fake clock).
    */
   leaseClock?: 'redis' | 'caller';
+  /** Where a create the replicas did not confirm is reported. Default: `process.emitWarning`. */
+  warn?: (message: string) => void;
 }
+
+/** How long a create waits for the replicas of a Cluster slot before it answers anyway. */
+const CREATE_CONFIRM_MS = 5_000;
+/** How long a `retry: false` run waits for its claim to reach the replicas before handing back. */
+const LEASE_CONFIRM_MS = 10_000;
 
 type Reply = Array<string | number | null>;
 /** The claim script's reply: lease expiry, interrupted, and when loading fixed, data, steps. */
@@ -70,6 +79,8 @@ export class RedisTaskStore implements TaskStore {
   readonly #origin: string;
   readonly #graceMs: number;
   readonly #leaseClock: 'redis' | 'caller';
+  readonly #acks: ReplicaAcks;
+  readonly #warn: (message: string) => void;
   #closed = false;
 
   constructor(parts: RedisStoreParts) {
@@ -81,6 +92,8 @@ export class RedisTaskStore implements TaskStore {
     this.#origin = parts.origin;
     this.#graceMs = parts.expiryGraceMs;
     this.#leaseClock = parts.leaseClock ?? 'redis';
+    this.#acks = new ReplicaAcks(parts.redis);
+    this.#warn = parts.warn ?? ((message) => process.emitWarning(`taskrail: ${message}`));
     this.description = parts.description;
   }
 
@@ -102,33 +115,33 @@ export class RedisTaskStore implements TaskStore {
       if (!found.reserved) return { task: found.earlier, created: false };
     }
     const bucket = keys.bucketOf(task.id);
-    const reply = (await this.#scripts.run(
-      'create',
-      [
-        keys.task(task.id),
-        keys.created(bucket),
-        keys.principal(bucket, task.principal),
-        keys.working(bucket),
-        keys.expiry(bucket),
-      ],
-      [
-        encoded.fixed,
-        encoded.data,
-        task.status,
-        task.revision,
-        indexMember(task.createdAt, task.id),
-        task.expiresAt ?? '',
-        redisExpiryMs,
-        idem,
-        keys.channel,
-        this.#origin,
-        lease?.owner ?? '',
-        token,
-        lease === undefined ? 0 : Math.ceil(lease.leaseMs),
-        this.#callerLeaseNow(),
-        createdNotice(task),
-      ],
-    )) as Reply;
+    const createKeys = [
+      keys.task(task.id),
+      keys.created(bucket),
+      keys.principal(bucket, task.principal),
+      keys.working(bucket),
+      keys.expiry(bucket),
+    ];
+    const createArgs = [
+      encoded.fixed,
+      encoded.data,
+      task.status,
+      task.revision,
+      indexMember(task.createdAt, task.id),
+      task.expiresAt ?? '',
+      redisExpiryMs,
+      idem,
+      keys.channel,
+      this.#origin,
+      lease?.owner ?? '',
+      token,
+      lease === undefined ? 0 : Math.ceil(lease.leaseMs),
+      this.#callerLeaseNow(),
+      createdNotice(task),
+    ];
+    const reply = this.#acks.needed
+      ? await this.#createOnReplicas(task, bucket, createKeys, createArgs)
+      : ((await this.#scripts.run('create', createKeys, createArgs)) as Reply);
     if (reply[0] === -1) {
       if (idem !== '') await forgetIdempotencyKey({ scripts: this.#scripts }, idem, task.id);
       throw new TaskrailError('CONFLICT', `task ${task.id} already exists`);
@@ -141,6 +154,50 @@ export class RedisTaskStore implements TaskStore {
     return leaseUntil > 0
       ? { task: stored, created: true, lease: { token, expiresAt: leaseUntil, interrupted: false } }
       : { task: stored, created: true };
+  }
+
+  /**
+   * On a Cluster, the create goes out pipelined with WAIT: the reply waits until every replica
+   * of the slot has the task, so a failover cannot lose a task a client was told about.
+   */
+  async #createOnReplicas(
+    task: TaskRecord,
+    bucket: number,
+    keys: string[],
+    args: Array<string | number>,
+  ): Promise<Reply> {
+    const { written, durability } = await this.#acks.write(
+      bucket,
+      (pipeline) => callScript(pipeline, 'create', keys, args),
+      { key: keys[0] as string, field: 'member', value: String(args[4]) },
+      { budgetMs: CREATE_CONFIRM_MS, refused: (reply) => (reply as Reply)[0] === -1 },
+    );
+    if (written === undefined || durability === 'lost') {
+      throw new TaskrailError(
+        'STORE_UNAVAILABLE',
+        `task ${task.id} could not be stored: its Redis Cluster slot is failing over; retry`,
+      );
+    }
+    if (durability === 'unconfirmed') {
+      this.#warn(
+        `task ${task.id} is stored on its Redis Cluster master, but its replicas did not ` +
+          `confirm it within ${CREATE_CONFIRM_MS} ms: a failover now could lose it`,
+      );
+    }
+    return written as Reply;
+  }
+
+  /**
+   * Whether the lease `token` is on every replica of the task's slot (a Cluster; elsewhere
+   * nothing can promote a replica that lacks it, so: durable, at no cost). A `retry: false`
+   * run asks before its tool starts: a claim a failover loses would make the next claim look
+   * like a first run.
+   */
+  async confirmLease(id: string, token: string): Promise<LeaseDurability> {
+    this.#assertOpen();
+    if (!this.#acks.needed) return 'durable';
+    const check = { key: this.#keys.task(id), field: 'leaseToken', value: token };
+    return this.#acks.confirm(this.#keys.bucketOf(id), check, LEASE_CONFIRM_MS);
   }
 
   async get(id: string): Promise<TaskRecord | undefined> {
@@ -340,6 +397,7 @@ classifyFailures(RedisTaskStore.prototype, [
   'get',
   'compareAndSet',
   'claim',
+  'confirmLease',
   'renewLease',
   'releaseLease',
   'findRunnable',

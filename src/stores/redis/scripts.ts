@@ -26,7 +26,7 @@ type Arg = string | number;
 
 let sources: Map<ScriptName, string> | undefined;
 
-function readLua(name: string): string {
+export function readLua(name: string): string {
   const url = new URL(`./lua/${name}.lua`, import.meta.url);
   try {
     return readFileSync(url, 'utf8');

@@ -53,8 +53,7 @@ export class GroupCommit {
    */
   write<T>(write: () => T, { savepoint = false }: { savepoint?: boolean } = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const settle = { resolve: resolve as (value: unknown) => void, reject };
-      this.#queue.push({ write, savepoint, ...settle });
+      this.#queue.push({ write, savepoint, resolve: resolve as (value: unknown) => void, reject });
       this.#flushing ??= new Promise<void>((next) => setImmediate(next)).then(() => this.#drain());
     });
   }

@@ -15,13 +15,30 @@ function lockBackoffMs(attempt: number): number {
  * and a lock that outlasts it is waited for here, asynchronously, with backoff, up to
  * `budgetMs`. Failures leave as classified TaskrailErrors with safe messages.
  */
-export async function withLockWaits<T>(
+export function withLockWaits<T>(
   operation: () => T,
   budgetMs: number,
   isClosed: () => boolean,
 ): Promise<T> {
   const deadline = Date.now() + budgetMs;
-  for (let attempt = 0; ; attempt += 1) {
+  // The first try runs here, synchronously: most operations find no lock, and an async
+  // function around them would cost a promise and a microtask turn each.
+  if (isClosed()) return Promise.reject(storeClosedError());
+  try {
+    return Promise.resolve(operation());
+  } catch (error) {
+    if (!isLockError(error) || deadline - Date.now() <= 0) return Promise.reject(storeError(error));
+    return retryAfterLock(operation, deadline, isClosed);
+  }
+}
+
+async function retryAfterLock<T>(
+  operation: () => T,
+  deadline: number,
+  isClosed: () => boolean,
+): Promise<T> {
+  await sleep(Math.min(lockBackoffMs(0), deadline - Date.now()));
+  for (let attempt = 1; ; attempt += 1) {
     if (isClosed()) throw storeClosedError();
     try {
       return operation();

@@ -5,7 +5,13 @@ import { TaskrailError } from '../../task/errors.js';
 import { migrate } from './schema.js';
 
 export interface OpenDatabaseOptions {
+  /** SQLite's own (thread-blocking) busy wait once open. */
   busyTimeoutMs: number;
+  /**
+   * The busy wait while opening (WAL mode, schema check or migration): nothing is served yet,
+   * so blocking is fine, and another process's write must not fail the open.
+   */
+  openBusyTimeoutMs: number;
   synchronous: 'normal' | 'full';
   now: number;
 }
@@ -128,7 +134,7 @@ export function openDatabase(path: string, options: OpenDatabaseOptions): Databa
     throw storeError(error, path);
   }
   try {
-    db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs))}`);
+    db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.openBusyTimeoutMs))}`);
     const mode = db.pragma('journal_mode = WAL', { simple: true });
     if (mode !== 'wal') {
       throw new TaskrailError(
@@ -138,6 +144,7 @@ export function openDatabase(path: string, options: OpenDatabaseOptions): Databa
     }
     db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
     migrate(db, path, options.now);
+    db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs))}`);
     return db;
   } catch (error) {
     db.close();

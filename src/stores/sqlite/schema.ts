@@ -82,6 +82,9 @@ export function schemaVersion(db: Database.Database): number {
 }
 
 export function migrate(db: Database.Database, path: string, now: number): void {
+  // Up to date (the common open): a read, no write transaction to wait for while another
+  // process writes, and nothing left in the WAL.
+  if (schemaVersion(db) === SCHEMA_VERSION) return;
   db.transaction(() => {
     db.exec(
       'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT',

@@ -21,19 +21,22 @@ import type { TaskStatus } from '../../task/status.js';
 import { isTerminal } from '../../task/status.js';
 import { systemClock, type Clock } from '../../task/time.js';
 import { assertLeaseMs, assertNextRevision } from '../shared/checks.js';
-import { clampListLimit, decodeListCursor, encodeListCursor } from '../shared/list-cursor.js';
 import { Checkpointer } from './checkpointer.js';
 import { GroupCommit } from './group-commit.js';
 import { SYNC_BUSY_WAIT_MS, withLockWaits } from './lock-wait.js';
 import { openDatabase } from './open-database.js';
 import {
-  mutableParams,
+  casParams,
+  rawClaimRow,
+  rawHead,
+  rawRowToRecord,
   recordToParams,
   rowToRecord,
-  type FixedColumns,
+  type ClaimHead,
   type TaskRow,
 } from './rows.js';
-import { listSql, prepareStatements, type Statements } from './statements.js';
+import { listPage, ListStatements } from './list.js';
+import { prepareStatements, type Statements } from './statements.js';
 
 export interface SqliteTaskStoreOptions {
   /** Time source for expiry and leases; tests pass a fake one. */
@@ -58,19 +61,6 @@ const defaultWarn = (message: string) => process.emitWarning(`taskrail: ${messag
 /** `row`: what was written, from which listeners get their own copy. */
 type CasResult = { outcome: CompareAndSetOutcome; previous?: TaskStatus; row?: TaskRow };
 type Created = CreateOutcome & { staleId?: string; row?: TaskRow };
-type ClaimHead = {
-  status: string;
-  expires_at: number | null;
-  lease_owner: string | null;
-  lease_token: string | null;
-  lease_expires_at: number | null;
-};
-type TaskHead = FixedColumns & {
-  status: string;
-  revision: number;
-  ttl_ms: number | null;
-  expires_at: number | null;
-};
 
 /**
  * A `TaskStore` in one SQLite file (better-sqlite3, WAL). Several processes may open the same
@@ -86,7 +76,7 @@ export class SqliteTaskStore implements TaskStore {
   readonly #db: Database.Database;
   readonly #clock: Clock;
   readonly #sql: Statements;
-  readonly #listStatements = new Map<string, Database.Statement>();
+  readonly #lists: ListStatements;
   readonly #lockBudgetMs: number;
   /** Concurrent writes share one transaction; with `synchronous: 'full'` also one fsync. */
   readonly #group: GroupCommit;
@@ -102,10 +92,12 @@ export class SqliteTaskStore implements TaskStore {
     this.#lockBudgetMs = Math.max(0, options.busyTimeoutMs ?? 5000);
     this.#db = openDatabase(this.path, {
       busyTimeoutMs: Math.min(SYNC_BUSY_WAIT_MS, this.#lockBudgetMs),
+      openBusyTimeoutMs: this.#lockBudgetMs,
       synchronous: options.synchronous ?? 'normal',
       now: this.#clock(),
     });
     this.#sql = prepareStatements(this.#db);
+    this.#lists = new ListStatements(this.#db);
     this.#group = new GroupCommit(this.#db, (operation) => this.#run(operation));
     this.#checkpointer = new Checkpointer(this.#db, this.path, {
       warn: options.onWarning ?? defaultWarn,
@@ -133,7 +125,8 @@ export class SqliteTaskStore implements TaskStore {
         if (task.idempotencyKey !== undefined || options.lease !== undefined) {
           return this.#createInTx(task, this.#clock(), options.lease);
         }
-        return { ...this.#insert(task), created: true };
+        const inserted = this.#insert(task);
+        return { task: inserted.task, created: true, row: inserted.row };
       },
       { savepoint },
     );
@@ -145,14 +138,16 @@ export class SqliteTaskStore implements TaskStore {
     ) {
       this.events.emit('task:created', { task: rowToRecord(result.row) });
     }
-    const { staleId: _stale, row: _row, ...outcome } = result;
+    // Only the outcome leaves (the row and a stale id stay here).
+    const outcome: CreateOutcome = { task: result.task, created: result.created };
+    if (result.lease !== undefined) outcome.lease = result.lease;
     return outcome;
   }
 
-  async get(id: string): Promise<TaskRecord | undefined> {
+  get(id: string): Promise<TaskRecord | undefined> {
     return this.#run(() => {
-      const row = this.#sql.selectVisibleTask.get(id, this.#clock()) as TaskRow | undefined;
-      return row === undefined ? undefined : rowToRecord(row);
+      const values = this.#sql.selectVisibleTask.get(id, this.#clock()) as unknown[] | undefined;
+      return values === undefined ? undefined : rawRowToRecord(values);
     });
   }
 
@@ -163,7 +158,7 @@ export class SqliteTaskStore implements TaskStore {
     );
     if (outcome.ok && previous !== undefined && row !== undefined) {
       // Listeners get their own copy, read back from the written columns as a `get` would.
-      if (this.#listened(previous, outcome.task.status)) {
+      if (this.#listened(next.id, previous, outcome.task.status)) {
         this.events.emitWrite(rowToRecord(row), previous);
       }
     }
@@ -216,24 +211,8 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   async list(query: ListQuery): Promise<ListPage> {
-    const limit = clampListLimit(query.limit);
-    const after = query.cursor === undefined ? undefined : decodeListCursor(query.cursor);
-    return this.#run(() => {
-      const statement = this.#listStatement(query);
-      const rows = statement.all({
-        now: this.#clock(),
-        limit: limit + 1,
-        ...(query.principal === undefined ? {} : { principal: query.principal }),
-        ...(query.tool === undefined ? {} : { tool: query.tool }),
-        ...(query.statuses === undefined ? {} : { statuses: JSON.stringify(query.statuses) }),
-        ...(after === undefined ? {} : { cursor_created_at: after.createdAt, cursor_id: after.id }),
-      }) as TaskRow[];
-      const tasks = rows.slice(0, limit).map(rowToRecord);
-      const last = tasks[tasks.length - 1];
-      return rows.length > limit && last !== undefined
-        ? { tasks, nextCursor: encodeListCursor(last) }
-        : { tasks };
-    });
+    const page = listPage(query); // a malformed cursor is refused before any SQL
+    return this.#run(() => this.#lists.read(page, this.#clock()));
   }
 
   async sweepExpired(limit: number): Promise<string[]> {
@@ -263,11 +242,15 @@ export class SqliteTaskStore implements TaskStore {
     await workerStopped;
   }
 
-  /** Copying a record for listeners costs time, so it is skipped when nobody listens. */
-  #listened(from: TaskStatus, to: TaskStatus): boolean {
+  /**
+   * Copying a record for listeners costs time, so it is skipped when no listener wants this
+   * task (the runtime follows only the tasks it runs, and a task's own finishing write comes
+   * after its run let go of it).
+   */
+  #listened(id: string, from: TaskStatus, to: TaskStatus): boolean {
     return (
-      this.events.listenerCount('task:updated') > 0 ||
-      (from !== to && this.events.listenerCount('task:transition') > 0)
+      this.events.wants('task:updated', id) ||
+      (from !== to && this.events.wants('task:transition', id))
     );
   }
 
@@ -305,12 +288,10 @@ export class SqliteTaskStore implements TaskStore {
       lease === undefined || created.task.status !== 'working'
         ? undefined
         : this.#grantLease(task.id, lease.owner, now + lease.leaseMs, false);
-    return {
-      ...created,
-      created: true,
-      ...(grant === undefined ? {} : { lease: grant }),
-      ...(row === undefined ? {} : { staleId: row.id }),
-    };
+    const outcome: Created = { task: created.task, created: true, row: created.row };
+    if (grant !== undefined) outcome.lease = grant;
+    if (row !== undefined) outcome.staleId = row.id;
+    return outcome;
   }
 
   #grantLease(id: string, owner: string, expiresAt: number, interrupted: boolean): LeaseGrant {
@@ -320,7 +301,8 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   #casInTx(next: TaskRecord, expected: number, now: number): CasResult {
-    const stored = this.#sql.selectHead.get(next.id) as TaskHead | undefined;
+    const values = this.#sql.selectHead.get(next.id) as unknown[] | undefined;
+    const stored = values === undefined ? undefined : rawHead(values);
     if (stored === undefined || isExpired({ expiresAt: stored.expires_at }, now)) {
       return { outcome: { ok: false, current: undefined } };
     }
@@ -329,11 +311,12 @@ export class SqliteTaskStore implements TaskStore {
       const row = this.#sql.selectTask.get(next.id) as TaskRow;
       return { outcome: { ok: false, current: rowToRecord(row) } };
     }
-    const row: TaskRow = { ...fixedOf(stored), ...mutableParams(next) };
+    // One object serves as the statement's parameters and, read back, as the stored record.
+    const row = casParams(stored, next, expected);
     const expiryChanged = row.expires_at !== stored.expires_at || row.ttl_ms !== stored.ttl_ms;
     const update = expiryChanged ? this.#sql.updateTaskAndExpiry : this.#sql.updateTask;
     // The same statement drops the lease when the task leaves `working`.
-    update.run({ ...row, expected_revision: expected });
+    update.run(row);
     return { outcome: { ok: true, task: rowToRecord(row) }, previous: status, row };
   }
 
@@ -346,15 +329,24 @@ export class SqliteTaskStore implements TaskStore {
     const now = this.#clock();
     // A claim to run reads the whole row at once: the runner needs it next, and one read of the
     // row costs less than a second one after the claim.
-    const statement = options.load === true ? this.#sql.selectClaimRow : this.#sql.selectClaimHead;
-    const head = statement.get(id) as (ClaimHead & Partial<TaskRow>) | undefined;
+    const head = options.load === true ? this.#claimRow(id) : this.#claimHead(id);
     if (head === undefined || head.status !== 'working') return undefined;
     if (isExpired({ expiresAt: head.expires_at }, now)) return undefined;
     const live = head.lease_expires_at !== null && head.lease_expires_at > now;
     if (live && head.lease_owner !== options.takeOverFrom) return undefined;
     const grant = this.#grantLease(id, owner, now + leaseMs, head.lease_token !== null);
     if (options.load !== true) return grant;
-    return { ...grant, loaded: { task: rowToRecord(head as TaskRow), steps: this.#steps(id) } };
+    const task = rawRowToRecord(head.values as unknown[]);
+    return { ...grant, loaded: { task, steps: this.#steps(id) } };
+  }
+
+  #claimHead(id: string): (ClaimHead & { values?: unknown[] }) | undefined {
+    return this.#sql.selectClaimHead.get(id) as ClaimHead | undefined;
+  }
+
+  #claimRow(id: string): (ClaimHead & { values: unknown[] }) | undefined {
+    const values = this.#sql.selectClaimRow.get(id) as unknown[] | undefined;
+    return values === undefined ? undefined : rawClaimRow(values);
   }
 
   #steps(id: string): Record<string, unknown> {
@@ -392,31 +384,4 @@ export class SqliteTaskStore implements TaskStore {
     this.#sql.deleteSteps.run(id);
     this.#sql.deleteTask.run(id);
   }
-
-  #listStatement(query: ListQuery): Database.Statement {
-    const sql = listSql({
-      principal: query.principal !== undefined,
-      tool: query.tool !== undefined,
-      statuses: query.statuses !== undefined,
-      cursor: query.cursor !== undefined,
-    });
-    let statement = this.#listStatements.get(sql);
-    if (statement === undefined) {
-      statement = this.#db.prepare(sql);
-      this.#listStatements.set(sql, statement);
-    }
-    return statement;
-  }
-}
-
-function fixedOf(head: TaskHead): FixedColumns {
-  return {
-    id: head.id,
-    principal: head.principal,
-    tool: head.tool,
-    arguments: head.arguments,
-    created_at: head.created_at,
-    generation: head.generation,
-    idempotency_key: head.idempotency_key,
-  };
 }

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import {
   EXPIRY_UPDATE_COLUMNS,
-  FIXED_SELECT,
+  HEAD_COLUMNS,
   TASK_COLUMNS,
   TASK_PARAMS,
   UPDATE_COLUMNS,
@@ -26,7 +26,7 @@ const STATEMENT_SQL = {
   insertTask: `INSERT INTO tasks (${TASK_COLUMNS}) VALUES (${TASK_PARAMS})`,
   selectTask: `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = ?`,
   selectVisibleTask: `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = ? AND (expires_at IS NULL OR expires_at > ?)`,
-  selectHead: `SELECT status, revision, ttl_ms, expires_at, ${FIXED_SELECT} FROM tasks WHERE id = ?`,
+  selectHead: `SELECT ${HEAD_COLUMNS} FROM tasks WHERE id = ?`,
   selectVisibleStatus: `SELECT status FROM tasks WHERE id = @id AND ${VISIBLE}`,
   selectByIdempotencyKey: `SELECT ${TASK_COLUMNS} FROM tasks WHERE principal = ? AND idempotency_key = ?`,
   updateTask: `UPDATE tasks SET ${ASSIGNMENTS}, ${KEEP_LEASE_IF_WORKING} ${CAS_WHERE}`,
@@ -58,9 +58,15 @@ const STATEMENT_SQL = {
 
 export type Statements = Record<keyof typeof STATEMENT_SQL, Database.Statement>;
 
+/** Statements whose rows come back as arrays of values (see rawRowToRecord). */
+const RAW = new Set<string>(['selectVisibleTask', 'selectHead', 'selectClaimRow']);
+
 /** Prepares every fixed statement once per connection. */
 export function prepareStatements(db: Database.Database): Statements {
-  const entries = Object.entries(STATEMENT_SQL).map(([name, sql]) => [name, db.prepare(sql)]);
+  const entries = Object.entries(STATEMENT_SQL).map(([name, sql]) => {
+    const statement = db.prepare(sql);
+    return [name, RAW.has(name) ? statement.raw(true) : statement];
+  });
   return Object.fromEntries(entries) as Statements;
 }
 
