@@ -7,8 +7,8 @@
   Returns the fields of each hash in turn, flat (n × #ARGV values; false for a missing one)
 ]]
 local out = {}
-for _, key in ipairs(KEYS) do
-  local values = redis.call('HMGET', key, unpack(ARGV))
+for k = 1, #KEYS do
+  local values = redis.call('HMGET', KEYS[k], unpack(ARGV))
   for i = 1, #ARGV do out[#out + 1] = values[i] end
 end
 return out
