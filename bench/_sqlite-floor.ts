@@ -7,10 +7,10 @@
  * commit, as taskrail's group commit does) and then writes it `completed`, as a run of a
  * no-op would. Same file layout as taskrail's: its schema, WAL, synchronous=NORMAL.
  */
-import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Database from 'better-sqlite3';
 import { openStore } from '../src/stores/open.js';
+import { newTaskId } from '../src/task/ids.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -109,7 +109,7 @@ export async function sqliteCreate(path: string): Promise<Handler> {
   return (req, res) =>
     readBody(req, (text) => {
       const message = JSON.parse(text) as { id: unknown };
-      const id = randomBytes(18).toString('base64url');
+      const id = newTaskId(); // taskrail's ids: their B-tree locality is part of the floor
       const now = Date.now();
       write(
         () => insert.run(...row(id, 'working', now, null)),

@@ -16,21 +16,38 @@ export interface WireTask2026 {
 }
 
 export function encodeTask(task: TaskRecord): WireTask2026 {
-  const wire: WireTask2026 = {
-    taskId: task.id,
-    status: task.status,
-    createdAt: isoTime(task.createdAt),
-    lastUpdatedAt: isoTime(task.updatedAt),
-    ttlMs: task.ttlMs,
-  };
+  return withTaskFields({}, task) as WireTask2026;
+}
+
+/**
+ * Adds the `Task` fields to `target` in place, after what it holds: the encoders build their
+ * answers in one object this way, in the wire's key order, where an object spread would copy
+ * every field again through V8's slow path (its shape is not known in advance).
+ */
+function withTaskFields<T extends object>(target: T, task: TaskRecord): T & WireTask2026 {
+  const wire = target as T & WireTask2026;
+  const createdAt = isoTime(task.createdAt);
+  wire.taskId = task.id;
+  wire.status = task.status;
+  wire.createdAt = createdAt;
+  wire.lastUpdatedAt = task.updatedAt === task.createdAt ? createdAt : isoTime(task.updatedAt);
+  wire.ttlMs = task.ttlMs;
   if (task.statusMessage !== undefined) wire.statusMessage = task.statusMessage;
   if (task.pollIntervalMs > 0) wire.pollIntervalMs = Math.round(task.pollIntervalMs);
   return wire;
 }
 
-/** `tools/call` → the flat CreateTaskResult. */
-export function encodeCreateTaskResult(task: TaskRecord): WireTask2026 & { resultType: 'task' } {
-  return { resultType: 'task', ...encodeTask(task) };
+/**
+ * `tools/call` → the flat CreateTaskResult; `before` holds the keys that come first (the
+ * front's `content: []`), and is the object returned.
+ */
+export function encodeCreateTaskResult<T extends JsonObject>(
+  task: TaskRecord,
+  before?: T,
+): T & WireTask2026 & { resultType: 'task' } {
+  const result = (before ?? {}) as T & { resultType: 'task' };
+  result.resultType = 'task';
+  return withTaskFields(result, task);
 }
 
 /**
@@ -52,7 +69,11 @@ export function encodeInlineResult(result: JsonObject): JsonObject {
 
 /** The DetailedTask variant that matches the task's status (also the notification params). */
 export function encodeDetailedTask(task: TaskRecord): JsonObject {
-  const detailed: JsonObject = { ...encodeTask(task) };
+  return withDetails({}, task);
+}
+
+function withDetails(target: JsonObject, task: TaskRecord): JsonObject {
+  const detailed = withTaskFields(target, task) as unknown as JsonObject;
   switch (task.status) {
     case 'completed':
       detailed['result'] = encodeInlineResult(task.result ?? { content: [] });
@@ -71,7 +92,7 @@ export function encodeDetailedTask(task: TaskRecord): JsonObject {
 
 /** `tasks/get` → GetTaskResult: DetailedTask plus `resultType: "complete"`. */
 export function encodeGetTaskResult(task: TaskRecord): JsonObject {
-  return { resultType: 'complete', ...encodeDetailedTask(task) };
+  return withDetails({ resultType: 'complete' }, task);
 }
 
 /** The empty ack of `tasks/update` and `tasks/cancel`. */

@@ -41,6 +41,12 @@ export interface Executor {
    * writing transaction itself may ignore `created` and `resumed`; `recovery` always counts.
    */
   dispatch(taskId: string, reason?: DispatchReason): Promise<void>;
+  /**
+   * Optional: a recovery scan's finds in one go (an executor that can check and enqueue a batch
+   * in a few commands). Without it each is `dispatch(id, 'recovery')`. A task without a revision
+   * came from a store that does not report them.
+   */
+  dispatchRecovered?(tasks: readonly { id: string; revision?: number }[]): Promise<void>;
   /** Resolves once the executor is connected and set up; serve waits for it before listening. */
   ready?(): Promise<void>;
   /**

@@ -22,7 +22,7 @@ import { assertAnswersFit } from './answers.js';
 import { assertIdempotencyKey, assertSameCall } from './idempotency.js';
 import { runInline } from './inline.js';
 import { newOwnerId } from './owner.js';
-import { takeOverFromGone } from './takeover.js';
+import { runnableTasks, takeOverFromGone } from './takeover.js';
 import { assertArgumentsSize, resolveTtl, type TtlPolicy } from './limits.js';
 import { LocalExecutor } from './local-executor.js';
 import { stderrLogger } from './logger.js';
@@ -322,10 +322,16 @@ export class TaskRuntime {
    */
   async recoverNow(limit = 500): Promise<number> {
     if (this.#executor === undefined) return 0;
-    const ids = await this.store.findRunnable(limit);
-    for (const id of ids) if (!this.#running.has(id)) await this.#dispatch(id, 'recovery');
+    const found = await runnableTasks(this.store, limit);
+    const idle = found.filter((task) => !this.#running.has(task.id));
+    if (this.#executor.dispatchRecovered !== undefined && idle.length > 0) {
+      this.start();
+      await this.#executor.dispatchRecovered(idle);
+    } else {
+      for (const { id } of idle) await this.#dispatch(id, 'recovery');
+    }
     const taken = await takeOverFromGone(this.#settings, this.#executor, this.#logger, limit);
-    return ids.length + taken;
+    return found.length + taken;
   }
 
   /**

@@ -1,3 +1,4 @@
+import type { TaskStore } from '../store/port.js';
 import type { Executor, Logger } from './api.js';
 import { isGoneLocalOwner } from './owner.js';
 import { runClaimedTask, type RunnerSettings } from './task-runner.js';
@@ -37,4 +38,13 @@ export async function takeOverFromGone(
     taken += 1;
   }
   return taken;
+}
+
+/** Working tasks nobody holds, with their revisions when the store reports them. */
+export async function runnableTasks(
+  store: TaskStore,
+  limit: number,
+): Promise<{ id: string; revision?: number }[]> {
+  if (store.findRunnableTasks !== undefined) return store.findRunnableTasks(limit);
+  return (await store.findRunnable(limit)).map((id) => ({ id }));
 }

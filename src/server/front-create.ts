@@ -55,7 +55,8 @@ export async function createInFront(
       meta: (req.params as JsonObject)['_meta'],
     });
     // `content: []` as the SDK's CallToolResult projection adds it on its path.
-    result = { content: [], ...encodeCreateTaskResult(task), _meta: meta };
+    result = encodeCreateTaskResult(task, { content: [] }) as unknown as JsonObject;
+    result['_meta'] = meta;
   } catch (error) {
     if (isServerTrouble(error)) return errorReply(req.id, troubleWire());
     // The SDK answers an error thrown by a tool as an isError result; so does this path.

@@ -69,6 +69,12 @@ export interface LeaseHolder {
   owner: string;
 }
 
+/** A working task nobody holds, at the revision the scan read. */
+export interface RunnableTask {
+  id: string;
+  revision: number;
+}
+
 export interface LeaseRenewal {
   /** False when the lease was lost (expired and taken over, or released). */
   held: boolean;
@@ -128,6 +134,11 @@ export interface TaskStore {
   confirmLease?(id: string, token: string): Promise<LeaseDurability>;
   /** Working tasks nobody holds: new, resumed after input, or whose holder's lease expired. */
   findRunnable(limit: number): Promise<string[]>;
+  /**
+   * Optional: `findRunnable` with each task's revision, for an executor that deduplicates jobs
+   * by revision and would otherwise read every task back (a round trip per queued task).
+   */
+  findRunnableTasks?(limit: number): Promise<RunnableTask[]>;
   /** Up to `limit` working tasks whose lease is live, with their holders (in no set order). */
   findLeased(limit: number): Promise<LeaseHolder[]>;
 

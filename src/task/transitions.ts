@@ -34,6 +34,8 @@ function next(task: TaskRecord, now: number, changes: Partial<TaskRecord>): Task
 
 /** Clears a progress message or question that no longer describes the task. */
 function withoutStatusMessage(task: TaskRecord): TaskRecord {
+  // Callers pass a fresh copy; the rest-copy below is V8's slow path, so only when needed.
+  if (!('statusMessage' in task)) return task;
   const { statusMessage: _stale, ...rest } = task;
   return rest;
 }

@@ -123,7 +123,8 @@ describe('ids and times', () => {
     assert.equal(ids.size, 1000);
     for (const id of ids) {
       assert.match(id, /^[A-Za-z0-9_-]{22,}$/);
-      assert.ok(Buffer.from(id, 'base64url').length * 8 >= 128);
+      // After the 8 characters of the creation time: 144 random bits.
+      assert.ok(Buffer.from(id.slice(8), 'base64url').length * 8 >= 144);
       assert.ok(isPlausibleTaskId(id));
     }
     assert.equal(isPlausibleTaskId('../etc'), false);
@@ -132,6 +133,14 @@ describe('ids and times', () => {
   it('never starts an id with "-" (the CLI would read it as an option)', () => {
     // 1 in 64 random ids would; 20 000 draws miss that with probability (63/64)^20000 ≈ 0.
     for (let i = 0; i < 20_000; i += 1) assert.notEqual(newTaskId()[0], '-');
+  });
+
+  it('starts an id with its creation time, so ids made together are index neighbours', () => {
+    const before = Date.now();
+    const id = newTaskId();
+    const made = Buffer.from(id.slice(0, 8), 'base64url').readUIntBE(0, 6);
+    assert.ok(made >= before && made <= Date.now(), `time part ${made}`);
+    assert.equal(id.length, 32);
   });
 
   it('renders ISO 8601 UTC with milliseconds', () => {

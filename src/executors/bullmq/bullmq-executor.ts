@@ -6,6 +6,7 @@ import { newRedisClient } from '../../stores/redis/connect.js';
 import type { RedisClient } from '../../stores/redis/scripts.js';
 import { parseRedisUrl, type RedisLocation } from '../../stores/redis/url.js';
 import { waitAtMost, warnTo, WorkerSlots } from '../shared/worker-slots.js';
+import { enqueueRecovered, jobOptions, type JobData, type RecoveredTask } from './recovery.js';
 
 export const QUEUE_NAME = 'tasks';
 /** The revision `newTaskRecord` gives a task; its creating write stores it as given. */
@@ -44,10 +45,6 @@ export interface BullmqExecutorOptions {
 /** States in which a deduplicated job has yet to start, so it will run the task. */
 const WILL_RUN = new Set(['waiting', 'delayed', 'prioritized', 'waiting-children']);
 
-interface JobData {
-  taskId: string;
-}
-
 /**
  * Hands tasks to `taskrail worker` processes through a BullMQ queue. BullMQ only delivers:
  * the runtime's `run(taskId)` claims the task's lease in the store, so a duplicate or late
@@ -61,6 +58,7 @@ export class BullmqExecutor implements Executor {
   readonly #nonce = randomBytes(6).toString('base64url');
   #counter = 0;
   #queue: Queue<JobData> | undefined;
+  #queueConnection: RedisClient | undefined;
   #worker: Worker<JobData> | undefined;
   #connections: RedisClient[] = [];
   #closing: Promise<void> | undefined;
@@ -114,9 +112,26 @@ export class BullmqExecutor implements Executor {
     await this.#worker?.waitUntilReady();
   }
 
+  /** A recovery scan's finds: a few commands for the batch (see `enqueueRecovered`). */
+  async dispatchRecovered(tasks: readonly { id: string; revision?: number }[]): Promise<void> {
+    if (this.#closing !== undefined) return;
+    if (this.#options.store === undefined) {
+      for (const { id } of tasks) await this.dispatch(id, 'recovery');
+      return;
+    }
+    const known: RecoveredTask[] = [];
+    for (const { id, revision } of tasks) {
+      const current = revision ?? (await this.#workingRevision(id));
+      if (current !== undefined) known.push({ id, revision: current });
+    }
+    const queue = this.#getQueue();
+    const connection = this.#queueConnection as RedisClient;
+    await enqueueRecovered(connection, queue, known, (taskId) => this.#uniqueJobId(taskId));
+  }
+
   async dispatch(taskId: string, reason?: DispatchReason): Promise<void> {
     if (this.#closing !== undefined) return;
-    const unique = `${taskId}.${this.#nonce}.${++this.#counter}`;
+    const unique = this.#uniqueJobId(taskId);
     const store = this.#options.store;
     if (store === undefined) {
       await this.#add(taskId, unique);
@@ -135,6 +150,10 @@ export class BullmqExecutor implements Executor {
     if (!WILL_RUN.has(state)) await this.#add(taskId, `${unique}.again`);
   }
 
+  #uniqueJobId(taskId: string): string {
+    return `${taskId}.${this.#nonce}.${++this.#counter}`;
+  }
+
   async #workingRevision(taskId: string): Promise<number | undefined> {
     const task = await this.#options.store?.get(taskId);
     return task === undefined || task.status !== 'working' ? undefined : task.revision;
@@ -151,10 +170,7 @@ export class BullmqExecutor implements Executor {
       'run',
       { taskId },
       {
-        jobId,
-        removeOnComplete: true,
-        removeOnFail: true,
-        attempts: 1,
+        ...jobOptions(jobId),
         ...(dedupeId === undefined ? {} : { deduplication: { id: dedupeId } }),
       },
     );
@@ -184,8 +200,10 @@ export class BullmqExecutor implements Executor {
   }
 
   #getQueue(): Queue<JobData> {
-    this.#queue ??= new Queue<JobData>(QUEUE_NAME, {
-      connection: this.#connection(3),
+    if (this.#queue !== undefined) return this.#queue;
+    this.#queueConnection = this.#connection(3);
+    this.#queue = new Queue<JobData>(QUEUE_NAME, {
+      connection: this.#queueConnection,
       prefix: this.#prefix,
     });
     return this.#queue;

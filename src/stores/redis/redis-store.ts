@@ -6,6 +6,7 @@ import type {
   CreateOutcome,
   LeaseGrant,
   LeaseHolder,
+  RunnableTask,
   LeaseRenewal,
   ListPage,
   LeaseDurability,
@@ -19,8 +20,9 @@ import { isExpired, type TaskRecord } from '../../task/record.js';
 import { isTaskStatus, type TaskStatus } from '../../task/status.js';
 import type { Clock } from '../../task/time.js';
 import { assertLeaseMs, assertNextRevision, storeClosedError } from '../shared/checks.js';
-import { createdNotice, decodeRecord, encodeData, encodeRecord, writeNotice } from './codec.js';
-import { indexMember, RedisKeys } from './keys.js';
+import { decodeRecord, encodeData, encodeRecord, writeNotice } from './codec.js';
+import { createScriptCall } from './create-call.js';
+import { RedisKeys } from './keys.js';
 import { classifyFailures } from './errors.js';
 import { forgetIdempotencyKey, reserveIdempotencyKey } from './idempotency.js';
 import { listTasks } from './list.js';
@@ -114,30 +116,14 @@ export class RedisTaskStore implements TaskStore {
       if (!found.reserved) return { task: found.earlier, created: false };
     }
     const bucket = keys.bucketOf(task.id);
-    const createKeys = [
-      keys.task(task.id),
-      keys.created(bucket),
-      keys.principal(bucket, task.principal),
-      keys.working(bucket),
-      keys.expiry(bucket),
-    ];
-    const createArgs = [
-      encoded.fixed,
-      encoded.data,
-      task.status,
-      task.revision,
-      indexMember(task.createdAt, task.id),
-      task.expiresAt ?? '',
+    const { keys: createKeys, args: createArgs } = createScriptCall(keys, task, encoded, {
       redisExpiryMs,
-      idem,
-      keys.channel,
-      this.#origin,
-      lease?.owner ?? '',
-      token,
-      lease === undefined ? 0 : Math.ceil(lease.leaseMs),
-      this.#callerLeaseNow(),
-      createdNotice(task),
-    ];
+      idempotencyKey: idem,
+      origin: this.#origin,
+      lease:
+        lease === undefined ? undefined : { owner: lease.owner, token, leaseMs: lease.leaseMs },
+      callerNow: this.#callerLeaseNow(),
+    });
     const reply = this.#acks.needed
       ? await this.#createOnReplicas(task, bucket, createKeys, createArgs)
       : ((await this.#scripts.run('create', createKeys, createArgs)) as Reply);
@@ -294,6 +280,10 @@ export class RedisTaskStore implements TaskStore {
   }
 
   async findRunnable(limit: number): Promise<string[]> {
+    return (await this.findRunnableTasks(limit)).map((task) => task.id);
+  }
+
+  async findRunnableTasks(limit: number): Promise<RunnableTask[]> {
     this.#assertOpen();
     if (limit <= 0) return [];
     return findRunnable(this.#scanParts(), limit, this.#clock(), this.#callerLeaseNow());
@@ -396,6 +386,7 @@ classifyFailures(RedisTaskStore.prototype, [
   'renewLease',
   'releaseLease',
   'findRunnable',
+  'findRunnableTasks',
   'findLeased',
   'saveStep',
   'loadSteps',

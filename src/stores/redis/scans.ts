@@ -1,4 +1,4 @@
-import type { LeaseHolder } from '../../store/port.js';
+import type { LeaseHolder, RunnableTask } from '../../store/port.js';
 import { memberId, type RedisKeys } from './keys.js';
 import { callScript, type RedisClient, type RedisScripts } from './scripts.js';
 import { forgetIdempotencyKey } from './idempotency.js';
@@ -40,16 +40,16 @@ async function leaseRange(
   return { leaseTime: Number(leaseTime), ids: members.map(memberId) };
 }
 
-/** Ids of live working tasks nobody holds a live lease on, up to `limit`. */
+/** Ids and revisions of live working tasks nobody holds a live lease on, up to `limit`. */
 export async function findRunnable(
   parts: ScanParts,
   limit: number,
   now: number,
   callerLeaseNow: number | '',
-): Promise<string[]> {
+): Promise<RunnableTask[]> {
   const perBucket = await Promise.all(
     parts.keys.allBuckets.map(async (bucket) => {
-      const runnable: string[] = [];
+      const runnable: RunnableTask[] = [];
       const batch = Math.max(limit, 50);
       for (let offset = 0; ; offset += batch) {
         const { ids } = await leaseRange(parts, bucket, 'runnable', offset, batch, callerLeaseNow);
@@ -62,17 +62,32 @@ export async function findRunnable(
   return interleave(perBucket, limit);
 }
 
-/** Drops ids whose task expired (or vanished) from a batch of one bucket's candidates. */
-async function liveWorking(parts: ScanParts, ids: string[], now: number): Promise<string[]> {
+/**
+ * The given fields of each task of one bucket's batch, in one call (`read-tasks`): a scan
+ * costs commands per bucket and batch, not per task, however long the backlog.
+ */
+async function readTasks(parts: ScanParts, ids: string[], fields: string[]): Promise<Hmget[]> {
   if (ids.length === 0) return [];
-  const pipeline = parts.redis.pipeline();
-  for (const id of ids) pipeline.hmget(parts.keys.task(id), 'status', 'expiresAt');
-  const replies = (await pipeline.exec()) ?? [];
-  return ids.filter((_id, i) => {
-    const [status, expiresAt] = (replies[i]?.[1] ?? [null, null]) as Hmget;
-    if (status !== 'working' || expiresAt === null || expiresAt === undefined) return false;
-    return expiresAt === '' || Number(expiresAt) > now;
+  const keys = ids.map((id) => parts.keys.task(id));
+  const flat = (await parts.scripts.run('read-tasks', keys, fields)) as Hmget;
+  return ids.map((_id, i) => flat.slice(i * fields.length, (i + 1) * fields.length));
+}
+
+function isLive(expiresAt: string | null | undefined, now: number): boolean {
+  return expiresAt === '' || (typeof expiresAt === 'string' && Number(expiresAt) > now);
+}
+
+/** Keeps the working tasks that have not expired (or vanished) from one bucket's batch. */
+async function liveWorking(parts: ScanParts, ids: string[], now: number): Promise<RunnableTask[]> {
+  const rows = await readTasks(parts, ids, ['status', 'expiresAt', 'revision']);
+  const live: RunnableTask[] = [];
+  ids.forEach((id, i) => {
+    const [status, expiresAt, revision] = rows[i] ?? [];
+    if (status === 'working' && isLive(expiresAt, now)) {
+      live.push({ id, revision: Number(revision) });
+    }
   });
+  return live;
 }
 
 /** Working tasks whose lease runs past now, with their holders (dead holders' first). */
@@ -92,17 +107,16 @@ export async function findLeased(
         limit,
         callerLeaseNow,
       );
-      if (ids.length === 0) return [];
-      const pipeline = parts.redis.pipeline();
-      for (const id of ids) {
-        pipeline.hmget(parts.keys.task(id), 'status', 'expiresAt', 'leaseOwner', 'leaseExpiresAt');
-      }
-      const replies = (await pipeline.exec()) ?? [];
+      const rows = await readTasks(parts, ids, [
+        'status',
+        'expiresAt',
+        'leaseOwner',
+        'leaseExpiresAt',
+      ]);
       const held: LeaseHolder[] = [];
       ids.forEach((id, i) => {
-        const [status, expiresAt, owner, until] = (replies[i]?.[1] ?? []) as Hmget;
-        const live = expiresAt === '' || Number(expiresAt) > now;
-        if (status === 'working' && live && owner && Number(until) > leaseTime)
+        const [status, expiresAt, owner, until] = rows[i] ?? [];
+        if (status === 'working' && isLive(expiresAt, now) && owner && Number(until) > leaseTime)
           held.push({ id, owner });
       });
       return held;

@@ -17,6 +17,7 @@ const SCRIPT_NAMES = [
   'renew-lease',
   'release-lease',
   'lease-range',
+  'read-tasks',
   'sweep-task',
 ] as const;
 

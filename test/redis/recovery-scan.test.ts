@@ -1,0 +1,158 @@
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { connect } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { createBullmqExecutor, type BullmqExecutor } from '../../src/executors/bullmq/index.js';
+import { TaskRuntime } from '../../src/runtime/runtime.js';
+import type { TaskStore } from '../../src/store/port.js';
+import { openRedisStore } from '../../src/stores/redis/index.js';
+import { newTaskId } from '../../src/task/ids.js';
+import { newTaskRecord, type TaskRecord } from '../../src/task/record.js';
+import { waitFor } from '../helpers/wait.js';
+import { TestTools, text } from '../runtime/tools.js';
+import {
+  deletePrefix,
+  REDIS_URL,
+  skipWithoutRedis,
+  uniquePrefix,
+  urlWithPrefix,
+} from './redis-env.js';
+
+const silent = { info() {}, warn() {}, error() {} };
+
+/**
+ * The recovery scan against a queue backlog: queued tasks whose jobs wait cost the scan
+ * commands per bucket and batch, never per task, and the tasks that do need a job still get one.
+ */
+if (!skipWithoutRedis('Redis recovery scan')) {
+  describe('Redis recovery scan', () => {
+    const prefix = uniquePrefix();
+    const url = urlWithPrefix(prefix);
+    let store: TaskStore;
+    let executor: BullmqExecutor;
+    let runtime: TaskRuntime;
+    let queue: Queue;
+    let taker: Worker;
+
+    before(async () => {
+      store = await openRedisStore(url);
+      executor = createBullmqExecutor({ connectionUrl: url, mode: 'dispatch', store });
+      const tools = new TestTools().add('hello', () => text('hi'));
+      // The scans are the test's own: the timer's next one is a minute away.
+      runtime = new TaskRuntime({ store, tools, logger: silent, executor, leaseMs: 60_000 });
+      const connection = { url: REDIS_URL as string, maxRetriesPerRequest: null };
+      queue = new Queue('tasks', { connection, prefix: `${prefix}:{bull}` });
+      taker = new Worker('tasks', null, { connection, prefix: `${prefix}:{bull}` });
+      const watch = await watchCommands();
+      runtime.start(); // its first scan, in the background: wait for its last command
+      await waitFor('the first scan', () => watch.seen.some((line) => line.includes('"leased"')));
+      watch.stop();
+    });
+
+    after(async () => {
+      await runtime.stop(1000);
+      await Promise.allSettled([taker.close(), queue.close(), store.close()]);
+      await deletePrefix(prefix);
+    });
+
+    async function queuedTask(): Promise<TaskRecord> {
+      const record = newTaskRecord(
+        {
+          id: newTaskId(),
+          principal: 'alice',
+          tool: 'hello',
+          arguments: {},
+          ttlMs: 600_000,
+          pollIntervalMs: 500,
+        },
+        Date.now(),
+      );
+      const task = (await store.create(record)).task;
+      await executor.dispatch(task.id, 'created');
+      return task;
+    }
+
+    async function jobsOf(taskId: string): Promise<number> {
+      const jobs = await queue.getJobs(['waiting', 'active', 'delayed', 'prioritized']);
+      return jobs.filter((job) => job?.data?.taskId === taskId).length;
+    }
+
+    /**
+     * Commands naming this test's keys, as MONITOR lines (scripts' own calls excluded). A raw
+     * socket: an ioredis client in monitor mode can trip over replies arriving at once.
+     */
+    async function watchCommands(): Promise<{ seen: string[]; stop(): void }> {
+      const { hostname, port } = new URL(REDIS_URL as string);
+      const socket = connect(Number(port || 6379), hostname);
+      await once(socket, 'connect');
+      socket.write('MONITOR\r\n');
+      const seen: string[] = [];
+      let rest = '';
+      socket.on('data', (chunk: Buffer) => {
+        const lines = (rest + chunk.toString('utf8')).split('\r\n');
+        rest = lines.pop() ?? '';
+        for (const line of lines) {
+          if (!line.includes(' lua] ') && line.includes(prefix)) seen.push(line);
+        }
+      });
+      return { seen, stop: () => socket.destroy() };
+    }
+
+    /** What `work` sends: between two fences (a command only this test sends) seen by MONITOR. */
+    async function commandsSentBy(work: () => Promise<unknown>): Promise<string[]> {
+      const watch = await watchCommands();
+      const pinger = new Redis(REDIS_URL as string);
+      const fence = async (name: string): Promise<number> => {
+        const key = `${prefix}:fence:${name}`;
+        await pinger.exists(key);
+        const at = () => watch.seen.findIndex((line) => line.includes(`"${key}"`)) + 1;
+        return waitFor(`MONITOR to see ${name}`, at);
+      };
+      try {
+        const from = await fence('start');
+        await work();
+        const to = await fence('end');
+        return watch.seen.slice(from, to - 1);
+      } finally {
+        pinger.disconnect();
+        watch.stop();
+      }
+    }
+
+    async function backlogScanCost(tasks: number): Promise<number> {
+      await Promise.all(Array.from({ length: tasks }, () => queuedTask()));
+      const sent = await commandsSentBy(() => runtime.recoverNow());
+      assert.equal((await queue.getWaitingCount()) >= tasks, true, 'the jobs still wait');
+      return sent.length;
+    }
+
+    it('scans a backlog of queued tasks in the same few commands, whatever its length', async () => {
+      await queuedTask();
+      await runtime.recoverNow(); // connections open and scripts load on first use
+      const small = await backlogScanCost(19);
+      const large = await backlogScanCost(200);
+      assert.equal(large, small, `commands for 20 queued tasks: ${small}, for 220: ${large}`);
+      assert.ok(large <= 8, `a scan of 220 queued tasks sent ${large} commands`);
+      assert.equal(await queue.getWaitingCount(), 220, 'no job added for a task whose job waits');
+    });
+
+    it('gives a job to the tasks whose job is gone or was taken by a dead worker', async () => {
+      await queue.drain();
+      const taken = await queuedTask();
+      const job = await taker.getNextJob('dead-worker-token');
+      assert.equal(job?.data.taskId, taken.id, 'the job is active under a worker that died');
+      const waiting = await queuedTask();
+      const lost = await queuedTask();
+      const lostJob = (await queue.getWaiting()).find((job) => job.data.taskId === lost.id);
+      await lostJob?.remove();
+      await waitFor('the lost job gone', async () => (await jobsOf(lost.id)) === 0);
+      await runtime.recoverNow();
+      assert.equal(await jobsOf(waiting.id), 1, 'a waiting job is enough');
+      assert.equal(await jobsOf(lost.id), 1, 'a task whose job is gone gets one');
+      const again = (await queue.getWaiting()).filter((next) => next.data.taskId === taken.id);
+      assert.equal(again.length, 1, 'a task whose job a dead worker holds gets a waiting job');
+    });
+  });
+}
