@@ -1,18 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Queue, Worker } from 'bullmq';
+import type { Queue, Worker } from 'bullmq';
 import { createBullmqExecutor, type BullmqExecutor } from '../../src/executors/bullmq/index.js';
 import type { TaskStore } from '../../src/store/port.js';
 import { openRedisStore } from '../../src/stores/redis/index.js';
-import { newTaskId } from '../../src/task/ids.js';
-import { newTaskRecord, type TaskRecord } from '../../src/task/record.js';
-import {
-  deletePrefix,
-  REDIS_URL,
-  skipWithoutRedis,
-  uniquePrefix,
-  urlWithPrefix,
-} from './redis-env.js';
+import { deletePrefix, skipWithoutRedis, uniquePrefix, urlWithPrefix } from './redis-env.js';
+import { handDrivenQueue, storedTask } from './hand-queue.js';
 
 /**
  * The dispatch side of the BullMQ executor against a real queue, with a hand-driven BullMQ
@@ -31,10 +24,8 @@ if (!skipWithoutRedis('BullMQ dispatch deduplication')) {
     before(async () => {
       store = await openRedisStore(url);
       executor = createBullmqExecutor({ connectionUrl: url, mode: 'dispatch', store });
-      const connection = { url: REDIS_URL as string, maxRetriesPerRequest: null };
-      queue = new Queue('tasks', { connection, prefix: `${prefix}:{bull}` });
       // No processor: jobs move only when the test takes them (getNextJob) or finishes them.
-      taker = new Worker('tasks', null, { connection, prefix: `${prefix}:{bull}` });
+      ({ queue, taker } = handDrivenQueue(prefix));
     });
 
     after(async () => {
@@ -43,28 +34,13 @@ if (!skipWithoutRedis('BullMQ dispatch deduplication')) {
       await deletePrefix(prefix);
     });
 
-    async function workingTask(): Promise<TaskRecord> {
-      const record = newTaskRecord(
-        {
-          id: newTaskId(),
-          principal: 'alice',
-          tool: 'hello',
-          arguments: {},
-          ttlMs: 600_000,
-          pollIntervalMs: 500,
-        },
-        Date.now(),
-      );
-      return (await store.create(record)).task;
-    }
-
     async function jobsOf(taskId: string): Promise<number> {
       const jobs = await queue.getJobs(['waiting', 'active', 'delayed', 'prioritized']);
       return jobs.filter((job) => job?.data?.taskId === taskId).length;
     }
 
     it('collapses dispatches of an unchanged task into the job that waits', async () => {
-      const task = await workingTask();
+      const task = await storedTask(store);
       await Promise.all([1, 2, 3].map(() => executor.dispatch(task.id)));
       await executor.dispatch(task.id);
       assert.equal(await jobsOf(task.id), 1);
@@ -72,7 +48,7 @@ if (!skipWithoutRedis('BullMQ dispatch deduplication')) {
 
     it('gives a task a new job when its job was taken by a worker that then died', async () => {
       await queue.drain();
-      const task = await workingTask();
+      const task = await storedTask(store);
       await executor.dispatch(task.id);
       const taken = await taker.getNextJob('dead-worker-token');
       assert.equal(
@@ -87,7 +63,7 @@ if (!skipWithoutRedis('BullMQ dispatch deduplication')) {
 
     it('gives a task a new job after it parked and was answered (a new revision)', async () => {
       await queue.drain();
-      const task = await workingTask();
+      const task = await storedTask(store);
       await executor.dispatch(task.id);
       const parked = await store.compareAndSet(
         { ...task, status: 'input_required', revision: task.revision + 1 },
@@ -105,7 +81,7 @@ if (!skipWithoutRedis('BullMQ dispatch deduplication')) {
 
     it('lets a finished job go: the same revision dispatched again gets a new job', async () => {
       await queue.drain();
-      const task = await workingTask();
+      const task = await storedTask(store);
       await executor.dispatch(task.id);
       const job = await taker.getNextJob('live-worker-token');
       assert.ok(job);
@@ -117,7 +93,7 @@ if (!skipWithoutRedis('BullMQ dispatch deduplication')) {
 
     it('enqueues nothing for a task that is not working', async () => {
       await queue.drain();
-      const task = await workingTask();
+      const task = await storedTask(store);
       const done = await store.compareAndSet(
         { ...task, status: 'completed', revision: task.revision + 1 },
         task.revision,

@@ -2,14 +2,13 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { Queue, Worker } from 'bullmq';
+import type { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createBullmqExecutor, type BullmqExecutor } from '../../src/executors/bullmq/index.js';
 import { TaskRuntime } from '../../src/runtime/runtime.js';
 import type { TaskStore } from '../../src/store/port.js';
 import { openRedisStore } from '../../src/stores/redis/index.js';
-import { newTaskId } from '../../src/task/ids.js';
-import { newTaskRecord, type TaskRecord } from '../../src/task/record.js';
+import type { TaskRecord } from '../../src/task/record.js';
 import { waitFor } from '../helpers/wait.js';
 import { TestTools, text } from '../runtime/tools.js';
 import {
@@ -19,6 +18,7 @@ import {
   uniquePrefix,
   urlWithPrefix,
 } from './redis-env.js';
+import { handDrivenQueue, storedTask } from './hand-queue.js';
 
 const silent = { info() {}, warn() {}, error() {} };
 
@@ -42,9 +42,7 @@ if (!skipWithoutRedis('Redis recovery scan')) {
       const tools = new TestTools().add('hello', () => text('hi'));
       // The scans are the test's own: the timer's next one is a minute away.
       runtime = new TaskRuntime({ store, tools, logger: silent, executor, leaseMs: 60_000 });
-      const connection = { url: REDIS_URL as string, maxRetriesPerRequest: null };
-      queue = new Queue('tasks', { connection, prefix: `${prefix}:{bull}` });
-      taker = new Worker('tasks', null, { connection, prefix: `${prefix}:{bull}` });
+      ({ queue, taker } = handDrivenQueue(prefix));
       const watch = await watchCommands();
       runtime.start(); // its first scan, in the background: wait for its last command
       await waitFor('the first scan', () => watch.seen.some((line) => line.includes('"leased"')));
@@ -58,18 +56,7 @@ if (!skipWithoutRedis('Redis recovery scan')) {
     });
 
     async function queuedTask(): Promise<TaskRecord> {
-      const record = newTaskRecord(
-        {
-          id: newTaskId(),
-          principal: 'alice',
-          tool: 'hello',
-          arguments: {},
-          ttlMs: 600_000,
-          pollIntervalMs: 500,
-        },
-        Date.now(),
-      );
-      const task = (await store.create(record)).task;
+      const task = await storedTask(store);
       await executor.dispatch(task.id, 'created');
       return task;
     }
