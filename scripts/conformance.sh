@@ -8,9 +8,16 @@
 # Usage: scripts/conformance.sh [--tasks-only]   Exit: 0 when everything passed.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-shared=${TASKRAIL_SHARED:-$root/../shared}
-runner=$shared/scripts/conformance.sh
-[[ -f $runner ]] || { echo "conformance: runner not found at $runner" >&2; exit 1; }
+# The workplace's shared folder: beside the checkout, or (a clone made elsewhere, e.g. in a
+# temporary folder) at the workplace's own /work/shared.
+runner=""
+for shared in ${TASKRAIL_SHARED:+"$TASKRAIL_SHARED"} "$root/../shared" /work/shared; do
+  [[ -f $shared/scripts/conformance.sh ]] && { runner=$shared/scripts/conformance.sh; break; }
+done
+[[ -n $runner ]] || {
+  echo "conformance: runner not found in \$TASKRAIL_SHARED, $root/../shared or /work/shared" >&2
+  exit 1
+}
 [[ -f $root/dist/cli/main.js ]] || { echo "conformance: build first (npm run build)" >&2; exit 1; }
 
 # start_server runs in a command substitution (a subshell), so pids go through a file.
