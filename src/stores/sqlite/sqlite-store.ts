@@ -36,6 +36,7 @@ import {
   type TaskRow,
 } from './rows.js';
 import { listPage, ListStatements } from './list.js';
+import { ReadCache, READ_CACHE_ROWS } from './read-cache.js';
 import { prepareStatements, type Statements } from './statements.js';
 
 export interface SqliteTaskStoreOptions {
@@ -54,6 +55,11 @@ export interface SqliteTaskStoreOptions {
   synchronous?: 'normal' | 'full';
   /** Where warnings go (a checkpoint worker that stopped). Default: `process.emitWarning`. */
   onWarning?: (message: string) => void;
+  /**
+   * How many recently read tasks `get` may answer from memory (default 1000; 0: none). A
+   * cached row is used only while no other connection has committed to the file.
+   */
+  readCacheRows?: number;
 }
 
 const defaultWarn = (message: string) => process.emitWarning(`taskrail: ${message}`);
@@ -82,6 +88,8 @@ export class SqliteTaskStore implements TaskStore {
   readonly #group: GroupCommit;
   /** WAL checkpoints run in a worker thread, not inside a commit on the event loop. */
   readonly #checkpointer: Checkpointer;
+  /** Rows `get` read, kept while no other connection commits (see read-cache.ts). */
+  readonly #cache: ReadCache;
   #closed = false;
   #closing: Promise<void> | undefined;
 
@@ -98,6 +106,8 @@ export class SqliteTaskStore implements TaskStore {
     });
     this.#sql = prepareStatements(this.#db);
     this.#lists = new ListStatements(this.#db);
+    const dataVersion = this.#db.prepare('PRAGMA data_version').pluck();
+    this.#cache = new ReadCache(() => dataVersion.get(), options.readCacheRows ?? READ_CACHE_ROWS);
     this.#group = new GroupCommit(this.#db, (operation) => this.#run(operation));
     this.#checkpointer = new Checkpointer(this.#db, this.path, {
       warn: options.onWarning ?? defaultWarn,
@@ -108,6 +118,11 @@ export class SqliteTaskStore implements TaskStore {
   get checkpointWorker(): { running: boolean; checkpointedFrames: number } {
     const { running, checkpointedFrames } = this.#checkpointer;
     return { running, checkpointedFrames };
+  }
+
+  /** How many task rows `get` currently answers from memory (tests and diagnostics). */
+  get readCacheRows(): number {
+    return this.#cache.size;
   }
 
   /** The durability in force on this file's connection (read back from SQLite itself). */
@@ -146,7 +161,9 @@ export class SqliteTaskStore implements TaskStore {
 
   get(id: string): Promise<TaskRecord | undefined> {
     return this.#run(() => {
-      const values = this.#sql.selectVisibleTask.get(id, this.#clock()) as unknown[] | undefined;
+      const now = this.#clock();
+      const select = () => this.#sql.selectVisibleTask.get(id, now) as unknown[] | undefined;
+      const values = this.#cache.read(id, now, select);
       return values === undefined ? undefined : rawRowToRecord(values);
     });
   }
@@ -182,7 +199,10 @@ export class SqliteTaskStore implements TaskStore {
 
   async releaseLease(id: string, token: string, options: ReleaseOptions = {}): Promise<void> {
     const statement = options.abandoned === true ? this.#sql.abandonLease : this.#sql.releaseLease;
-    await this.#group.write(() => statement.run(id, token));
+    await this.#group.write(() => {
+      this.#cache.drop(id);
+      return statement.run(id, token);
+    });
   }
 
   async findRunnable(limit: number): Promise<string[]> {
@@ -239,6 +259,7 @@ export class SqliteTaskStore implements TaskStore {
       // a lock held by another process: the WAL stays, nothing is lost
     }
     this.#db.close();
+    this.#cache.clear();
     await workerStopped;
   }
 
@@ -262,6 +283,7 @@ export class SqliteTaskStore implements TaskStore {
   /** Inserts; returns the record as stored (a copy rebuilt from the written columns) and its row. */
   #insert(task: TaskRecord): { task: TaskRecord; row: TaskRow } {
     const row = recordToParams(task);
+    this.#cache.drop(task.id);
     try {
       this.#sql.insertTask.run(row);
       return { task: rowToRecord(row), row };
@@ -296,6 +318,7 @@ export class SqliteTaskStore implements TaskStore {
 
   #grantLease(id: string, owner: string, expiresAt: number, interrupted: boolean): LeaseGrant {
     const token = newToken();
+    this.#cache.drop(id);
     this.#sql.setLease.run(owner, token, expiresAt, id);
     return { token, expiresAt, interrupted };
   }
@@ -316,6 +339,7 @@ export class SqliteTaskStore implements TaskStore {
     const expiryChanged = row.expires_at !== stored.expires_at || row.ttl_ms !== stored.ttl_ms;
     const update = expiryChanged ? this.#sql.updateTaskAndExpiry : this.#sql.updateTask;
     // The same statement drops the lease when the task leaves `working`.
+    this.#cache.drop(next.id);
     update.run(row);
     return { outcome: { ok: true, task: rowToRecord(row) }, previous: status, row };
   }
@@ -362,6 +386,7 @@ export class SqliteTaskStore implements TaskStore {
     const row = this.#sql.selectVisibleStatus.get({ id, now }) as
       { status: TaskStatus } | undefined;
     if (row === undefined) return { held: false, status: undefined };
+    this.#cache.drop(id);
     const held = this.#sql.renewLease.run(now + leaseMs, id, token).changes > 0;
     return { held, status: row.status };
   }
@@ -381,6 +406,7 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   #deleteTask(id: string): void {
+    this.#cache.drop(id);
     this.#sql.deleteSteps.run(id);
     this.#sql.deleteTask.run(id);
   }
