@@ -67,6 +67,7 @@ const defaultWarn = (message: string) => process.emitWarning(`taskrail: ${messag
 /** `row`: what was written, from which listeners get their own copy. */
 type CasResult = { outcome: CompareAndSetOutcome; previous?: TaskStatus; row?: TaskRow };
 type Created = CreateOutcome & { staleId?: string; row?: TaskRow };
+type LeaseColumns = { lease_owner: string; lease_token: string; lease_expires_at: number };
 
 /**
  * A `TaskStore` in one SQLite file (better-sqlite3, WAL). Several processes may open the same
@@ -280,12 +281,16 @@ export class SqliteTaskStore implements TaskStore {
     return withLockWaits(operation, this.#lockBudgetMs, () => this.#closed);
   }
 
-  /** Inserts; returns the record as stored (a copy rebuilt from the written columns) and its row. */
-  #insert(task: TaskRecord): { task: TaskRecord; row: TaskRow } {
+  /**
+   * Inserts, with `lease` held from the start if given; returns the record as stored (a copy
+   * rebuilt from the written columns) and its row.
+   */
+  #insert(task: TaskRecord, lease?: LeaseColumns): { task: TaskRecord; row: TaskRow } {
     const row = recordToParams(task);
     this.#cache.drop(task.id);
     try {
-      this.#sql.insertTask.run(row);
+      if (lease === undefined) this.#sql.insertTask.run(row);
+      else this.#sql.insertLeasedTask.run(Object.assign(row, lease));
       return { task: rowToRecord(row), row };
     } catch (error) {
       if ((error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
@@ -305,11 +310,18 @@ export class SqliteTaskStore implements TaskStore {
       return { task: rowToRecord(row), created: false };
     }
     if (row !== undefined) this.#deleteTask(row.id);
-    const created = this.#insert(task);
-    const grant =
-      lease === undefined || created.task.status !== 'working'
-        ? undefined
-        : this.#grantLease(task.id, lease.owner, now + lease.leaseMs, false);
+    // Only a working task is leased (a record may be created already finished).
+    let grant: LeaseGrant | undefined;
+    let columns: LeaseColumns | undefined;
+    if (lease !== undefined && task.status === 'working') {
+      grant = { token: newToken(), expiresAt: now + lease.leaseMs, interrupted: false };
+      columns = {
+        lease_owner: lease.owner,
+        lease_token: grant.token,
+        lease_expires_at: grant.expiresAt,
+      };
+    }
+    const created = this.#insert(task, columns);
     const outcome: Created = { task: created.task, created: true, row: created.row };
     if (grant !== undefined) outcome.lease = grant;
     if (row !== undefined) outcome.staleId = row.id;

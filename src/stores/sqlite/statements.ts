@@ -24,6 +24,10 @@ const LEASE_FREE = '(lease_expires_at IS NULL OR lease_expires_at <= @now)';
 /** Every fixed statement the store runs. */
 const STATEMENT_SQL = {
   insertTask: `INSERT INTO tasks (${TASK_COLUMNS}) VALUES (${TASK_PARAMS})`,
+  // A create that takes the lease at once: one statement, not an insert and then an update.
+  insertLeasedTask:
+    `INSERT INTO tasks (${TASK_COLUMNS}, lease_owner, lease_token, lease_expires_at) ` +
+    `VALUES (${TASK_PARAMS}, @lease_owner, @lease_token, @lease_expires_at)`,
   selectTask: `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = ?`,
   selectVisibleTask: `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = ? AND (expires_at IS NULL OR expires_at > ?)`,
   selectHead: `SELECT ${HEAD_COLUMNS} FROM tasks WHERE id = ?`,
