@@ -1,4 +1,5 @@
-export { SqliteTaskStore, type SqliteTaskStoreOptions } from './sqlite-store.js';
+export { SqliteTaskStore } from './sqlite-store.js';
+export type { SqliteTaskStoreOptions } from './options.js';
 import { SCHEMA_VERSION as CURRENT_SCHEMA } from './schema.js';
 
 /**

@@ -25,6 +25,7 @@ import { Checkpointer } from './checkpointer.js';
 import { GroupCommit } from './group-commit.js';
 import { SYNC_BUSY_WAIT_MS, withLockWaits } from './lock-wait.js';
 import { openDatabase } from './open-database.js';
+import type { SqliteTaskStoreOptions } from './options.js';
 import {
   casParams,
   rawClaimRow,
@@ -38,29 +39,6 @@ import {
 import { listPage, ListStatements } from './list.js';
 import { ReadCache, READ_CACHE_ROWS } from './read-cache.js';
 import { prepareStatements, type Statements } from './statements.js';
-
-export interface SqliteTaskStoreOptions {
-  /** Time source for expiry and leases; tests pass a fake one. */
-  clock?: Clock;
-  /**
-   * How long an operation waits for another process's lock, in total. Default 5000 ms. The
-   * wait does not block the event loop beyond a few ms at a time.
-   */
-  busyTimeoutMs?: number;
-  /**
-   * `normal` (default): a commit survives a crash of the process; a power cut may lose the
-   * last commits. `full`: every write is on disk (fsynced) before its promise resolves, so it
-   * survives power loss; concurrent writes share one commit and one fsync (group commit).
-   */
-  synchronous?: 'normal' | 'full';
-  /** Where warnings go (a checkpoint worker that stopped). Default: `process.emitWarning`. */
-  onWarning?: (message: string) => void;
-  /**
-   * How many recently read tasks `get` may answer from memory (default 1000; 0: none). A
-   * cached row is used only while no other connection has committed to the file.
-   */
-  readCacheRows?: number;
-}
 
 const defaultWarn = (message: string) => process.emitWarning(`taskrail: ${message}`);
 
