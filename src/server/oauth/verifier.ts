@@ -1,5 +1,10 @@
-import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
+import type { createRemoteJWKSet, JWTPayload } from 'jose';
 import { checkIssuerUrl, discoverIssuer, type IssuerMetadata } from './discovery.js';
+
+type Jose = typeof import('jose');
+let joseModule: Promise<Jose> | undefined;
+/** jose is ~180 modules; a server without OAuth never loads them (resting memory). */
+const jose = (): Promise<Jose> => (joseModule ??= import('jose'));
 
 /** Asymmetric JWS algorithms only: `none` and HMAC (a key the client could know) never verify. */
 export const ALLOWED_ALGORITHMS = [
@@ -60,7 +65,7 @@ function clientIdOf(payload: JWTPayload): string | undefined {
 }
 
 /** A key-set fetch that timed out or failed is the server's trouble, not a bad token. */
-function isUnavailable(error: unknown): boolean {
+function isUnavailable(errors: Jose['errors'], error: unknown): boolean {
   if (error instanceof errors.JWKSTimeout) return true;
   return !(error instanceof errors.JOSEError);
 }
@@ -86,7 +91,7 @@ export class OAuthVerifier {
   /** Discovers the issuer now; rejects with an error that says what to fix. */
   async ready(): Promise<IssuerMetadata> {
     const metadata = await discoverIssuer(this.issuer);
-    this.#keys ??= Promise.resolve(this.#keySet(metadata));
+    this.#keys ??= this.#keySet(metadata);
     return metadata;
   }
 
@@ -101,6 +106,7 @@ export class OAuthVerifier {
     } catch (error) {
       return { ok: false, error: 'unavailable', reason: (error as Error).message };
     }
+    const { errors, jwtVerify } = await jose();
     try {
       const { payload } = await jwtVerify(token, keys, {
         issuer: this.issuer,
@@ -112,7 +118,11 @@ export class OAuthVerifier {
       return this.#accept(payload);
     } catch (error) {
       const reason = (error as Error).message;
-      return { ok: false, error: isUnavailable(error) ? 'unavailable' : 'invalid_token', reason };
+      return {
+        ok: false,
+        error: isUnavailable(errors, error) ? 'unavailable' : 'invalid_token',
+        reason,
+      };
     }
   }
 
@@ -144,7 +154,8 @@ export class OAuthVerifier {
     return keys;
   }
 
-  #keySet(metadata: IssuerMetadata): KeySet {
+  async #keySet(metadata: IssuerMetadata): Promise<KeySet> {
+    const { createRemoteJWKSet } = await jose();
     return createRemoteJWKSet(new URL(metadata.jwksUri), {
       cooldownDuration: this.#options.jwksCooldownMs ?? 30_000,
       cacheMaxAge: 10 * 60_000,
