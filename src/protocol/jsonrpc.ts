@@ -44,6 +44,11 @@ export function resultMessage(id: RequestId, result: JsonObject): string {
   return JSON.stringify({ jsonrpc: '2.0', id, result });
 }
 
+/** `resultMessage` for a result already serialized: the same bytes. */
+export function resultMessageOfJson(id: RequestId, resultJson: string): string {
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`;
+}
+
 export function errorMessage(id: RequestId | null, error: JsonRpcErrorObject): string {
   return JSON.stringify({ jsonrpc: '2.0', id, error });
 }

@@ -3,7 +3,7 @@ import {
   checkRoutingHeaders,
   errorMessage,
   isWireError,
-  resultMessage,
+  resultMessageOfJson,
   type HeaderReader,
   type IncomingRequest,
   type Wire2026Envelope,
@@ -12,7 +12,8 @@ import {
 } from '../protocol/index.js';
 import type { JsonObject } from '../task/record.js';
 import type { TaskRuntimeFace } from './core/runtime-port.js';
-import { answerTaskRequest } from './core/task-methods.js';
+import { runTaskRequest, taskResult } from './core/task-methods.js';
+import { getAnswersOf } from './get-answers.js';
 
 /** A finished HTTP answer: status and JSON body (empty for 202). */
 export interface Reply {
@@ -35,7 +36,8 @@ export function checkWire2026(
 /**
  * `tasks/*` on the 2026-07-28 wire over HTTP, answered without an SDK server instance: the routing
  * headers and the envelope are checked here, the rest by the shared implementation
- * (core/task-methods.ts); this function only frames its answer as status and body.
+ * (core/task-methods.ts); this function only frames its answer as status and body (a polled task
+ * that has not changed reuses its serialized answer: get-answers.ts).
  */
 export async function serveTaskMethod(
   runtime: TaskRuntimeFace,
@@ -47,8 +49,12 @@ export async function serveTaskMethod(
   const id = req.id ?? null;
   const checked = checkWire2026(req, headers);
   if (isWireError(checked)) return errorReply(id, checked);
-  const answer = await answerTaskRequest(runtime, req, checked, principal, serverInfo);
-  if (answer === undefined) return { status: 202, body: '' };
-  if ('error' in answer) return errorReply(id, answer.error);
-  return { status: 200, body: resultMessage(id as RequestId, answer.result) };
+  const outcome = await runTaskRequest(runtime, req, checked, principal);
+  if (outcome === undefined) return { status: 202, body: '' };
+  if ('error' in outcome) return errorReply(id, outcome.error);
+  const json =
+    req.method === 'tasks/get'
+      ? getAnswersOf(serverInfo).json(outcome.task)
+      : JSON.stringify(taskResult(req.method, outcome.task, serverInfo));
+  return { status: 200, body: resultMessageOfJson(id as RequestId, json) };
 }

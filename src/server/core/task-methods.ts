@@ -95,9 +95,31 @@ function operationError(error: unknown): WireError {
 
 /**
  * A 2026-07-28 `tasks/*` request (the removed `tasks/result|list` included) whose `_meta`
- * envelope the transport has checked. Order: method, capability, params, lookup. Undefined: the
- * request was a notification (no id), which gets no answer.
+ * envelope the transport has checked, carried out: the task as the method left it, or the error.
+ * Order: method, capability, params, lookup. Undefined: the request was a notification (no id),
+ * which gets no answer.
  */
+export async function runTaskRequest(
+  runtime: TaskRuntimeFace,
+  request: IncomingRequest,
+  envelope: Wire2026Envelope,
+  principal: string,
+): Promise<{ task: TaskRecord } | { error: WireError } | undefined> {
+  const { method } = request;
+  if (!isTaskOperation(method)) return { error: methodNotFound(method) };
+  if (!envelope.declaresTasks) return { error: missingTasksCapability() };
+  if (request.id === undefined) return undefined;
+  return runTaskOperation(runtime, method, request.params, principal);
+}
+
+/** The result of `method` for the task it left: GetTaskResult or the empty ack, with serverInfo. */
+export function taskResult(method: string, task: TaskRecord, serverInfo: JsonObject): JsonObject {
+  const result = method === 'tasks/get' ? encodeGetTaskResult(task) : encodeAck();
+  result['_meta'] = { [META.serverInfo]: serverInfo };
+  return result;
+}
+
+/** `runTaskRequest` with its result encoded (see there). */
 export async function answerTaskRequest(
   runtime: TaskRuntimeFace,
   request: IncomingRequest,
@@ -105,13 +127,7 @@ export async function answerTaskRequest(
   principal: string,
   serverInfo: JsonObject,
 ): Promise<TaskAnswer | undefined> {
-  const { method } = request;
-  if (!isTaskOperation(method)) return { error: methodNotFound(method) };
-  if (!envelope.declaresTasks) return { error: missingTasksCapability() };
-  if (request.id === undefined) return undefined;
-  const outcome = await runTaskOperation(runtime, method, request.params, principal);
-  if ('error' in outcome) return outcome;
-  const result = method === 'tasks/get' ? encodeGetTaskResult(outcome.task) : encodeAck();
-  result['_meta'] = { [META.serverInfo]: serverInfo };
-  return { result };
+  const outcome = await runTaskRequest(runtime, request, envelope, principal);
+  if (outcome === undefined || 'error' in outcome) return outcome;
+  return { result: taskResult(request.method, outcome.task, serverInfo) };
 }
