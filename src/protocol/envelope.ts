@@ -27,6 +27,7 @@ const BASE64_SENTINEL = /^=\?base64\?([A-Za-z0-9+/=]*)\?=$/;
 export function decodeHeaderValue(raw: string | undefined): string | undefined {
   if (raw === undefined) return undefined;
   const value = raw.trim();
+  if (!value.startsWith('=?')) return value;
   const match = BASE64_SENTINEL.exec(value);
   return match === null ? value : Buffer.from(match[1] ?? '', 'base64').toString('utf8');
 }

@@ -63,18 +63,12 @@ function closeSignal(res: ServerResponse): AbortSignal {
   return controller.signal;
 }
 
-function send(
-  res: ServerResponse,
-  status: number,
-  body: string,
-  extra: Record<string, string> = {},
-): void {
+function send(res: ServerResponse, status: number, body: string, close = false): void {
   if (res.headersSent) return void res.end();
+  const headers: Record<string, string> = body === '' ? {} : { 'content-type': 'application/json' };
+  if (close) headers['connection'] = 'close';
   // A declared length spares chunked framing: head and body leave in one write.
-  const length = String(Buffer.byteLength(body));
-  const headers: Record<string, string> =
-    body === '' ? { ...extra } : { 'content-type': 'application/json', ...extra };
-  headers['content-length'] = length;
+  headers['content-length'] = String(Buffer.byteLength(body));
   res.writeHead(status, headers);
   res.end(body);
 }
@@ -122,7 +116,7 @@ export function createNodeHandler(
     const body = await readNodeBody(req, deps.maxBodyBytes);
     if (!body.ok) {
       const failed = failedBody(body);
-      return send(res, failed.status, failed.body, { connection: 'close' });
+      return send(res, failed.status, failed.body, true);
     }
     deps.requestLog?.note(req, body.text, auth.principal);
     const closed = () => closeSignal(res);

@@ -99,16 +99,17 @@ function operationError(error: unknown): WireError {
  * Order: method, capability, params, lookup. Undefined: the request was a notification (no id),
  * which gets no answer.
  */
-export async function runTaskRequest(
+export function runTaskRequest(
   runtime: TaskRuntimeFace,
   request: IncomingRequest,
   envelope: Wire2026Envelope,
   principal: string,
 ): Promise<{ task: TaskRecord } | { error: WireError } | undefined> {
   const { method } = request;
-  if (!isTaskOperation(method)) return { error: methodNotFound(method) };
-  if (!envelope.declaresTasks) return { error: missingTasksCapability() };
-  if (request.id === undefined) return undefined;
+  // Not async: the operation's own promise is returned as it is, without another layer.
+  if (!isTaskOperation(method)) return Promise.resolve({ error: methodNotFound(method) });
+  if (!envelope.declaresTasks) return Promise.resolve({ error: missingTasksCapability() });
+  if (request.id === undefined) return Promise.resolve(undefined);
   return runTaskOperation(runtime, method, request.params, principal);
 }
 
