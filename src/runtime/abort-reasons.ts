@@ -20,6 +20,7 @@ export const stopReasons = {
   parked: () => new RunStopped('parked', 'task parked waiting for input'),
 };
 
-export function stopReasonOf(signal: AbortSignal): RunStopped['why'] | undefined {
+/** `signal`: an AbortSignal or a RunAbort (anything with the abort's reason). */
+export function stopReasonOf(signal: { reason: unknown }): RunStopped['why'] | undefined {
   return signal.reason instanceof RunStopped ? signal.reason.why : undefined;
 }

@@ -5,13 +5,15 @@ import * as t from '../task/transitions.js';
 import type { ContextBackend } from './context.js';
 import type { RunnerSettings } from './runner-settings.js';
 import { withStoreRetry } from './store-health.js';
+import type { RunAbort } from './run-abort.js';
 import { updateTask } from './writes.js';
 
 /** Progress is superseded by the next report: it gets a short retry, never a long wait. */
 const PROGRESS_BUDGET_MS = 1000;
 
 export interface RunState {
-  signal: AbortSignal;
+  /** The handler's signal is made from it only if the handler reads `ctx.signal`. */
+  abort: RunAbort;
   /** True once a heartbeat learnt that another runner holds the task. */
   leaseLost: boolean;
 }
@@ -49,7 +51,9 @@ export function durableBackend(
     taskId: task.id,
     principal: task.principal,
     attempt: task.attempt,
-    signal: run.signal,
+    get signal() {
+      return run.abort.signal;
+    },
     answers: () => answers,
     async park(requests: Record<string, InputRequest>, statusMessage?: string) {
       const parked = await retried(

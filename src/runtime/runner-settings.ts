@@ -2,6 +2,7 @@ import type { TaskStore } from '../store/port.js';
 import type { Clock } from '../task/time.js';
 import type { Logger, ToolCatalog } from './api.js';
 import type { StoreHealth } from './store-health.js';
+import type { RunAbort } from './run-abort.js';
 
 export interface RunnerSettings {
   store: TaskStore;
@@ -18,7 +19,7 @@ export interface RunnerSettings {
   /** How long an outcome, step or park write is retried through store trouble. */
   writeBudgetMs: number;
   /** Where running tasks register their abort controller, so a cancellation can reach them. */
-  running: Map<string, AbortController>;
+  running: Map<string, RunAbort>;
   /** The lease each running task holds, by task id. */
   leases: Map<string, string>;
 }

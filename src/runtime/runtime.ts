@@ -18,6 +18,7 @@ import type {
   ToolCatalog,
 } from './api.js';
 import { stopReasons } from './abort-reasons.js';
+import type { RunAbort } from './run-abort.js';
 import { assertAnswersFit } from './answers.js';
 import { assertIdempotencyKey, assertSameCall } from './idempotency.js';
 import { runInline } from './inline.js';
@@ -70,7 +71,7 @@ export class TaskRuntime {
   readonly #ttl: TtlPolicy;
   readonly #settings: RunnerSettings;
   readonly #options: Required<Pick<RuntimeOptions, 'defaultPollIntervalMs' | 'maxArgumentsBytes'>>;
-  readonly #running = new Map<string, AbortController>();
+  readonly #running = new Map<string, RunAbort>();
   readonly #leases = new Map<string, string>();
   readonly #health: StoreHealth;
   #timers: NodeJS.Timeout[] = [];

@@ -8,6 +8,7 @@ import { RunContext } from './context.js';
 import { durableBackend, type RunState } from './durable-backend.js';
 import { errorObject, finish, interruptionRefusal, outcomeOfResult } from './outcome.js';
 import { isHandBackSignal, isParkSignal } from './park.js';
+import { RunAbort } from './run-abort.js';
 import type { RunnerSettings } from './runner-settings.js';
 import { describeError, withStoreRetry } from './store-health.js';
 import type { RunnableTool, ToolResult } from './tool.js';
@@ -39,7 +40,7 @@ export function runClaimedTask(
   taskId: string,
   lease: LeaseGrant,
 ): Promise<void> {
-  return runUnderLease(settings, taskId, lease, new AbortController(), async () => {
+  return runUnderLease(settings, taskId, lease, new RunAbort(), async () => {
     const { loaded } = lease;
     if (loaded !== undefined) {
       // The store read both in the claiming write.
@@ -65,7 +66,7 @@ export function startLeasedTask(
   task: TaskRecord,
   lease: LeaseGrant,
 ): () => Promise<void> {
-  const controller = new AbortController();
+  const controller = new RunAbort();
   settings.running.set(task.id, controller);
   settings.leases.set(task.id, lease.token);
   return () =>
@@ -84,17 +85,17 @@ async function runUnderLease(
   settings: RunnerSettings,
   taskId: string,
   lease: LeaseGrant,
-  controller: AbortController,
+  controller: RunAbort,
   load: () => Promise<Loaded | undefined>,
 ): Promise<void> {
   settings.running.set(taskId, controller);
   settings.leases.set(taskId, lease.token);
-  const run: RunState = { signal: controller.signal, leaseLost: false };
+  const run: RunState = { abort: controller, leaseLost: false };
   const stopHeartbeat = startHeartbeat(settings, taskId, lease, controller, run);
   let end: RunEnd = 'release';
   let loaded: Loaded | undefined;
   try {
-    loaded = controller.signal.aborted ? undefined : await load();
+    loaded = controller.aborted ? undefined : await load();
     if (loaded !== undefined && (await mayStart(settings, loaded.task, lease))) {
       end = await execute(settings, loaded, run);
     }
@@ -105,7 +106,7 @@ async function runUnderLease(
     stopHeartbeat();
     if (settings.running.get(taskId) === controller) settings.running.delete(taskId);
     if (settings.leases.get(taskId) === lease.token) settings.leases.delete(taskId);
-    if (stopReasonOf(controller.signal) === 'shutdown' && end === 'release') end = 'abandon';
+    if (stopReasonOf(controller) === 'shutdown' && end === 'release') end = 'abandon';
     // An interruption not yet counted (the re-run's first write did not happen) must stay on
     // record, or the next claim would look like a first run.
     if (lease.interrupted && loaded === undefined && end === 'release') end = 'abandon';
@@ -198,7 +199,7 @@ async function execute(settings: RunnerSettings, loaded: Loaded, run: RunState):
   // must not fire its signal.
   context.dispose();
   const { id } = loaded.task;
-  if (settings.running.get(id)?.signal === run.signal) settings.running.delete(id);
+  if (settings.running.get(id) === run.abort) settings.running.delete(id);
   if (context.parkedOn !== undefined) return parked(settings, id, settled);
   if ('threw' in settled && isHandBackSignal(settled.threw)) {
     settings.logger.info('run handed back: it belongs in another process', {
@@ -224,7 +225,7 @@ async function execute(settings: RunnerSettings, loaded: Loaded, run: RunState):
     });
     return 'abandon';
   }
-  if (run.signal.aborted) return stopped(settings, id, run.signal);
+  if (run.abort.aborted) return stopped(settings, id, run.abort);
   const outcome = { error: errorObject(settings, loaded.task, error) };
   return endOfFinish(await finish(settings, id, outcome, finishing));
 }
@@ -247,7 +248,7 @@ function parked(settings: RunnerSettings, taskId: string, settled: Settled): Run
 }
 
 /** Says what really stopped a handler that ended with its signal aborted. */
-function stopped(settings: RunnerSettings, taskId: string, signal: AbortSignal): RunEnd {
+function stopped(settings: RunnerSettings, taskId: string, signal: RunAbort): RunEnd {
   const why = stopReasonOf(signal);
   if (why === 'shutdown') {
     settings.logger.warn(
@@ -277,7 +278,7 @@ function startHeartbeat(
   settings: RunnerSettings,
   taskId: string,
   lease: LeaseGrant,
-  controller: AbortController,
+  controller: RunAbort,
   run: RunState,
 ): () => void {
   const timer = setInterval(() => {

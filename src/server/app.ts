@@ -236,6 +236,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     runtime: face,
     wire2025,
     fallbackTools: options.fallbackTools === true,
+    inlineWaitMs: options.inlineWaitMs,
     tools,
     serverInfo: { name: instanceDeps.name, version: instanceDeps.version },
     listen: createListenHub(runtime, options.listen),

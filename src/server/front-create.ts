@@ -1,4 +1,3 @@
-import type { StandardSchemaV1 } from '@modelcontextprotocol/server';
 import {
   declaresTasks,
   encodeCreateTaskResult,
@@ -13,6 +12,7 @@ import {
 import { normalizeTaskOption } from '../runtime/tool.js';
 import type { JsonObject } from '../task/record.js';
 import { missingFor } from './front-gates.js';
+import { isJsonContentType, mirrorsParamHeaders, validArguments } from './front-plain.js';
 import type { ToolRegistry } from './core/registry.js';
 import type { TaskRuntimeFace } from './core/runtime-port.js';
 import { isServerTrouble, troubleWire } from './core/server-trouble.js';
@@ -81,25 +81,6 @@ function plainTaskTool(
   if (!isJsonContentType(headers('content-type'))) return undefined;
   const tool = tools.definition(params['name']);
   if (tool === undefined || tool.config.beforeTask !== undefined) return undefined;
+  if (mirrorsParamHeaders(tool)) return undefined;
   return normalizeTaskOption(tool.config.task).mode === 'forbidden' ? undefined : tool;
-}
-
-function isJsonContentType(value: string | undefined): boolean {
-  return value !== undefined && /^application\/json\s*(;|$)/i.test(value.trim());
-}
-
-/** The arguments as the tool's schema outputs them, or undefined when it refuses them. */
-async function validArguments(
-  tool: RegisteredTaskTool,
-  raw: unknown,
-): Promise<JsonObject | undefined> {
-  const args = raw ?? {};
-  const schema = tool.config.inputSchema as StandardSchemaV1 | undefined;
-  if (schema === undefined) return isObject(args) ? args : undefined;
-  // Not a Standard Schema after all: the SDK path reports that its own way.
-  if (typeof schema['~standard']?.validate !== 'function') return undefined;
-  const outcome = await schema['~standard'].validate(args);
-  if (outcome.issues !== undefined && outcome.issues.length > 0) return undefined;
-  const value = (outcome as { value: unknown }).value;
-  return isObject(value) ? value : undefined;
 }

@@ -18,6 +18,7 @@ import type { ToolRegistry } from './core/registry.js';
 import type { TaskRuntimeFace } from './core/runtime-port.js';
 import { capabilityGate } from './front-gates.js';
 import { createInFront } from './front-create.js';
+import { callInFront, type ClosedSignal } from './front-sync.js';
 import { errorReply, serveTaskMethod, type Reply } from './task-methods.js';
 
 /** Either an answer made here, or the parsed body for the SDK handler. */
@@ -32,6 +33,8 @@ export interface FrontDeps {
   serverInfo: JsonObject;
   /** With fallback tools a required tool answers hosts without tasks instead of -32021. */
   fallbackTools?: boolean;
+  /** How long a call from a host without tasks waits for its task (default 45 s). */
+  inlineWaitMs?: number | undefined;
   /** Task notification streams (`subscriptions/listen` with taskIds); absent: left to the SDK. */
   listen?: ListenHub | undefined;
 }
@@ -47,17 +50,21 @@ function parse(text: string): { ok: true; value: unknown } | { ok: false } {
   }
 }
 
+const NEVER_CLOSED: ClosedSignal = () => new AbortController().signal;
+
 /**
- * The checked fast path in front of the SDK: `tasks/*` and plain task-creating `tools/call` on
- * the 2026-07-28 wire are answered here (a per-request SDK server instance costs far more than the
- * store read or write), as are malformed bodies and the -32021 gate of required tools.
- * Everything else goes to the SDK handler.
+ * The checked fast path in front of the SDK: `tasks/*` and plain `tools/call` of task-capable
+ * tools (task-creating, or synchronous from hosts without tasks) on the 2026-07-28 wire are
+ * answered here (a per-request SDK server instance costs far more than the store read or
+ * write), as are malformed bodies and the -32021 gate of required tools. Everything else goes
+ * to the SDK handler. `closed`: aborted when the caller goes away.
  */
 export async function decide(
   deps: FrontDeps,
   text: string,
   headers: HeaderReader,
   principal: string,
+  closed: ClosedSignal = NEVER_CLOSED,
 ): Promise<Decision> {
   const parsed = parse(text);
   if (!parsed.ok) return { kind: 'reply', reply: errorReply(null, parseError()) };
@@ -88,6 +95,8 @@ export async function decide(
     if (gate !== undefined) return { kind: 'reply', reply: gate };
     const created = await createInFront(deps, req, headers, principal);
     if (created !== undefined) return { kind: 'reply', reply: created };
+    const answered = await callInFront(deps, req, headers, principal, closed);
+    if (answered !== undefined) return { kind: 'reply', reply: answered };
   }
   return { kind: 'delegate', parsed: body };
 }

@@ -55,6 +55,14 @@ function nodeHeaders(req: IncomingMessage): HeaderReader {
   };
 }
 
+/** Aborted when the response's connection closes (the caller went away, or it was answered). */
+function closeSignal(res: ServerResponse): AbortSignal {
+  const controller = new AbortController();
+  if (res.destroyed) controller.abort();
+  else res.once('close', () => controller.abort());
+  return controller.signal;
+}
+
 function send(
   res: ServerResponse,
   status: number,
@@ -117,7 +125,8 @@ export function createNodeHandler(
       return send(res, failed.status, failed.body, { connection: 'close' });
     }
     deps.requestLog?.note(req, body.text, auth.principal);
-    const decision = await decide(deps, body.text, nodeHeaders(req), auth.principal);
+    const closed = () => closeSignal(res);
+    const decision = await decide(deps, body.text, nodeHeaders(req), auth.principal, closed);
     if (decision.kind === 'reply') return send(res, decision.reply.status, decision.reply.body);
     if (decision.kind === 'stream') return decision.stream.serveNode(res);
     if (deps.wire2025?.claimsInitialize(decision.parsed))
@@ -173,7 +182,7 @@ export function createFetchHandler(deps: HttpDeps): (request: Request) => Promis
     const body = await readWebBody(request, deps.maxBodyBytes);
     if (!body.ok) return toResponse(failedBody(body));
     const headers: HeaderReader = (name) => request.headers.get(name) ?? undefined;
-    const decision = await decide(deps, body.text, headers, auth.principal);
+    const decision = await decide(deps, body.text, headers, auth.principal, () => request.signal);
     if (decision.kind === 'reply') return toResponse(decision.reply);
     if (decision.kind === 'stream') return decision.stream.response();
     const replay = new Request(request.url, {

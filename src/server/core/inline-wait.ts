@@ -2,7 +2,6 @@ import {
   inputRequired,
   type CallToolResult,
   type InputRequest as SdkInputRequest,
-  type ServerContext,
 } from '@modelcontextprotocol/server';
 import { isObject } from '../../protocol/index.js';
 import { normalizeTaskOption } from '../../runtime/tool.js';
@@ -31,6 +30,18 @@ export interface InlineCaller {
   inputResponses: Record<string, JsonObject>;
 }
 
+/**
+ * What the wait needs from the request it answers, given by the SDK's tool callback and by the
+ * front's synchronous path alike. Questions for the caller are not here: they go back in the
+ * result (MRTR), and answers come in `InlineCaller.inputResponses`.
+ */
+export interface InlineRequest {
+  /** Aborted when the caller goes away: the wait ends, the task runs on. */
+  readonly signal: AbortSignal;
+  /** Tells a caller that sent a `progressToken` of progress; absent when it asked for none. */
+  readonly progress?: ((progress: number, message: string) => void) | undefined;
+}
+
 /** Questions of the task asked over the request are keyed `TASK_ID/KEY`, so answers find it. */
 const KEY_SEPARATOR = '/';
 
@@ -45,14 +56,14 @@ export async function callBehindTheScenes(
   tool: RegisteredTaskTool,
   args: JsonObject,
   caller: InlineCaller,
-  ctx: ServerContext,
+  request: InlineRequest,
   settings: InlineWaitSettings,
 ): Promise<CallToolResult> {
   const answered = answersForTask(caller.inputResponses);
   if (answered !== undefined) {
     const task = await runtime.answerInput(answered.taskId, caller.principal, answered.responses);
     if (task === undefined) return noSuchTask(answered.taskId);
-    return followInline(runtime, task, caller, ctx, settings);
+    return followInline(runtime, task, caller, request, settings);
   }
   let taskArgs = args;
   if (tool.config.beforeTask !== undefined) {
@@ -71,7 +82,7 @@ export async function callBehindTheScenes(
     meta: { clientCapabilities: caller.clientCapabilities },
   });
   // Nothing has run yet (the run starts after this turn): the created version is the latest.
-  return followInline(runtime, task, caller, ctx, settings, true);
+  return followInline(runtime, task, caller, request, settings, true);
 }
 
 /**
@@ -83,12 +94,12 @@ export async function followInline(
   runtime: TaskRuntimeFace,
   task: TaskRecord,
   caller: InlineCaller,
-  ctx: ServerContext,
+  request: InlineRequest,
   settings: InlineWaitSettings,
   fresh = false,
 ): Promise<CallToolResult> {
-  const onUpdate = progressNotifier(ctx);
-  const signal = ctx.mcpReq.signal;
+  const onUpdate = progressNotifier(request);
+  const signal = request.signal;
   let latest: TaskRecord | undefined = task;
   let known = fresh;
   for (;;) {
@@ -181,19 +192,17 @@ function answersForTask(
   return taskId === undefined ? undefined : { taskId, responses: byKey };
 }
 
-/** `notifications/progress` carrying each new status message, when the caller sent a token. */
-function progressNotifier(ctx: ServerContext): ((task: TaskRecord) => void) | undefined {
-  const token = ctx.mcpReq._meta?.progressToken;
-  if (token === undefined) return undefined;
+/** Progress carrying each new status message, when the caller asked for progress. */
+function progressNotifier(request: InlineRequest): ((task: TaskRecord) => void) | undefined {
+  const progress = request.progress;
+  if (progress === undefined) return undefined;
   let count = 0;
   let last: string | undefined;
   return (task) => {
     if (task.statusMessage === undefined || task.statusMessage === last) return;
     last = task.statusMessage;
     count += 1;
-    const params = { progressToken: token, progress: count, message: task.statusMessage };
-    // A caller that went away cannot be told; the task is unaffected.
-    ctx.mcpReq.notify({ method: 'notifications/progress', params }).catch(() => undefined);
+    progress(count, task.statusMessage);
   };
 }
 

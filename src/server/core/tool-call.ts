@@ -20,7 +20,7 @@ import { envelopeCapabilities, principalOf } from './principal.js';
 import { isServerTrouble, noteCallTrouble } from './server-trouble.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
 import type { RegisteredTaskTool } from './types.js';
-import { callBehindTheScenes, DEFAULT_INLINE_WAIT_MS } from './inline-wait.js';
+import { callBehindTheScenes, DEFAULT_INLINE_WAIT_MS, type InlineRequest } from './inline-wait.js';
 
 /** What an McpServer tool callback returns; a CreateTaskResult passes through the SDK as-is. */
 type CallOutcome = CallToolResult;
@@ -108,7 +108,7 @@ async function callOnce(
   if (settings.mode !== 'forbidden') {
     const caller = { principal, clientCapabilities: caps, wire2026, inputResponses };
     const wait = { fallbackTools, inlineWaitMs: options.inlineWaitMs ?? DEFAULT_INLINE_WAIT_MS };
-    return callBehindTheScenes(runtime, tool, args, caller, ctx, wait);
+    return callBehindTheScenes(runtime, tool, args, caller, inlineRequestOf(ctx), wait);
   }
   const outcome = await runtime.runInline({
     tool: tool.name,
@@ -119,6 +119,18 @@ async function callOnce(
   });
   if (outcome.kind === 'input_required') return askFirst(outcome.inputRequests);
   return outcome.result as CallOutcome;
+}
+
+/** The SDK request's side of the inline wait: its abort signal, progress as notifications. */
+function inlineRequestOf(ctx: ServerContext): InlineRequest {
+  const token = ctx.mcpReq._meta?.progressToken;
+  if (token === undefined) return { signal: ctx.mcpReq.signal };
+  const progress = (count: number, message: string): void => {
+    const params = { progressToken: token, progress: count, message };
+    // A caller that went away cannot be told; the task is unaffected.
+    ctx.mcpReq.notify({ method: 'notifications/progress', params }).catch(() => undefined);
+  };
+  return { signal: ctx.mcpReq.signal, progress };
 }
 
 async function createTask(

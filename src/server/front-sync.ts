@@ -1,0 +1,144 @@
+import type { CallToolResult } from '@modelcontextprotocol/server';
+import {
+  declaresTasks,
+  isObject,
+  isWireError,
+  META,
+  metaOf,
+  withStructuredText,
+  type HeaderReader,
+  type IncomingRequest,
+} from '../protocol/index.js';
+import { normalizeTaskOption } from '../runtime/tool.js';
+import type { JsonObject } from '../task/record.js';
+import type { FrontCreateDeps } from './front-create.js';
+import { missingFor } from './front-gates.js';
+import { isJsonContentType, mirrorsParamHeaders, validArguments } from './front-plain.js';
+import { encodePlainResult, sdkResultMessage } from './front-result.js';
+import type { ToolRegistry } from './core/registry.js';
+import { callBehindTheScenes, DEFAULT_INLINE_WAIT_MS } from './core/inline-wait.js';
+import { sdkResultEncoder, type EncodedReply } from './core/sdk-encode.js';
+import { isServerTrouble, troubleWire } from './core/server-trouble.js';
+import { checkWire2026, errorReply, type Reply } from './task-methods.js';
+import type { RegisteredTaskTool } from './core/types.js';
+
+export interface FrontSyncDeps extends FrontCreateDeps {
+  fallbackTools?: boolean;
+  /** How long a call from a host without tasks waits for its task (default 45 s). */
+  inlineWaitMs?: number | undefined;
+}
+
+/** Aborted when the caller goes away (the HTTP face knows how it learns that). */
+export type ClosedSignal = () => AbortSignal;
+
+/** What the SDK path answers a caller that went away: nothing it can read. */
+const GONE: Reply = { status: 499, body: '' };
+
+/** The only `tools/call` params a plain call carries. */
+const PLAIN_PARAMS = new Set(['name', 'arguments', '_meta']);
+
+type Outcome = { result: CallToolResult } | { trouble: true };
+
+const encoders = new WeakMap<object, ReturnType<typeof sdkResultEncoder>>();
+
+/**
+ * A 2026-07-28 `tools/call` of a task-capable tool from a host without tasks, answered without
+ * an SDK server instance: the task behind the scenes and its inline wait are the SDK path's own
+ * (core/inline-wait.ts); only the request checks and the encoding of the answer are done here.
+ * Whatever the SDK might answer differently (a `progressToken`, which needs an SSE answer; MRTR
+ * retries; `beforeTask`; `Mcp-Param-*` headers; arguments its schema refuses; envelope or header
+ * errors) returns undefined and goes to the SDK unchanged. A result the front cannot encode
+ * byte for byte as the SDK does is encoded by the SDK (core/sdk-encode.ts).
+ */
+export async function callInFront(
+  deps: FrontSyncDeps,
+  req: IncomingRequest,
+  headers: HeaderReader,
+  principal: string,
+  closed: ClosedSignal,
+): Promise<Reply | undefined> {
+  const tool = plainSyncTool(deps, req, headers);
+  if (tool === undefined || req.id === undefined) return undefined;
+  const envelope = checkWire2026(req, headers);
+  if (isWireError(envelope) || envelope.declaresTasks) return undefined;
+  if (missingFor(deps.tools, req, envelope) !== undefined) return undefined;
+  const raw = (req.params as JsonObject)['arguments'];
+  if (raw !== undefined && !isObject(raw)) return undefined;
+  const args = await validArguments(tool, raw);
+  if (args === undefined) return undefined;
+  const signal = closed();
+  const caller = { principal, clientCapabilities: envelope.clientCapabilities, wire2026: true };
+  const outcome = await runInline(deps, tool, args, { ...caller, inputResponses: {} }, signal);
+  if (signal.aborted) return GONE;
+  if ('trouble' in outcome) return errorReply(req.id, troubleWire());
+  const plain = encodePlainResult(outcome.result, deps.serverInfo);
+  if (plain !== undefined) return { status: 200, body: sdkResultMessage(req.id, plain) };
+  const body = { jsonrpc: '2.0', id: req.id, method: req.method, params: req.params ?? {} };
+  return encodeWithSdk(deps, body, headers, outcome.result);
+}
+
+async function runInline(
+  deps: FrontSyncDeps,
+  tool: RegisteredTaskTool,
+  args: JsonObject,
+  caller: Parameters<typeof callBehindTheScenes>[3],
+  signal: AbortSignal,
+): Promise<Outcome> {
+  const settings = {
+    fallbackTools: deps.fallbackTools === true,
+    inlineWaitMs: deps.inlineWaitMs ?? DEFAULT_INLINE_WAIT_MS,
+  };
+  const runtime = deps.runtime();
+  try {
+    return {
+      result: withStructuredText(
+        await callBehindTheScenes(runtime, tool, args, caller, { signal }, settings),
+      ),
+    };
+  } catch (error) {
+    if (isServerTrouble(error)) return { trouble: true };
+    // McpServer answers anything else a tool callback throws as an isError result.
+    const text = error instanceof Error ? error.message : String(error);
+    return { result: { content: [{ type: 'text', text }], isError: true } };
+  }
+}
+
+function encodeWithSdk(
+  deps: FrontSyncDeps,
+  body: JsonObject,
+  headers: HeaderReader,
+  result: CallToolResult,
+): Promise<EncodedReply> {
+  let encode = encoders.get(deps);
+  if (encode === undefined) encoders.set(deps, (encode = sdkResultEncoder(deps.serverInfo)));
+  return encode(body, headers, result);
+}
+
+/** The task-capable tool a plain synchronous call names, if the request is that simple. */
+function plainSyncTool(
+  deps: FrontSyncDeps,
+  req: IncomingRequest,
+  headers: HeaderReader,
+): RegisteredTaskTool | undefined {
+  const params = req.params;
+  if (!isObject(params) || typeof params['name'] !== 'string') return undefined;
+  const meta = metaOf(params);
+  if (declaresTasks(meta?.[META.clientCapabilities])) return undefined;
+  // A progressToken asks for notifications/progress: the SDK answers those over SSE.
+  if (meta !== undefined && 'progressToken' in meta) return undefined;
+  for (const key in params) if (!PLAIN_PARAMS.has(key)) return undefined;
+  if (!isJsonContentType(headers('content-type'))) return undefined;
+  return taskCapable(deps.tools, params['name'], deps.fallbackTools === true);
+}
+
+function taskCapable(
+  tools: ToolRegistry,
+  name: string,
+  fallbackTools: boolean,
+): RegisteredTaskTool | undefined {
+  const tool = tools.definition(name);
+  if (tool === undefined || tool.config.beforeTask !== undefined) return undefined;
+  const mode = normalizeTaskOption(tool.config.task).mode;
+  if (mode === 'forbidden' || (mode === 'required' && !fallbackTools)) return undefined;
+  return mirrorsParamHeaders(tool) ? undefined : tool;
+}
