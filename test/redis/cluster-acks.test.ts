@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { Cluster, Redis } from 'ioredis';
 import type { TaskStore } from '../../src/store/port.js';
@@ -16,6 +17,15 @@ import { waitFor } from '../helpers/wait.js';
 import { REDIS_URL, skipWithoutRedis, uniquePrefix, urlWithPrefix } from './redis-env.js';
 
 const BUCKETS = 16;
+
+/** Whether the node answers a PING within 300 ms (redis-cli is killed if not). */
+function answers(port: number): boolean {
+  const ping = spawnSync('redis-cli', ['-p', String(port), 'PING'], {
+    encoding: 'utf8',
+    timeout: 300,
+  });
+  return ping.stdout?.trim() === 'PONG';
+}
 
 function working(): TaskRecord {
   const input = { id: newTaskId(), principal: 'p', tool: 'once', arguments: {}, ttlMs: 60_000 };
@@ -115,6 +125,66 @@ if (!skipWithoutRedisServer('redis cluster replica acknowledgements')) {
         client.disconnect();
       }
     });
+
+    // Last: it leaves the frozen master a replica of its replacement.
+    it('writes again what a master frozen past its failover answered for', async () => {
+      // An earlier test killed a replica: ask the nodes that are up.
+      const up = cluster.ports.filter((port) => {
+        try {
+          return cluster.cli(port, 'PING').trim() === 'PONG';
+        } catch {
+          return false;
+        }
+      });
+      const seed = up[0] as number;
+      const { id, slot } = taskWithReplica(seed);
+      const [key, bucket] = [keys.task(id), keys.bucketOf(id)];
+      const { master: frozen, replica: standby } = cluster.ownerOf(slot);
+      // Its full resync of the woken master, once promoted, starts at once (default: after 5 s).
+      cluster.cli(standby as number, 'CONFIG', 'SET', 'repl-diskless-sync-delay', '0');
+      const client = new Cluster([{ host: '127.0.0.1', port: seed }]);
+      const sleeper = new Redis(frozen, '127.0.0.1');
+      try {
+        await client.ping();
+        const acks = new ReplicaAcks(client);
+        // Past the node timeout (1.5 s): the cluster promotes the replica meanwhile.
+        const sleeping = sleeper.call('DEBUG', 'SLEEP', '6');
+        await waitFor('the master to freeze', () => !answers(frozen));
+        const check = { key, field: 'member', value: id };
+        const writing = acks.write(bucket, (pipeline) => pipeline.hset(key, 'member', id), check, {
+          budgetMs: 1_000,
+          refused: () => false,
+        });
+        const other = up.find((port) => port !== frozen) as number;
+        await waitFor('the replica to take over', () => !stillMaster(other, frozen), {
+          timeoutMs: 20_000,
+        });
+        await sleeping;
+        // The frozen master answers the write when it wakes, replaced already: no verdict.
+        const { durability } = await writing;
+        assert.equal(durability, 'durable');
+        assert.equal(await client.hget(key, 'member'), id);
+      } finally {
+        sleeper.disconnect();
+        client.disconnect();
+      }
+    });
+
+    /** Whether `asked` sees `port` as a master in good standing. */
+    function stillMaster(asked: number, port: number): boolean {
+      const nodes = cluster.cli(asked, 'CLUSTER', 'NODES');
+      const line = nodes.split('\n').find((l) => l.includes(`:${port}@`)) ?? '';
+      return line.includes('master') && !line.includes('fail');
+    }
+
+    /** A task id whose slot's master has a replica. */
+    function taskWithReplica(asked: number): { id: string; slot: number } {
+      for (;;) {
+        const id = newTaskId();
+        const slot = Number(cluster.cli(asked, 'CLUSTER', 'KEYSLOT', keys.task(id)));
+        if (cluster.ownerOf(slot).replica !== undefined) return { id, slot };
+      }
+    }
   });
 }
 

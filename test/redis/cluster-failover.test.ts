@@ -54,8 +54,10 @@ if (!skipWithoutRedisServer('redis cluster failover')) {
     const count = (event: string, taskId: string) =>
       events().filter((e) => e.event === event && e.taskId === taskId).length;
 
+    /** Fails naming the tasks that did not end, as last seen (a missing one: `error …`). */
     async function endAll(ids: string[], timeoutMs: number): Promise<Map<string, string>> {
       const finished = new Map<string, string>();
+      const pending = new Map<string, string>();
       await waitFor(
         'every task to end',
         async () => {
@@ -63,11 +65,15 @@ if (!skipWithoutRedisServer('redis cluster failover')) {
             if (finished.has(id)) continue;
             const status = await statusOn(replica, id);
             if (TERMINAL.has(status)) finished.set(id, status);
+            else pending.set(id, status);
           }
           return finished.size === ids.length;
         },
         { timeoutMs, intervalMs: 250 },
-      );
+      ).catch((error: unknown) => {
+        const left = [...pending].filter(([id]) => !finished.has(id));
+        throw new Error(`${String(error)}; not ended: ${JSON.stringify(left)}`, { cause: error });
+      });
       return finished;
     }
 
@@ -132,10 +138,10 @@ if (!skipWithoutRedisServer('redis cluster failover')) {
     // they are lost. Before creates and claims were confirmed on the replicas (replica-acks.ts),
     // a lost claim let a `retry: false` task start twice here (1 run of 4), and tasks created
     // during the freeze vanished (2 runs of 3).
-    // Skipped in the suite: in 1 of 3 fresh-clone CI runs (load about 1) a task did not end
-    // within 75 s after the freeze (no tool started twice in any run); 13 of 13 by hand before
-    // that. Cause not found yet: see docs/deployment.md. Run it with `it` to work on it.
-    it.skip('rides out a master that stops answering until its replica is promoted', async () => {
+    // A create could still vanish (1 of 2 CI runs): answered as stored but unconfirmed once it
+    // came back from the frozen master past its 5 s budget; the task was never found again.
+    // Time a master spends stalled no longer counts against that budget (replica-acks.ts).
+    it('rides out a master that stops answering until its replica is promoted', async () => {
       const wave = await createWave(3);
       await waitFor(
         'the wave to be running',

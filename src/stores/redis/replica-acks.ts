@@ -13,6 +13,13 @@ export interface FieldCheck {
 /** How long one WAIT may block. A replica on the same network answers in well under 1 ms. */
 const WAIT_MS = 500;
 const RETRY_DELAY_MS = 200;
+/**
+ * A round slower than this was held up by its master (frozen, or failing over), not by the
+ * replicas: WAIT returns within WAIT_MS.
+ */
+const STALLED_MS = WAIT_MS + 1_000;
+/** However often the master stalls, a write is answered within its budget plus this. */
+const MAX_STALL_MS = 60_000;
 /** Replies after which the slot map is stale: ask again, on the master the cluster names now. */
 const REDIRECTED = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN|READONLY|UNBLOCKED)\b/;
 
@@ -40,6 +47,9 @@ interface Round {
   /** 1 present, 0 absent, undefined: the node could not say (redirected; ask again). */
   present: number | undefined;
   acked: number;
+  /** The replicas the slot map listed when the round was sent, and the node it went to. */
+  asked: number;
+  node: string;
 }
 
 /**
@@ -80,11 +90,13 @@ export class ReplicaAcks {
     check: FieldCheck,
     options: { budgetMs: number; refused: (reply: unknown) => boolean },
   ): Promise<{ written: unknown; durability: Durability }> {
-    const deadline = Date.now() + options.budgetMs;
+    const deadline = new Deadline(options.budgetMs);
     let written: unknown;
     let rewrite = true;
     for (;;) {
-      const round = await this.#round(bucket, check, rewrite ? write : undefined);
+      const round = await deadline.round(() =>
+        this.#round(bucket, check, rewrite ? write : undefined),
+      );
       if (written === undefined && round.written !== undefined) {
         written = round.written;
         if (options.refused(written)) return { written, durability: 'durable' };
@@ -92,7 +104,7 @@ export class ReplicaAcks {
       const verdict = this.#verdict(bucket, round);
       if (verdict === 'durable' && written !== undefined) return { written, durability: verdict };
       this.#refreshSlots();
-      if (Date.now() + RETRY_DELAY_MS > deadline) {
+      if (deadline.passed()) {
         return { written, durability: verdict === 'lost' ? 'lost' : 'unconfirmed' };
       }
       rewrite = written === undefined || verdict === 'lost';
@@ -102,19 +114,26 @@ export class ReplicaAcks {
 
   /** Confirms a write made earlier on this store's connection (see `write`). */
   async confirm(bucket: number, check: FieldCheck, budgetMs: number): Promise<Durability> {
-    const deadline = Date.now() + budgetMs;
+    const deadline = new Deadline(budgetMs);
     for (;;) {
-      const done = this.#verdict(bucket, await this.#round(bucket, check, undefined));
+      const round = await deadline.round(() => this.#round(bucket, check, undefined));
+      const done = this.#verdict(bucket, round);
       if (done === 'durable' || done === 'lost') return done;
       this.#refreshSlots();
-      if (Date.now() + RETRY_DELAY_MS > deadline) return 'unconfirmed';
+      if (deadline.passed()) return 'unconfirmed';
       await sleep(RETRY_DELAY_MS);
     }
   }
 
+  /**
+   * Judged against what the round asked of the node it went to. A node the slot map no longer
+   * names as the master (replaced while it stalled) says nothing; nor do fewer replicas listed
+   * now: a failed-over slot lists none until its old master rejoins as a replica.
+   */
   #verdict(bucket: number, round: Round): Durability | 'retry' {
+    if (round.node !== this.#nodeOf(bucket)) return 'retry';
     if (round.present === 0) return 'lost';
-    if (round.present === 1 && round.acked >= this.replicasOf(bucket)) return 'durable';
+    if (round.present === 1 && round.acked >= round.asked) return 'durable';
     return 'retry';
   }
 
@@ -144,7 +163,8 @@ export class ReplicaAcks {
       write?.(pipeline);
       pipeline.eval(this.#confirmLua, 1, check.key, check.field, check.value);
     }
-    pipeline.wait(this.replicasOf(batch.bucket), WAIT_MS);
+    const sent = { asked: this.replicasOf(batch.bucket), node };
+    pipeline.wait(sent.asked, WAIT_MS);
     let replies: PipelineReply;
     try {
       replies = ((await pipeline.exec()) ?? []) as PipelineReply;
@@ -152,7 +172,7 @@ export class ReplicaAcks {
       // The slot map changed under the batch (its keys no longer share a node): ask again.
       const split = error instanceof Error && SPLIT.test(error.message);
       for (const entry of batch.entries) {
-        if (split) entry.resolve({ present: undefined, acked: 0 });
+        if (split) entry.resolve({ present: undefined, acked: 0, ...sent });
         else entry.reject(error);
       }
       return;
@@ -163,7 +183,8 @@ export class ReplicaAcks {
       const written = entry.write === undefined ? undefined : replies[at++];
       const checked = replies[at++] as [Error | null, unknown];
       try {
-        entry.resolve(roundOf(written, checked, waitError === null ? Number(acked) : 0));
+        const round = roundOf(written, checked, waitError === null ? Number(acked) : 0);
+        entry.resolve({ ...round, ...sent });
       } catch (error) {
         entry.reject(error);
       }
@@ -198,13 +219,46 @@ export class ReplicaAcks {
   }
 }
 
+/**
+ * The replicas' budget, not counting time the master spent stalled. A master that answers only
+ * after a stall may have been replaced meanwhile: it still has the write and no replica
+ * acknowledges it, but it drops the write when it rejoins as a replica. Its answer is no
+ * verdict, so the replicas get their whole budget again from then, for rounds sent where the
+ * refreshed slot map points (there the write is found, or found lost and written again).
+ */
+class Deadline {
+  readonly #budgetMs: number;
+  readonly #cap: number;
+  #at: number;
+
+  constructor(budgetMs: number) {
+    this.#budgetMs = budgetMs;
+    this.#at = Date.now() + budgetMs;
+    this.#cap = this.#at + MAX_STALL_MS;
+  }
+
+  async round<T>(send: () => Promise<T>): Promise<T> {
+    const sent = Date.now();
+    const round = await send();
+    const now = Date.now();
+    if (now - sent > STALLED_MS)
+      this.#at = Math.min(this.#cap, Math.max(this.#at, now + this.#budgetMs));
+    return round;
+  }
+
+  passed(): boolean {
+    return Date.now() + RETRY_DELAY_MS > this.#at;
+  }
+}
+
 function roundOf(
   written: [Error | null, unknown] | undefined,
   checked: [Error | null, unknown],
   acked: number,
-): Round {
+): Omit<Round, 'asked' | 'node'> {
   throwUnlessRedirected(checked[0]);
-  const round: Round = { present: checked[0] === null ? Number(checked[1]) : undefined, acked };
+  const present = checked[0] === null ? Number(checked[1]) : undefined;
+  const round: Omit<Round, 'asked' | 'node'> = { present, acked };
   if (written !== undefined) {
     throwUnlessRedirected(written[0]);
     if (written[0] === null) round.written = written[1];
