@@ -6,6 +6,7 @@ import type { TaskStore } from '../../src/store/port.js';
 import { MemoryTaskStore } from '../../src/stores/memory/index.js';
 import type { ToolHandler } from '../../src/runtime/tool.js';
 import { waitFor } from '../helpers/wait.js';
+import { wire2026Post } from './support.js';
 
 /**
  * Synchronous tools/call from hosts without tasks are answered in front of the SDK; these pin
@@ -110,30 +111,12 @@ async function call(
   caps: Record<string, unknown> = {},
   signal?: AbortSignal,
 ): Promise<Raw> {
-  const body = {
-    jsonrpc: '2.0',
-    id: 7,
-    method: 'tools/call',
-    params: {
-      name,
-      ...(args === undefined ? {} : { arguments: args }),
-      _meta: {
-        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-        'io.modelcontextprotocol/clientInfo': { name: 'test', version: '1.0.0' },
-        'io.modelcontextprotocol/clientCapabilities': caps,
-      },
-    },
-  };
+  const params = { name, ...(args === undefined ? {} : { arguments: args }) };
+  const { body, headers } = wire2026Post('tools/call', params, { caps, id: 7 });
   const res = await fetch(url, {
     method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'tools/call',
-      'mcp-name': name,
-    },
-    body: JSON.stringify(body),
+    headers,
+    body,
     ...(signal === undefined ? {} : { signal }),
   });
   return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };

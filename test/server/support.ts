@@ -71,6 +71,16 @@ export async function rpc(
   params: Record<string, unknown>,
   options: CallOptions = {},
 ): Promise<RawReply> {
+  const { body, headers } = wire2026Post(method, params, options);
+  return post(url, body, headers);
+}
+
+/** The body and headers of a 2026-07-28 POST, for tests that read the raw reply. */
+export function wire2026Post(
+  method: string,
+  params: Record<string, unknown>,
+  options: CallOptions = {},
+): { body: string; headers: Headers } {
   const body = {
     jsonrpc: '2.0',
     id: options.id ?? nextId++,
@@ -95,7 +105,7 @@ export async function rpc(
   if (typeof name === 'string') headers.set('mcp-name', name);
   if (options.bearer !== undefined) headers.set('authorization', `Bearer ${options.bearer}`);
   for (const [key, value] of Object.entries(options.headers ?? {})) headers.set(key, value);
-  return post(url, JSON.stringify(body), headers);
+  return { body: JSON.stringify(body), headers };
 }
 
 export async function post(
