@@ -166,7 +166,8 @@ export class RedisTaskStore implements TaskStore {
     if (durability === 'unconfirmed') {
       this.#warn(
         `task ${task.id} is stored on its Redis Cluster master, but its replicas did not ` +
-          `confirm it within ${CREATE_CONFIRM_MS} ms: a failover now could lose it`,
+          `confirm it within ${CREATE_CONFIRM_MS} ms (time its master spent not answering ` +
+          `not counted): a failover now could lose it`,
       );
     }
     return written as Reply;
