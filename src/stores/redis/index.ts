@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { Cluster } from 'ioredis';
 import type { TaskStore } from '../../store/port.js';
 import { systemClock, type Clock } from '../../task/time.js';
 import {
@@ -65,8 +66,10 @@ export async function openRedisStore(
       : { connectTimeoutMs: options.connectTimeoutMs }),
   };
   const redis = await connectRedis(location, connectOptions);
-  // A Cluster's subscriber is a Cluster too; a single Redis's is one more connection.
-  const subscriber = redis.duplicate();
+  // A Cluster's subscriber is a Cluster too; a single Redis's is one more connection, which
+  // subscribes again itself after a reconnection (see subscribeEvents).
+  const subscriber =
+    redis instanceof Cluster ? redis.duplicate() : redis.duplicate({ autoResubscribe: false });
   outages.watch(subscriber);
   const origin = randomBytes(9).toString('base64url');
   const store = new RedisTaskStore({

@@ -1,4 +1,4 @@
-import { Cluster } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import type { TaskStore } from '../../store/port.js';
 import { EventRelay } from '../shared/event-relay.js';
 import type { RedisClient } from './scripts.js';
@@ -22,13 +22,24 @@ export async function subscribeEvents(
   subscriber.on('message', (from: string, message: string) => {
     if (from === channel) relay.receive(message);
   });
-  // ioredis subscribes again on reconnection; messages published meanwhile are gone.
+  // Messages published while the connection was down are gone: listeners re-read once the
+  // subscription is back. ioredis's own resubscription (a Cluster's) leaves its promise
+  // unhandled, so a close during it was an unhandled rejection; a single Redis's subscriber
+  // (`autoResubscribe: false`) subscribes again here.
+  const resubscribes = subscriber instanceof Redis && subscriber.options.autoResubscribe === false;
   let lost = false;
   subscriber.on('close', () => (lost = true));
   subscriber.on('ready', () => {
     if (!lost) return;
     lost = false;
-    store.events.emit('store:resync', {});
+    if (!resubscribes) {
+      store.events.emit('store:resync', {});
+      return;
+    }
+    subscriber.subscribe(channel).then(
+      () => store.events.emit('store:resync', {}),
+      () => undefined, // closed again: the next 'ready' subscribes again
+    );
   });
   await subscriber.subscribe(channel);
 }
