@@ -154,6 +154,12 @@ export interface ChildServer {
   stop(): Promise<void>;
 }
 
+/** `taskrail serve` on a free port, on `store`, with the bench tools and warnings only. */
+export function serveBench(store: string, tools = BENCH_TOOLS): Promise<ChildServer> {
+  const args = ['serve', '--port', '0', '--tools', tools, '--log-level', 'warn', '--store', store];
+  return startServer(MAIN, args);
+}
+
 /** Starts `node script args…` and resolves once it prints a URL ending in /mcp. */
 export function startServer(
   script: string,

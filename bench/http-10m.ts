@@ -6,7 +6,7 @@
 import { closeSync, mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BENCH_TOOLS, endpoint, MAIN, wire2026, startServer, type Endpoint } from './_http.js';
+import { endpoint, serveBench, wire2026, type Endpoint } from './_http.js';
 import { cachedFill, fillSqlite, sampleIds } from './_sqlite-fill.js';
 import { median, percentile, report, spread, type Section } from './_stats.js';
 
@@ -42,18 +42,7 @@ const ids = {
   large: sampleIds(large.path, LARGE, SAMPLE),
 };
 
-const serve = (path: string) =>
-  startServer(MAIN, [
-    'serve',
-    '--port',
-    '0',
-    '--tools',
-    BENCH_TOOLS,
-    '--log-level',
-    'warn',
-    '--store',
-    `sqlite:${path}`,
-  ]);
+const serve = (path: string) => serveBench(`sqlite:${path}`);
 const servers = { small: await serve(small.path), large: await serve(large.path) };
 const ep = { small: endpoint(servers.small.url), large: endpoint(servers.large.url) };
 

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { deleteRedisKeys } from '../test/helpers/redis-keys.js';
 import { clientLatency } from './_e2e.js';
-import { MAIN, startServer, type ChildServer } from './_http.js';
+import { serveBench, type ChildServer } from './_http.js';
 import {
   dropStoreSchema,
   exitUnlessPostgres,
@@ -26,18 +26,7 @@ exitUnlessPostgres(TITLE);
 const redisBase = process.env['TASKRAIL_REDIS_URL'] ?? '';
 const { schema, url } = freshSchema();
 const prefix = `bench-${randomBytes(4).toString('hex')}`;
-const serve = (store: string) =>
-  startServer(MAIN, [
-    'serve',
-    '--port',
-    '0',
-    '--tools',
-    TOOLS,
-    '--log-level',
-    'warn',
-    '--store',
-    store,
-  ]);
+const serve = (store: string) => serveBench(store, TOOLS);
 
 interface Side {
   taskrail: number[];

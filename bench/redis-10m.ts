@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RedisKeys } from '../src/stores/redis/keys.js';
-import { BENCH_TOOLS, checked, endpoint, MAIN, rounds, startServer, wire2026 } from './_http.js';
+import { checked, endpoint, rounds, serveBench, wire2026 } from './_http.js';
 import { driveEach, processCpuNs, rawRequest, type LoadResult } from './_load.js';
 import { taskIdAt } from './_redis-fill.js';
 import { cachedRedis, filledRedis, FILL_PREFIX, type FilledRedis } from './_redis-server.js';
@@ -76,18 +76,7 @@ const ids = {
   small: await sampledIds(small, SMALL, SMALL),
   large: await sampledIds(large, LARGE, POOL),
 };
-const serve = (filled: FilledRedis) =>
-  startServer(MAIN, [
-    'serve',
-    '--port',
-    '0',
-    '--tools',
-    BENCH_TOOLS,
-    '--log-level',
-    'warn',
-    '--store',
-    filled.server.url,
-  ]);
+const serve = (filled: FilledRedis) => serveBench(filled.server.url);
 const servers = { small: await serve(small), large: await serve(large) };
 const redisPids = { small: small.server.pid, large: large.server.pid };
 
