@@ -1,4 +1,5 @@
 import { TASK_COLUMNS } from './rows.js';
+import type { WalIndexWitness } from './wal-index.js';
 
 /** Default bound of the read cache, in rows. */
 export const READ_CACHE_ROWS = 1000;
@@ -27,17 +28,23 @@ function rowChars(values: readonly unknown[]): number {
  * The version is read before the row is (`validate` first, `put` after the read): a commit by
  * another process landing between the two leaves the next version different, so a row read
  * after it is dropped rather than trusted, never the reverse.
+ *
+ * With a `witness` (wal-index.ts) the version is read only when the shared wal-index header
+ * changed since the last version read (read before it), i.e. after some commit: a run of reads
+ * with no commit in between costs one `pread` each instead of a read transaction.
  */
 export class ReadCache {
   readonly #rows = new Map<string, { values: unknown[]; chars: number }>();
   readonly #dataVersion: () => unknown;
   readonly #maxRows: number;
+  readonly #witness: WalIndexWitness | undefined;
   #version: unknown;
   #chars = 0;
 
-  constructor(dataVersion: () => unknown, maxRows = READ_CACHE_ROWS) {
+  constructor(dataVersion: () => unknown, maxRows = READ_CACHE_ROWS, witness?: WalIndexWitness) {
     this.#dataVersion = dataVersion;
     this.#maxRows = Math.max(0, Math.floor(maxRows));
+    this.#witness = witness;
   }
 
   get size(): number {
@@ -62,12 +69,13 @@ export class ReadCache {
 
   /** Empties the cache if another connection committed since the last call. */
   validate(): void {
-    if (this.#maxRows === 0) return;
+    if (this.#maxRows === 0 || this.#witness?.unchanged() === true) return;
     const version = this.#dataVersion();
     if (version !== this.#version) {
       this.clear();
       this.#version = version;
     }
+    this.#witness?.remember();
   }
 
   /** The cached row of `id` (call `validate` first), marked as the most recently used. */
@@ -104,5 +112,11 @@ export class ReadCache {
   clear(): void {
     this.#rows.clear();
     this.#chars = 0;
+  }
+
+  /** Empties the cache and lets go of the witness's file. */
+  close(): void {
+    this.clear();
+    this.#witness?.close();
   }
 }

@@ -39,6 +39,7 @@ import {
 import { listPage, ListStatements } from './list.js';
 import { ReadCache, READ_CACHE_ROWS } from './read-cache.js';
 import { prepareStatements, type Statements } from './statements.js';
+import { WalIndexWitness } from './wal-index.js';
 
 const defaultWarn = (message: string) => process.emitWarning(`taskrail: ${message}`);
 
@@ -86,7 +87,9 @@ export class SqliteTaskStore implements TaskStore {
     this.#sql = prepareStatements(this.#db);
     this.#lists = new ListStatements(this.#db);
     const dataVersion = this.#db.prepare('PRAGMA data_version').pluck();
-    this.#cache = new ReadCache(() => dataVersion.get(), options.readCacheRows ?? READ_CACHE_ROWS);
+    const rows = options.readCacheRows ?? READ_CACHE_ROWS;
+    const witness = rows > 0 ? WalIndexWitness.open(this.path) : undefined;
+    this.#cache = new ReadCache(() => dataVersion.get(), rows, witness);
     this.#group = new GroupCommit(this.#db, (operation) => this.#run(operation));
     this.#checkpointer = new Checkpointer(this.#db, this.path, {
       warn: options.onWarning ?? defaultWarn,
@@ -238,7 +241,7 @@ export class SqliteTaskStore implements TaskStore {
       // a lock held by another process: the WAL stays, nothing is lost
     }
     this.#db.close();
-    this.#cache.clear();
+    this.#cache.close();
     await workerStopped;
   }
 
