@@ -34,6 +34,13 @@ import { report, type Section } from './_stats.js';
 const ROUNDS = 5;
 const SLICE_MS = 1000;
 const CONNECTIONS = 32;
+/**
+ * Each measure runs this long before the rounds, every server alike: a server's first second
+ * of load runs code V8 has not yet optimized (taskrail's tasks/get answered 0.42–0.48× bare
+ * in its first second against 0.56–0.60× from the third on), and a long-running server is
+ * measured warm.
+ */
+const WARM_UP_MS = 2000;
 const dir = mkdtempSync(join(tmpdir(), 'taskrail-bench-http-'));
 const paths = {
   normal: join(dir, 'tasks.db'),
@@ -86,7 +93,7 @@ const run = (name: string, ms: number) => () => {
   const { server, call } = loads[name] as { server: ChildServer; call: Call };
   return drive(server.url, call, server.process.pid as number, CONNECTIONS, ms);
 };
-for (const name of Object.keys(loads)) await run(name, 300)();
+for (const name of Object.keys(loads)) await run(name, WARM_UP_MS)();
 
 /**
  * Of `lanes` × `each` concurrent creations, how many were in the SQLite file when their reply
@@ -152,7 +159,7 @@ const section: Section = {
   title: 'HTTP: taskrail serve next to bare node:http, SDK v2 and SDK v1, 32 connections',
   description:
     `Every server is a child process on 127.0.0.1, driven by this process's raw-socket HTTP/1.1 generator: ${CONNECTIONS} keep-alive connections, one request in flight on each (no pipelining), the request bytes built once. ` +
-    `${ROUNDS} interleaved rounds of ${SLICE_MS} ms per measure; cells are medians of the rounds (min–max). ` +
+    `Every measure first runs ${WARM_UP_MS / 1000} s unmeasured (so the JIT has compiled each server’s paths), then ${ROUNDS} interleaved rounds of ${SLICE_MS} ms per measure; cells are medians of the rounds (min–max). ` +
     'Server CPU per request is the server process’s on-CPU time (the sum over its threads of /proc/PID/task/*/schedstat) divided by the requests answered; ' +
     'after the last reply of a slice the generator waits until the server is quiet (under 5% of a core for 50 ms) and counts that tail in both the CPU and the req/s, so work a server defers past its replies (the run of each created task) is measured with the creates that caused it, not left to run during the next measure’s slice. ' +
     'it moves less with the machine’s load than req/s does. ' +
