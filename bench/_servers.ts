@@ -8,7 +8,9 @@
  * - `sdk-v1`: SDK v1.32.2, one stateful session, experimental tasks on its InMemoryTaskStore,
  *   the same no-op as a task tool (the most favourable v1 set-up: no per-request server);
  * - `sqlite-get PATH` / `sqlite-create PATH`: the SQLite floors of a durable tasks/get and
- *   create+run (_sqlite-floor.ts).
+ *   create+run (_sqlite-floor.ts);
+ * - `wait-10ms`: node:http answering every POST 10 ms after its body arrived (the floor of the
+ *   end-to-end sections: one request, the tool's own wait, one reply; nothing stored).
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -24,6 +26,19 @@ async function bare(): Promise<Handler> {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(body);
     });
+  };
+}
+
+async function waitTenMs(): Promise<Handler> {
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content: [] } });
+  return (req, res) => {
+    req.resume();
+    req.on('end', () =>
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(body);
+      }, 10),
+    );
   };
 }
 
@@ -123,6 +138,7 @@ const floor = (kind: 'sqliteGet' | 'sqliteCreate') => async (): Promise<Handler>
   (await import('./_sqlite-floor.js'))[kind](process.argv[3] ?? '');
 const kinds: Record<string, () => Promise<Handler>> = {
   bare,
+  'wait-10ms': waitTenMs,
   'sdk-v2': sdkV2,
   'sdk-v1': sdkV1,
   'sqlite-get': floor('sqliteGet'),

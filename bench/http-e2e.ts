@@ -6,8 +6,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { clientLatency, e2eGoal, e2eLatency, e2eRow } from './_e2e.js';
-import { BENCH_TOOLS, endpoint, MAIN, startServer } from './_http.js';
+import { clientLatency, e2eGoal, e2eLatency, e2eRow, floorRow } from './_e2e.js';
+import { BENCH_TOOLS, endpoint, MAIN, SERVERS, startServer } from './_http.js';
 import { processCpuNs } from './_load.js';
 import { report, type Section } from './_stats.js';
 
@@ -16,16 +16,19 @@ const dir = mkdtempSync(join(tmpdir(), 'taskrail-bench-e2e-'));
 const serveArgs = ['serve', '--port', '0', '--tools', BENCH_TOOLS, '--log-level', 'warn'];
 const server = await startServer(MAIN, [...serveArgs, '--store', `sqlite:${join(dir, 't.db')}`]);
 const ep = endpoint(server.url);
+const floorServer = await startServer(SERVERS, ['wait-10ms']);
+const floorEp = endpoint(floorServer.url);
 const serverPid = server.process.pid as number;
 const serverCpu = processCpuNs(serverPid);
 const polled = await e2eLatency(ep, RUNS);
 const serverCpuMid = processCpuNs(serverPid);
-const viaClient = await clientLatency(server.url, RUNS);
+const viaClient = await clientLatency(server.url, RUNS, floorEp);
 const serverUs = (from: number, to: number): string => ((to - from) / 1000 / RUNS).toFixed(0);
 const serverPolled = serverUs(serverCpu, serverCpuMid);
 const serverViaClient = serverUs(serverCpuMid, processCpuNs(serverPid));
 ep.close();
-await server.stop();
+floorEp.close();
+await Promise.all([server.stop(), floorServer.stop()]);
 rmSync(dir, { recursive: true, force: true });
 
 const section: Section = {
@@ -34,6 +37,7 @@ const section: Section = {
     `\`taskrail serve\` on SQLite (a child process), a 10 ms tool created as a task, ${RUNS} runs one after another, seen completed by a bare loop polling tasks/get at its pollIntervalMs (1 ms), ` +
     "and by taskrail's client as a host runs it (SQLite ledger written before the call, the outcome pushed over `subscriptions/listen` with polling behind it). " +
     "Baseline: the tool's own time, a bare 10 ms wait measured in this process between runs. " +
+    'Floor: a node:http server (a child process) answering a POST 10 ms after it arrived, asked by this process after each call: what waking a server, its 10 ms and waking the client cost here before anything is stored. ' +
     `CPU per call (schedstat, all threads): the polling loop ${polled.cpuUsPerCall.toFixed(0)} µs, ` +
     `taskrail's client ${viaClient.cpuUsPerCall.toFixed(0)} µs; the server ${serverPolled} µs ` +
     `while polled, ${serverViaClient} µs while followed by taskrail's client.`,
@@ -41,6 +45,7 @@ const section: Section = {
   rows: [
     e2eRow('seen completed by a polling client', polled),
     e2eRow("seen completed by taskrail's client (ledger, push)", viaClient),
+    floorRow(viaClient),
   ],
   goals: [e2eGoal(viaClient, 1)],
 };
