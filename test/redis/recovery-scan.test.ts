@@ -1,9 +1,6 @@
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
-import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { Queue, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
 import { createBullmqExecutor, type BullmqExecutor } from '../../src/executors/bullmq/index.js';
 import { TaskRuntime } from '../../src/runtime/runtime.js';
 import type { TaskStore } from '../../src/store/port.js';
@@ -11,14 +8,9 @@ import { openRedisStore } from '../../src/stores/redis/index.js';
 import type { TaskRecord } from '../../src/task/record.js';
 import { waitFor } from '../helpers/wait.js';
 import { TestTools, text } from '../runtime/tools.js';
-import {
-  deletePrefix,
-  REDIS_URL,
-  skipWithoutRedis,
-  uniquePrefix,
-  urlWithPrefix,
-} from './redis-env.js';
+import { deletePrefix, skipWithoutRedis, uniquePrefix, urlWithPrefix } from './redis-env.js';
 import { handDrivenQueue, storedTask } from './hand-queue.js';
+import { commandsSentBy, watchCommands } from './monitor.js';
 
 const silent = { info() {}, warn() {}, error() {} };
 
@@ -43,7 +35,7 @@ if (!skipWithoutRedis('Redis recovery scan')) {
       // The scans are the test's own: the timer's next one is a minute away.
       runtime = new TaskRuntime({ store, tools, logger: silent, executor, leaseMs: 60_000 });
       ({ queue, taker } = handDrivenQueue(prefix));
-      const watch = await watchCommands();
+      const watch = await watchCommands(prefix);
       runtime.start(); // its first scan, in the background: wait for its last command
       await waitFor('the first scan', () => watch.seen.some((line) => line.includes('"leased"')));
       watch.stop();
@@ -66,51 +58,9 @@ if (!skipWithoutRedis('Redis recovery scan')) {
       return jobs.filter((job) => job?.data?.taskId === taskId).length;
     }
 
-    /**
-     * Commands naming this test's keys, as MONITOR lines (scripts' own calls excluded). A raw
-     * socket: an ioredis client in monitor mode can trip over replies arriving at once.
-     */
-    async function watchCommands(): Promise<{ seen: string[]; stop(): void }> {
-      const { hostname, port } = new URL(REDIS_URL as string);
-      const socket = connect(Number(port || 6379), hostname);
-      await once(socket, 'connect');
-      socket.write('MONITOR\r\n');
-      const seen: string[] = [];
-      let rest = '';
-      socket.on('data', (chunk: Buffer) => {
-        const lines = (rest + chunk.toString('utf8')).split('\r\n');
-        rest = lines.pop() ?? '';
-        for (const line of lines) {
-          if (!line.includes(' lua] ') && line.includes(prefix)) seen.push(line);
-        }
-      });
-      return { seen, stop: () => socket.destroy() };
-    }
-
-    /** What `work` sends: between two fences (a command only this test sends) seen by MONITOR. */
-    async function commandsSentBy(work: () => Promise<unknown>): Promise<string[]> {
-      const watch = await watchCommands();
-      const pinger = new Redis(REDIS_URL as string);
-      const fence = async (name: string): Promise<number> => {
-        const key = `${prefix}:fence:${name}`;
-        await pinger.exists(key);
-        const at = () => watch.seen.findIndex((line) => line.includes(`"${key}"`)) + 1;
-        return waitFor(`MONITOR to see ${name}`, at);
-      };
-      try {
-        const from = await fence('start');
-        await work();
-        const to = await fence('end');
-        return watch.seen.slice(from, to - 1);
-      } finally {
-        pinger.disconnect();
-        watch.stop();
-      }
-    }
-
     async function backlogScanCost(tasks: number): Promise<number> {
       await Promise.all(Array.from({ length: tasks }, () => queuedTask()));
-      const sent = await commandsSentBy(() => runtime.recoverNow());
+      const sent = await commandsSentBy(prefix, () => runtime.recoverNow());
       assert.equal((await queue.getWaitingCount()) >= tasks, true, 'the jobs still wait');
       return sent.length;
     }
