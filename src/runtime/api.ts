@@ -54,6 +54,12 @@ export interface Executor {
    * be taken in the creating write. Undefined when no slot is free, or when work runs elsewhere.
    */
   reserve?(): Reservation | undefined;
+  /**
+   * Optional: the handler of `taskId`, which this executor started, has returned; its run still
+   * writes the outcome. An executor that counts handlers may give the slot to the next task now,
+   * so that task's claim is committed with this one's outcome instead of one commit later.
+   */
+  handlerDone?(taskId: string): void;
   /** Stop taking work; wait for running tasks up to the grace period. */
   stop(graceMs: number): Promise<void>;
 }

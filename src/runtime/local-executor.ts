@@ -2,9 +2,11 @@ import { startAfterReply } from './after-reply.js';
 import type { Executor, Reservation } from './api.js';
 
 /**
- * Runs tasks in this process, at most `concurrency` at once. Event-driven: a dispatch starts
- * work immediately when a slot is free; there is no polling loop, so an idle executor holds no
- * timer or handle.
+ * Runs tasks in this process, at most `concurrency` handlers at once. Event-driven: a dispatch
+ * starts work immediately when a slot is free; there is no polling loop, so an idle executor
+ * holds no timer or handle. A slot is given back when the handler returns (`handlerDone`), not
+ * when its outcome is written: the next task's claim then joins the outcome's commit (with
+ * `synchronous=full`, its fsync) instead of waiting for it. `stop` waits for both.
  */
 export class LocalExecutor implements Executor {
   readonly #concurrency: number;
@@ -12,7 +14,12 @@ export class LocalExecutor implements Executor {
   #queue: string[] = [];
   #head = 0;
   readonly #known = new Set<string>();
+  /** Handlers running: the slots in use. */
   #active = 0;
+  /** Ids whose handler holds a slot (those `handlerDone` frees). */
+  readonly #inSlot = new Set<string>();
+  /** Runs whose handler returned and whose outcome is still being written. */
+  #finishing = 0;
   #run: ((taskId: string) => Promise<void>) | undefined;
   #stopping = false;
   #pumpScheduled = false;
@@ -81,7 +88,7 @@ export class LocalExecutor implements Executor {
     for (const id of this.#queue.slice(this.#head)) this.#known.delete(id);
     this.#queue = [];
     this.#head = 0;
-    if (this.#active === 0) return;
+    if (this.#idle) return;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       new Promise<void>((resolve) => this.#idleWaiters.push(resolve)),
@@ -124,8 +131,25 @@ export class LocalExecutor implements Executor {
     return taskId;
   }
 
+  /**
+   * The handler of `taskId` returned: its slot takes the next task while the outcome is written.
+   * At most `concurrency` runs may be finishing so (a store slow to take outcomes must not let
+   * finished runs and their results pile up); past that the slot waits for the write.
+   */
+  handlerDone(taskId: string): void {
+    if (this.#finishing >= this.#concurrency || !this.#inSlot.delete(taskId)) return;
+    this.#active -= 1;
+    this.#finishing += 1;
+    this.#pump();
+  }
+
+  get #idle(): boolean {
+    return this.#active === 0 && this.#finishing === 0;
+  }
+
   /** Runs work in a slot already counted in `#active`. */
   #start(taskId: string, work: () => Promise<void>): void {
+    this.#inSlot.add(taskId);
     void work()
       .catch((error: unknown) => {
         process.emitWarning(`taskrail: running task ${taskId} failed: ${String(error)}`);
@@ -134,9 +158,10 @@ export class LocalExecutor implements Executor {
   }
 
   #finish(taskId: string | undefined): void {
-    this.#active -= 1;
+    if (taskId === undefined || this.#inSlot.delete(taskId)) this.#active -= 1;
+    else this.#finishing -= 1;
     if (taskId !== undefined) this.#known.delete(taskId);
-    if (this.#active === 0) for (const resolve of this.#idleWaiters.splice(0)) resolve();
+    if (this.#idle) for (const resolve of this.#idleWaiters.splice(0)) resolve();
     this.#pump();
   }
 }

@@ -22,4 +22,6 @@ export interface RunnerSettings {
   running: Map<string, RunAbort>;
   /** The lease each running task holds, by task id. */
   leases: Map<string, string>;
+  /** Called once a task's handler has returned (or thrown), before its outcome is written. */
+  handlerDone?: (taskId: string) => void;
 }

@@ -110,6 +110,7 @@ export class TaskRuntime {
       writeBudgetMs: Math.max(60_000, 4 * leaseMs),
       running: this.#running,
       leases: this.#leases,
+      handlerDone: (taskId) => this.#executor?.handlerDone?.(taskId),
     };
   }
 

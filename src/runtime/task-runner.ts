@@ -195,6 +195,7 @@ async function execute(settings: RunnerSettings, loaded: Loaded, run: RunState):
   } catch (error) {
     settled = { threw: error };
   }
+  settings.handlerDone?.(loaded.task.id);
   // Once the handler is done there is nothing left to abort: the task's own terminal write
   // must not fire its signal.
   context.dispose();
