@@ -32,6 +32,7 @@ const STATEMENT_SQL = {
   selectVisibleTask: `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = ? AND (expires_at IS NULL OR expires_at > ?)`,
   selectHead: `SELECT ${HEAD_COLUMNS} FROM tasks WHERE id = ?`,
   selectVisibleStatus: `SELECT status FROM tasks WHERE id = @id AND ${VISIBLE}`,
+  selectVisibleLease: `SELECT lease_token FROM tasks WHERE id = @id AND ${VISIBLE}`,
   selectByIdempotencyKey: `SELECT ${TASK_COLUMNS} FROM tasks WHERE principal = ? AND idempotency_key = ?`,
   updateTask: `UPDATE tasks SET ${ASSIGNMENTS}, ${KEEP_LEASE_IF_WORKING} ${CAS_WHERE}`,
   updateTaskAndExpiry: `UPDATE tasks SET ${WITH_EXPIRY}, ${KEEP_LEASE_IF_WORKING} ${CAS_WHERE}`,
