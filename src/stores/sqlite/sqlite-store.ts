@@ -189,7 +189,7 @@ export class SqliteTaskStore implements TaskStore {
     const statement = options.abandoned === true ? this.#sql.abandonLease : this.#sql.releaseLease;
     await this.#group.write(() => {
       this.#cache.drop(id);
-      return statement.run(id, token);
+      return statement.run({ id, token, now: this.#clock() });
     });
   }
 
