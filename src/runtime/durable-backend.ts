@@ -16,7 +16,10 @@ const PROGRESS_BUDGET_MS = 1000;
 export interface RunState extends AttemptFence {
   /** The handler's signal is made from it only if the handler reads `ctx.signal`. */
   abort: RunAbort;
-  /** True once a heartbeat learnt that another runner holds the task. */
+  /**
+   * True once a heartbeat learnt that another runner holds the task, or could not renew the
+   * lease in time (self-fencing): the attempt writes nothing more.
+   */
   leaseLost: boolean;
 }
 
@@ -37,12 +40,14 @@ export function durableBackend(
   const task = latest.task;
   let answers = task.inputResponses;
   const retried = <T>(operation: string, work: () => Promise<T>, budgetMs: number) =>
-    withStoreRetry(work, {
-      health: settings.health,
-      operation,
-      budgetMs,
-      giveUp: () => run.leaseLost,
-    });
+    run.leaseLost
+      ? Promise.reject<T>(run.abort.reason)
+      : withStoreRetry(work, {
+          health: settings.health,
+          operation,
+          budgetMs,
+          giveUp: () => run.leaseLost,
+        });
   const fencedOut = () => noteFencedOut(settings.logger, task.id, run);
   const write = async (change: (current: TaskRecord) => TaskRecord | undefined) => {
     if (run.fencedOut) throw fencedOut();
@@ -87,9 +92,10 @@ export function durableBackend(
           ),
         budget,
       ).catch((error: unknown) => {
-        // Never the task's failure: the store's trouble is logged once by `health`, a fenced-out
-        // run once by `write`, and any other error here is a bug worth one line.
-        if (!settings.health.down && !isFencedOut(error)) {
+        // Never the task's failure: the store's trouble is logged once by `health`, a lost
+        // lease once by the heartbeat or the first refused write, any other error here is a bug
+        // worth one line.
+        if (!settings.health.down && !run.leaseLost && !isFencedOut(error)) {
           settings.logger.warn('progress not recorded', { taskId: task.id, error: String(error) });
         }
       });

@@ -33,10 +33,11 @@ export interface AttemptFence {
 export function noteFencedOut(
   logger: Logger,
   taskId: string,
-  attempt: AttemptFence & { abort: RunAbort },
+  attempt: AttemptFence & { abort: RunAbort; leaseLost: boolean },
 ): FencedOut {
   if (!attempt.fencedOut) {
     attempt.fencedOut = true;
+    attempt.leaseLost = true;
     logger.warn('the task belongs to another attempt now: this run stops and writes nothing more', {
       taskId,
     });

@@ -67,7 +67,11 @@ export interface ReleaseOptions {
   /**
    * The run stopped before its handler finished (a graceful shutdown gave up on it): the lease
    * is kept, expired, so the next claim reports `interrupted`, counts the attempt, and refuses a
-   * `retry: false` tool, exactly as after a crash. Default false: a hand-back leaves no trace.
+   * `retry: false` tool, exactly as after a crash. Default false: a hand-back leaves no trace,
+   * but only while the lease is live: releasing a lease that already ran out behaves as
+   * abandoned (nobody knows that run ended cleanly, and another process may have seen it lost).
+   * A caller whose release, hand-back or outcome write failed with store trouble does not know
+   * what the store holds, and must treat the run as abandoned.
    */
   abandoned?: boolean;
 }
@@ -133,6 +137,9 @@ export interface ListPage {
  * - Expired tasks (`expiresAt <= now`) are reported as absent by `get`, whether swept or not.
  * - A lease exists only for a `working` task; `claim` succeeds when there is no lease or the
  *   lease expired, and says which (`interrupted`).
+ * - Every lost lease is an interruption: a claim after a lease ran out reports `interrupted`,
+ *   whether or not its holder then released it; only a release made while the lease was
+ *   live (judged on the store's clock) leaves no trace.
  */
 export interface TaskStore {
   /** A short description for logs, never containing secrets. */

@@ -174,8 +174,10 @@ export class MemoryTaskStore implements TaskStore {
     this.#assertOpen();
     const lease = this.#leases.get(id);
     if (lease?.token !== token) return;
-    // Abandoned: kept, expired, so the next claim reports an interrupted run.
-    if (options.abandoned === true) this.#leases.set(id, { ...lease, expiresAt: 0 });
+    // Abandoned, or released after it ran out (the run's end is not known to be clean): kept,
+    // expired, so the next claim reports an interrupted run.
+    const expired = lease.expiresAt <= this.#clock();
+    if (options.abandoned === true || expired) this.#leases.set(id, { ...lease, expiresAt: 0 });
     else this.#leases.delete(id);
   }
 

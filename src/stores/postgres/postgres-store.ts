@@ -169,8 +169,8 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   async releaseLease(id: string, token: string, options: ReleaseOptions = {}): Promise<void> {
-    const statement = options.abandoned === true ? this.#sql.abandon : this.#sql.release;
-    await this.#query(statement, [id, token]);
+    if (options.abandoned === true) await this.#query(this.#sql.abandon, [id, token]);
+    else await this.#query(this.#sql.release, [this.#now(), id, token]);
   }
 
   async findRunnable(limit: number): Promise<string[]> {

@@ -73,9 +73,15 @@ export function statementsFor(s: string, channel: string) {
         renewed AS (UPDATE ${t} SET lease_expires_at = ${NOW} + $4::float8
           WHERE id = $2 AND lease_token = $3 AND ${LIVE} RETURNING 1)
       SELECT status, EXISTS (SELECT 1 FROM renewed) AS held FROM head`,
-    /** $1 id, $2 token. */
-    release: `UPDATE ${t} SET lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
-      WHERE id = $1 AND lease_token = $2`,
+    /**
+     * $1 now, $2 id, $3 token. A lease that already ran out is kept (expired) rather than
+     * cleared: nobody knows that run ended cleanly, so the next claim must count it.
+     */
+    release: `UPDATE ${t} SET
+          lease_owner = CASE WHEN lease_expires_at <= ${NOW} THEN lease_owner END,
+          lease_token = CASE WHEN lease_expires_at <= ${NOW} THEN lease_token END,
+          lease_expires_at = CASE WHEN lease_expires_at <= ${NOW} THEN 0 END
+        WHERE id = $2 AND lease_token = $3`,
     /** $1 id, $2 token. Keeps the token, so the next claim counts as an interruption. */
     abandon: `UPDATE ${t} SET lease_expires_at = 0 WHERE id = $1 AND lease_token = $2`,
     /** $1 now, $2 limit. */

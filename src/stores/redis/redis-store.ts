@@ -288,6 +288,7 @@ export class RedisTaskStore implements TaskStore {
     await this.#scripts.run('release-lease', this.#leaseKeys(id), [
       token,
       options.abandoned === true ? '1' : '0',
+      this.#callerLeaseNow(),
     ]);
   }
 

@@ -189,7 +189,7 @@ export class SqliteTaskStore implements TaskStore {
     const statement = options.abandoned === true ? this.#sql.abandonLease : this.#sql.releaseLease;
     await this.#group.write(() => {
       this.#cache.drop(id);
-      return statement.run(id, token);
+      return statement.run({ id, token, now: this.#clock() });
     });
   }
 
@@ -253,8 +253,10 @@ export class SqliteTaskStore implements TaskStore {
       // a lock held by another process: the WAL stays, nothing is lost
     }
     this.#db.close();
-    this.#cache.close();
+    // Only now, with no connection of ours left on the file: closing the witness's descriptor
+    // earlier dropped the checkpoint thread's locks (wal-index.ts, SharedShmFile).
     await workerStopped;
+    this.#cache.close();
   }
 
   /**

@@ -45,11 +45,14 @@ const STATEMENT_SQL = {
   selectClaimRow: `SELECT ${TASK_COLUMNS}, lease_owner, lease_token, lease_expires_at FROM tasks WHERE id = ?`,
   setLease: 'UPDATE tasks SET lease_owner = ?, lease_token = ?, lease_expires_at = ? WHERE id = ?',
   renewLease: 'UPDATE tasks SET lease_expires_at = ? WHERE id = ? AND lease_token = ?',
-  releaseLease:
-    'UPDATE tasks SET lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL ' +
-    'WHERE id = ? AND lease_token = ?',
+  // A lease that already ran out is kept (expired) instead: see `abandonLease`.
+  releaseLease: `UPDATE tasks SET
+       lease_owner = CASE WHEN lease_expires_at > @now THEN NULL ELSE lease_owner END,
+       lease_token = CASE WHEN lease_expires_at > @now THEN NULL ELSE lease_token END,
+       lease_expires_at = CASE WHEN lease_expires_at > @now THEN NULL ELSE 0 END
+     WHERE id = @id AND lease_token = @token`,
   // The lease stays, expired: the next claim sees an interrupted run.
-  abandonLease: 'UPDATE tasks SET lease_expires_at = 0 WHERE id = ? AND lease_token = ?',
+  abandonLease: 'UPDATE tasks SET lease_expires_at = 0 WHERE id = @id AND lease_token = @token',
   selectLeased: `SELECT id, lease_owner AS owner FROM tasks
        WHERE status = 'working' AND ${VISIBLE} AND lease_expires_at > @now
        ORDER BY created_at LIMIT @limit`,
