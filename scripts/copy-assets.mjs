@@ -1,18 +1,19 @@
 #!/usr/bin/env node
 // tsc compiles only TypeScript: this copies the files the compiled code reads at run time
-// (the Redis store's Lua scripts) from src/ to each output folder given, keeping their paths.
+// (the Redis store's Lua scripts, the dashboard's browser script and stylesheet under an
+// `assets/` folder) from src/ to each output folder given, keeping their paths.
 // Usage: node scripts/copy-assets.mjs dist .build/src
 import { cpSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
-const ASSET = /\.lua$/;
+const ASSET = /\.lua$|[\\/]assets[\\/][^\\/]+\.(js|css)$/;
 
 function assets(dir) {
   const out = [];
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) out.push(...assets(path));
-    else if (ASSET.test(name)) out.push(path);
+    else if (ASSET.test(path)) out.push(path);
   }
   return out;
 }

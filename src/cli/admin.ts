@@ -1,7 +1,8 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { updateTask } from '../runtime/writes.js';
 import type { TaskStore } from '../store/port.js';
-import { DEFAULT_STORE_URL, openStore } from '../stores/open.js';
+import { DEFAULT_STORE_URL, openStore, storePeers } from '../stores/open.js';
+import { missingPeersError } from '../task/peer-dependency.js';
 import { pendingInputRequests, type TaskRecord } from '../task/record.js';
 import { isTerminal } from '../task/status.js';
 import { isoTime } from '../task/time.js';
@@ -94,7 +95,10 @@ async function withStore(
   flags: StoreFlag,
   run: (store: TaskStore) => Promise<number>,
 ): Promise<void> {
-  const store = await openStore(flags.store ?? process.env['TASKRAIL_STORE'] ?? DEFAULT_STORE_URL);
+  const url = flags.store ?? process.env['TASKRAIL_STORE'] ?? DEFAULT_STORE_URL;
+  const missing = missingPeersError([storePeers(url, false)]);
+  if (missing !== undefined) throw missing;
+  const store = await openStore(url);
   try {
     process.exitCode = await run(store);
   } finally {

@@ -64,7 +64,7 @@ export async function follow(
     interrupts += 1;
     if (interrupts === 1) {
       interrupt.abort();
-      progress.note(`cancelling task ${call.taskId ?? ''}…`);
+      // The call's `cancel-sent` event says "cancel requested" as the request goes out.
       call.cancel().catch(() => undefined);
       return;
     }

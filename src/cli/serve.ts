@@ -13,7 +13,9 @@ import type { ExtraGauge } from '../server/admin/index.js';
 import { SESSION_DEFAULTS } from '../server/wire-2025/sessions.js';
 import { serveTaskServerStdio } from '../server/stdio.js';
 import type { TaskStore } from '../store/port.js';
-import { DEFAULT_STORE_URL, openStore } from '../stores/open.js';
+import { DEFAULT_STORE_URL, openStore, storePeers } from '../stores/open.js';
+import { METRICS_PEERS } from '../server/admin/peers.js';
+import { missingPeersError } from '../task/peer-dependency.js';
 import { packageVersion } from './package-info.js';
 import {
   parseCount,
@@ -156,6 +158,11 @@ export async function serve(
       '--no-worker needs a redis:// or postgres:// store (a local store has no other process to run tasks)',
     );
   }
+  const missing = missingPeersError([
+    storePeers(storeUrl, true),
+    options.admin === undefined ? undefined : METRICS_PEERS,
+  ]);
+  if (missing !== undefined) throw missing;
   const auth = await resolveAuth(options);
   const store = await openStore(storeUrl);
   // A redis store runs tasks through BullMQ; under --no-worker this replica only enqueues them.

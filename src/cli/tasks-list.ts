@@ -12,6 +12,7 @@ import { WIRE_2025_VERSION } from '../protocol/constants.js';
 import { packageVersion } from '../client/package-version.js';
 import { outcomeOfStatus, splitOutcomeList } from '../task/outcome.js';
 import { bearerFrom } from './options.js';
+import { alignColumns } from './table.js';
 import { formatAge, showJson } from './tasks-format.js';
 
 /** How long `tasks list` waits for servers' live answers before showing the ledger's view. */
@@ -76,15 +77,19 @@ export async function listTasks(
     process.stdout.write(`${JSON.stringify(records)}\n`);
     return 0;
   }
-  process.stdout.write('ID  SERVER  TOOL  STATUS  AGE  MESSAGE\n');
   const now = Date.now();
-  for (const row of rows) {
-    const { entry, statusMessage, live } = row;
-    const message = (statusMessage ?? '').replace(/\s+/g, ' ');
-    const shown = live ? shownStatus(row) : `${shownStatus(row)}?`;
-    const line = `${entry.id}  ${entry.server}  ${entry.tool}  ${shown}  ${formatAge(now - entry.createdAt)}  ${message}`;
-    process.stdout.write(`${line.trimEnd()}\n`);
-  }
+  const lines = alignColumns([
+    ['ID', 'SERVER', 'TOOL', 'STATUS', 'AGE', 'MESSAGE'],
+    ...rows.map((row) => [
+      row.entry.id,
+      row.entry.server,
+      row.entry.tool,
+      row.live ? shownStatus(row) : `${shownStatus(row)}?`,
+      formatAge(now - row.entry.createdAt),
+      (row.statusMessage ?? '').replace(/\s+/g, ' '),
+    ]),
+  ]);
+  for (const line of lines) process.stdout.write(`${line}\n`);
   return 0;
 }
 

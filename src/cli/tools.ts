@@ -5,6 +5,7 @@ import { packageVersion } from './package-info.js';
 import { EXIT_USAGE } from '../client/outcome.js';
 import { reportError } from './host-output.js';
 import { bearerFrom } from './options.js';
+import { alignColumns } from './table.js';
 
 interface ToolsFlags {
   json?: boolean;
@@ -44,7 +45,8 @@ async function listTools(url: string, flags: ToolsFlags): Promise<number> {
       return 0;
     }
     const modes = await taskModes(url, tools, bearer);
-    for (const tool of tools) process.stdout.write(`${toolLine(tool, modes.get(tool.name))}\n`);
+    const rows = tools.map((tool) => toolColumns(tool, modes.get(tool.name)));
+    for (const line of alignColumns(rows)) process.stdout.write(`${line}\n`);
     return 0;
   } catch (error) {
     return reportError(error);
@@ -53,10 +55,10 @@ async function listTools(url: string, flags: ToolsFlags): Promise<number> {
   }
 }
 
-/** `name  mode  description` (the first line of it), `-` when the server does not say. */
-export function toolLine(tool: Tool, mode: TaskMode | undefined): string {
+/** `name`, `mode`, the description's first line; `-` when the server does not say the mode. */
+export function toolColumns(tool: Tool, mode: TaskMode | undefined): string[] {
   const description = (tool.description ?? '').split('\n')[0]?.trim() ?? '';
-  return `${tool.name}  ${mode ?? '-'}  ${description}`.trimEnd();
+  return [tool.name, mode ?? '-', description];
 }
 
 /**

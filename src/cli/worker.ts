@@ -10,7 +10,8 @@ import {
 import { installRejectionGuard } from '../runtime/rejection-guard.js';
 import { createTaskServer, type TaskServer } from '../server/app.js';
 import type { TaskStore } from '../store/port.js';
-import { openStore } from '../stores/open.js';
+import { openStore, storePeers } from '../stores/open.js';
+import { missingPeersError } from '../task/peer-dependency.js';
 import { packageVersion } from './package-info.js';
 import { parseLogFormat, parseLogLevel } from './options.js';
 import { announceToFleet } from './fleet.js';
@@ -98,6 +99,8 @@ async function work(
       'worker needs --store redis://HOST:PORT/DB or postgres://HOST:PORT/DB (or TASKRAIL_STORE set to one)',
     );
   }
+  const missing = missingPeersError([storePeers(storeUrl, true)]);
+  if (missing !== undefined) throw missing;
   const store = await openStore(storeUrl);
   const executor = (await serveExecutor({
     storeUrl,

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { accepts2025ToolTasks, relatedTaskMeta } from '../protocol/wire-2025.js';
 import type { JsonRpcErrorObject } from '../task/errors.js';
-import { isClientError, TaskrailClientError } from './errors.js';
+import { sameCaller } from './credentials.js';
+import { isClientError, TaskrailClientError, unknownUnderCredentialsError } from './errors.js';
 import { answerInputRequests, inputCapabilities, type InputHandlers } from './input.js';
 import { isFinal, type LedgerEntry, type LedgerStatus, type TaskLedger } from './ledger-port.js';
 import { WIRE_2025_VERSION } from '../protocol/constants.js';
@@ -231,8 +232,8 @@ class TaskCall2025 implements ToolCall {
   async cancel(): Promise<CallOutcome> {
     if (this.#outcome !== undefined) return this.#outcome;
     this.#cancelRequested = true;
-    await this.#request('tasks/cancel', 30_000);
     this.#peer.options.onEvent?.({ type: 'cancel-sent', taskId: this.taskId });
+    await this.#request('tasks/cancel', 30_000);
     return this.#running;
   }
 
@@ -262,8 +263,7 @@ class TaskCall2025 implements ToolCall {
     const { ledger, defaultPollIntervalMs } = this.#peer.options;
     for (;;) {
       const reply = await this.#request('tasks/get', 30_000);
-      if (reply.kind === 'error')
-        return this.#settle('lost', { kind: 'lost', taskId: this.taskId, error: reply.error });
+      if (reply.kind === 'error') return this.#lost(reply.error);
       const status = String(reply.result['status']) as LedgerStatus;
       const statusMessage = reply.result['statusMessage'];
       const pollIntervalMs =
@@ -311,6 +311,15 @@ class TaskCall2025 implements ToolCall {
       return this.#settle('cancelled', { kind: 'cancelled', taskId: this.taskId });
     }
     return this.#settle('failed', { kind: 'failed', taskId: this.taskId, error }, undefined, error);
+  }
+
+  /** Lost only when the server says so to the credentials the task was created with. */
+  #lost(error: JsonRpcErrorObject): CallOutcome {
+    const { ledger, bearer, url } = this.#peer.options;
+    if (!sameCaller(ledger.require(this.taskId).bearer, bearer)) {
+      throw unknownUnderCredentialsError(url, this.taskId);
+    }
+    return this.#settle('lost', { kind: 'lost', taskId: this.taskId, error });
   }
 
   #settle(

@@ -15,7 +15,10 @@ export type ClientErrorCode =
   | 'PROTOCOL'
   /** A task needs input and no handler can answer it (e.g. stdin is not a terminal). */
   | 'INPUT_UNAVAILABLE'
-  /** The ledger has no such task, or the caller misused the API. */
+  /**
+   * The ledger has no such task; or the server does not know it under credentials other than
+   * the ones it was created with (the ledger entry is kept: that "not found" says nothing).
+   */
   | 'NOT_FOUND'
   | 'USAGE';
 
@@ -81,5 +84,18 @@ export function serverTroubleError(url: string, message: string): TaskrailClient
   return new TaskrailClientError(
     'CONNECTION',
     `${url} cannot reach its task store right now (${message}); try the call again later`,
+  );
+}
+
+/**
+ * A server's "not found" for a task asked about with credentials other than its own: another
+ * principal gets the same answer as for a task that never existed, so the task is not lost.
+ */
+export function unknownUnderCredentialsError(url: string, taskId: string): TaskrailClientError {
+  return new TaskrailClientError(
+    'NOT_FOUND',
+    `${url} does not know task ${taskId} under these credentials, which are not the ones it ` +
+      'was created with; the ledger keeps it. Use the token it was created with ' +
+      '(without --bearer/TASKRAIL_BEARER the saved one is used)',
   );
 }

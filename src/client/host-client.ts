@@ -325,7 +325,8 @@ export class TaskrailClient {
       input: this.#options.input ?? {},
       checker: this.#checker,
       defaultPollIntervalMs: this.#defaultPoll(),
-      ...pick(this.#options, ['connectionGraceMs', 'onEvent']),
+      ...pick(this.#options, ['connectionGraceMs', 'onEvent', 'bearer']),
+      server: this.url,
       ...(this.#push === undefined ? {} : { push: this.#push }),
     };
   }

@@ -160,7 +160,7 @@ export class MemoryLedger implements TaskLedger {
     this.#patch(id, true, (e) => {
       e.status = s.status;
       e.outcome = s.outcome;
-      if (s.statusMessage !== undefined) e.statusMessage = s.statusMessage;
+      setOptional(e, 'statusMessage', s.statusMessage);
       setOptional(e, 'result', s.result);
       setOptional(e, 'error', s.error);
       delete e.inputRequests;

@@ -189,9 +189,10 @@ export class Ledger implements TaskLedger {
     });
   }
 
+  /** The terminal state replaces the last progress line: a completed task's is cleared. */
   settle(id: string, s: Settlement): void {
     this.#sql(
-      `UPDATE tasks SET status = @status, outcome = @outcome, status_message = COALESCE(@statusMessage, status_message),
+      `UPDATE tasks SET status = @status, outcome = @outcome, status_message = @statusMessage,
           result = @result, error = @error, input_requests = NULL, owner_pid = NULL, updated_at = @now
          WHERE id = @id AND ${NOT_FINAL}`,
     ).run({

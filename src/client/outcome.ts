@@ -41,8 +41,14 @@ export function exitCodeFor(outcome: CallOutcome): number {
   return EXIT_CODES[outcome.kind];
 }
 
-/** The text content of a result, joined by newlines (what a terminal user wants to read). */
+/**
+ * The text content of a result, joined by newlines (what a terminal user wants to read). A text
+ * block that is exactly the JSON of `structuredContent` (the copy a server adds for hosts that
+ * show only text) is left out when anything else is there to read, so nothing shows twice; a
+ * result that has nothing else shows its `structuredContent` as indented JSON.
+ */
 export function resultText(result: CallToolResult): string {
+  const copy = structuredCopy(result);
   const parts: string[] = [];
   for (const block of result.content) {
     const b = block as {
@@ -51,8 +57,9 @@ export function resultText(result: CallToolResult): string {
       uri?: unknown;
       resource?: { uri?: unknown };
     };
-    if (b.type === 'text' && typeof b.text === 'string') parts.push(b.text);
-    else if (b.type === 'resource_link' && typeof b.uri === 'string') parts.push(b.uri);
+    if (b.type === 'text' && typeof b.text === 'string') {
+      if (b.text !== copy) parts.push(b.text);
+    } else if (b.type === 'resource_link' && typeof b.uri === 'string') parts.push(b.uri);
     else if (b.type === 'resource' && typeof b.resource?.uri === 'string')
       parts.push(b.resource.uri);
     else if (typeof b.type === 'string') parts.push(`[${b.type}]`);
@@ -61,4 +68,10 @@ export function resultText(result: CallToolResult): string {
     parts.push(JSON.stringify(result.structuredContent, null, 2));
   }
   return parts.join('\n');
+}
+
+/** The compact JSON of `structuredContent`, as a server's text copy of it reads. */
+function structuredCopy(result: CallToolResult): string | undefined {
+  const structured = result.structuredContent;
+  return structured === undefined || structured === null ? undefined : JSON.stringify(structured);
 }

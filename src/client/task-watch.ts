@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DetailedTask } from './wire-types.js';
 import type { JsonRpcErrorObject } from '../task/errors.js';
-import { isClientError } from './errors.js';
+import { sameCaller } from './credentials.js';
+import { isClientError, unknownUnderCredentialsError } from './errors.js';
 import { answerInputRequests, type InputHandlers } from './input.js';
 import { isFinal, type LedgerEntry, type LedgerStatus, type TaskLedger } from './ledger.js';
 import type { CallOutcome } from './outcome.js';
@@ -36,6 +37,9 @@ export interface WatchDeps {
   onEvent?: (event: TaskEvent) => void;
   /** Pushed task states (`subscriptions/listen`); without it the watch only polls. */
   push?: TaskPush;
+  /** The server's URL and the bearer token the requests carry (judges a "not found"). */
+  server?: string;
+  bearer?: string;
 }
 
 const INVALID_PARAMS = -32602;
@@ -56,15 +60,16 @@ export class TaskWatch {
     this.taskId = taskId;
   }
 
-  /** Sends `tasks/cancel` now; `run()` keeps polling until the server reports a terminal status. */
+  /**
+   * Sends `tasks/cancel` now; `run()` keeps polling until the server reports a terminal status.
+   * The `cancel-sent` event goes out as the request does: the terminal status may be pushed or
+   * polled before the cancel's own reply arrives, and must not read as coming first.
+   */
   async requestCancel(signal?: AbortSignal): Promise<void> {
     this.#cancelRequested = true;
-    const answer = await this.#retrying(() => this.#deps.rpc.cancel(this.taskId, signal), signal);
-    if (!answer.ok && answer.error.code === INVALID_PARAMS) {
-      this.#settleLost(answer.error);
-      return;
-    }
     this.#deps.onEvent?.({ type: 'cancel-sent', taskId: this.taskId });
+    const answer = await this.#retrying(() => this.#deps.rpc.cancel(this.taskId, signal), signal);
+    if (!answer.ok && answer.error.code === INVALID_PARAMS) this.#settleLost(answer.error);
   }
 
   async run(signal?: AbortSignal): Promise<CallOutcome> {
@@ -216,7 +221,15 @@ export class TaskWatch {
     }
   }
 
+  /**
+   * A "not found" means lost only when asked with the credentials the task was created with;
+   * under others it is the answer any stranger gets, and the ledger entry stays as it is.
+   */
   #settleLost(error: JsonRpcErrorObject): CallOutcome {
+    const entry = this.#deps.ledger.require(this.taskId);
+    if (!sameCaller(entry.bearer, this.#deps.bearer)) {
+      throw unknownUnderCredentialsError(this.#deps.server ?? entry.server, this.taskId);
+    }
     this.#deps.ledger.settle(this.taskId, {
       status: 'lost',
       outcome: 'lost',

@@ -158,6 +158,8 @@ export class TaskRuntime {
     this.#started = false;
     for (const timer of this.#timers.splice(0)) clearInterval(timer);
     this.#unsubscribe?.();
+    // A stop that waits says what for and how long at most, instead of going quiet.
+    if (this.#leases.size > 0) this.#logger.info(waitNotice(this.#leases.size, graceMs));
     await this.#executor?.stop(graceMs);
     const abandoned = [...this.#leases.entries()];
     for (const controller of this.#running.values()) controller.abort(stopReasons.shutdown());
@@ -398,4 +400,9 @@ export function nextSweepBatch(batch: number, tookMs: number): number {
   const scale = DEFAULTS.sweepBatchBudgetMs / Math.max(tookMs, 0.1);
   const next = Math.round(batch * Math.min(2, Math.max(0.5, scale)));
   return Math.min(DEFAULTS.sweepBatch * 4, Math.max(16, next));
+}
+
+function waitNotice(running: number, graceMs: number): string {
+  const tasks = running === 1 ? '1 running task' : `${running} running tasks`;
+  return `graceful stop: waiting up to ${graceMs / 1000} s for ${tasks} to finish; any still running then is handed back`;
 }

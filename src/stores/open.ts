@@ -1,7 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { TaskStore } from '../store/port.js';
 import { TaskrailError } from '../task/errors.js';
-import { importWithPeers } from '../task/peer-dependency.js';
+import { importWithPeers, type PeerNeed } from '../task/peer-dependency.js';
 import type { Clock } from '../task/time.js';
 
 export const DEFAULT_STORE_URL = 'sqlite:./.taskrail/tasks.db';
@@ -29,6 +29,22 @@ const REDIS_PEERS = ['ioredis', 'bullmq'];
 
 function redisScheme(url: string): string {
   return url.startsWith('rediss:') ? 'rediss:' : 'redis:';
+}
+
+/**
+ * The optional packages a store URL needs: its driver, and with `jobEngine` (serve, proxy,
+ * worker) the engine that runs its tasks. Embedded stores need none.
+ */
+export function storePeers(url: string, jobEngine: boolean): PeerNeed | undefined {
+  const trimmed = url.trim();
+  if (trimmed.startsWith('redis://') || trimmed.startsWith('rediss://')) {
+    return { packages: REDIS_PEERS, feature: `a ${redisScheme(trimmed)}// store` };
+  }
+  if (!isPostgresUrl(trimmed)) return undefined;
+  return {
+    packages: jobEngine ? ['pg', 'graphile-worker'] : ['pg'],
+    feature: 'a postgres:// store',
+  };
 }
 
 const USAGE = 'use sqlite:PATH, memory:, redis://HOST:PORT/DB or postgres://HOST:PORT/DB';

@@ -38,3 +38,46 @@ export async function importWithPeers<T>(
 function isModuleNotFound(error: unknown): error is Error & { code: string } {
   return error instanceof Error && (error as { code?: unknown }).code === 'ERR_MODULE_NOT_FOUND';
 }
+
+/** Optional packages one chosen option needs (`a postgres:// store`: pg, graphile-worker). */
+export interface PeerNeed {
+  packages: readonly string[];
+  feature: string;
+}
+
+/** True when `name` can be imported from here, where the features that need it import it. */
+function installed(name: string): boolean {
+  try {
+    import.meta.resolve(name);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Checked at start, before anything opens: every optional package the chosen options need and
+ * that is missing, named in one error with the one install command (instead of one package per
+ * attempt, or a `/metrics` that fails only when scraped).
+ */
+export function missingPeersError(
+  needs: ReadonlyArray<PeerNeed | undefined>,
+  isInstalled: (name: string) => boolean = installed,
+): TaskrailError | undefined {
+  const missing = new Map<string, string[]>();
+  for (const need of needs) {
+    for (const name of need?.packages ?? []) {
+      if (need === undefined || isInstalled(name)) continue;
+      missing.set(name, [...(missing.get(name) ?? []), need.feature]);
+    }
+  }
+  if (missing.size === 0) return undefined;
+  const names = [...missing.keys()];
+  const why = [...missing].map(([name, features]) => `${name} (for ${features.join(', ')})`);
+  return new TaskrailError(
+    'CONFIG',
+    `the options given need ${names.length === 1 ? 'a package' : 'packages'} that ` +
+      `${names.length === 1 ? 'is' : 'are'} not installed: ${why.join(', ')}. ` +
+      `Install ${names.length === 1 ? 'it' : 'them'}: npm install ${names.join(' ')}`,
+  );
+}

@@ -16,6 +16,8 @@ const screenshotPath = (name: string) =>
     : join(tmpdir(), `taskrail-${name}-${process.pid}.png`);
 const SCREENSHOT = screenshotPath('dashboard');
 const FORM_SCREENSHOT = screenshotPath('dashboard-answer');
+/** Kept after the run (not under docs/) so a person can look at the 800 px layout. */
+const NARROW_SCREENSHOT = join(tmpdir(), 'taskrail-dashboard-800px.png');
 
 /** Runs in the page before its own script: keeps every CSP violation it reports. */
 const RECORD_CSP_VIOLATIONS = `window.__csp = [];
@@ -209,6 +211,54 @@ describe('dashboard in headless Chromium', { skip }, () => {
     assert.ok(box.page <= 800, `the page scrolls sideways: ${JSON.stringify(box)}`);
     h.open(`narrow-${'x'.repeat(300)}`);
     await row(task.id).locator('.status.completed').waitFor();
+  });
+
+  it('fits the task table in its box at 800 px: every Cancel button shows, no word is split', async () => {
+    await page.setViewportSize({ width: 800, height: 700 });
+    const parked = await h.create('ask', {}, 'a-principal-with-a-long-name');
+    await h.create('gate', { key: 'narrow table with a longer progress message to wrap' }, 'gina');
+    const msg = row(parked.id).locator('td.msg');
+    await msg.filter({ hasText: 'question' }).waitFor();
+    assert.equal(await msg.textContent(), '1 question pending · Go ahead?');
+    if (await page.locator('#detail').isVisible())
+      await page.locator('#detail button.close').click();
+    const table = (await page.evaluate(`(() => {
+      const wrap = document.getElementById('tasks-wrap');
+      const edge = wrap.getBoundingClientRect().right;
+      const buttons = [...document.querySelectorAll('#tasks button.cancel')];
+      const cut = buttons.filter((b) => b.getBoundingClientRect().right > edge + 0.5).length;
+      const split = [];
+      const walker = document.createTreeWalker(document.querySelector('#tasks'), NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        for (const word of node.data.matchAll(/\\S+/g)) {
+          if (word[0].length > 24) continue;
+          const range = document.createRange();
+          range.setStart(node, word.index);
+          range.setEnd(node, word.index + word[0].length);
+          const lines = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+          if (lines.size > 1) split.push(word[0]);
+        }
+      }
+      return { scroll: wrap.scrollWidth, client: wrap.clientWidth, buttons: buttons.length, cut, split,
+        page: document.documentElement.scrollWidth };
+    })()`)) as {
+      scroll: number;
+      client: number;
+      buttons: number;
+      cut: number;
+      split: string[];
+      page: number;
+    };
+    await page.screenshot({ path: NARROW_SCREENSHOT });
+    assert.ok(table.buttons >= 2, JSON.stringify(table));
+    assert.ok(
+      table.scroll <= table.client,
+      `the table is wider than its box: ${JSON.stringify(table)}`,
+    );
+    assert.equal(table.cut, 0, `Cancel buttons cut off: ${JSON.stringify(table)}`);
+    assert.deepEqual(table.split, [], 'words broken mid-word');
+    assert.ok(table.page <= 800, `the page scrolls sideways: ${JSON.stringify(table)}`);
+    await page.setViewportSize({ width: 1360, height: 760 });
   });
 
   it('served a favicon, and the page broke no rule of its Content-Security-Policy', async () => {

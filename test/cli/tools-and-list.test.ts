@@ -46,9 +46,15 @@ describe('CLI: tools and tasks list', () => {
     const text = await runCli(['tools', serve.url], join(dir.path, 'h-tools'));
     assert.equal(text.code, 0, text.stderr);
     const lines = text.stdout.trim().split('\n');
-    assert.ok(lines.includes('greet  forbidden  Says hello (always synchronous).'), text.stdout);
+    const cells = lines.map((line) => line.split(/\s{2,}/));
     assert.ok(
-      lines.some((line) => line.startsWith('slow_compute  optional  Sleeps')),
+      cells.some((c) => c.join('|') === 'greet|forbidden|Says hello (always synchronous).'),
+      text.stdout,
+    );
+    assert.ok(
+      cells.some(
+        (c) => c[0] === 'slow_compute' && c[1] === 'optional' && c[2]?.startsWith('Sleeps'),
+      ),
       text.stdout,
     );
     const json = await runCli(['tools', serve.url, '--json'], join(dir.path, 'h-tools'));
@@ -88,8 +94,13 @@ describe('CLI: tools and tasks list', () => {
     const text = await runCli(['tasks', 'list'], home);
     assert.equal(text.code, 0, text.stderr);
     const [header, line] = text.stdout.split('\n');
-    assert.equal(header, 'ID  SERVER  TOOL  STATUS  AGE  MESSAGE');
-    assert.ok(line?.startsWith(`${id}  ${serve.url}  confirm_delete  input_required  `), line);
+    assert.deepEqual(header?.split(/\s{2,}/), ['ID', 'SERVER', 'TOOL', 'STATUS', 'AGE', 'MESSAGE']);
+    assert.deepEqual(line?.split(/\s{2,}/).slice(0, 4), [
+      id,
+      serve.url,
+      'confirm_delete',
+      'input_required',
+    ]);
     const json = JSON.parse((await runCli(['tasks', 'list', '--json'], home)).stdout) as {
       id: string;
       status: string;
@@ -119,7 +130,12 @@ describe('CLI: tools and tasks list', () => {
         .trim()
         .split('\n')
         .slice(1)
-        .map((line) => line.split('  ').slice(2, 4).join(' '));
+        .map((line) =>
+          line
+            .split(/\s{2,}/)
+            .slice(2, 4)
+            .join(' '),
+        );
     };
     assert.deepEqual(await ids('tool_error'), ['failing_job tool_error']);
     assert.deepEqual(await ids('tool-error'), ['failing_job tool_error']);

@@ -53,10 +53,13 @@ export async function startProxy(
   {
     cutListenAfterMs,
     dropReply,
+    delayReply,
   }: {
     cutListenAfterMs?: number;
     /** Forwards the request, then cuts the client's connection instead of answering. */
     dropReply?: (seen: Seen) => boolean;
+    /** Forwards the request at once, and holds the reply back this many milliseconds. */
+    delayReply?: (seen: Seen) => number;
   } = {},
 ): Promise<Proxy> {
   const upstream = new URL(target);
@@ -97,8 +100,13 @@ export async function startProxy(
             up.on('end', () => res.socket?.destroy());
             return;
           }
-          res.writeHead(up.statusCode ?? 502, up.headers);
-          up.pipe(res);
+          const reply = (): void => {
+            res.writeHead(up.statusCode ?? 502, up.headers);
+            up.pipe(res);
+          };
+          const delay = entry === undefined ? 0 : (delayReply?.(entry) ?? 0);
+          if (delay > 0) setTimeout(reply, delay);
+          else reply();
           // Breaks push streams on purpose, to test the client's fallback to polling.
           if (method === 'subscriptions/listen' && cutListenAfterMs !== undefined) {
             setTimeout(() => res.destroy(), cutListenAfterMs);

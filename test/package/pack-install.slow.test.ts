@@ -103,6 +103,14 @@ describe('the packed package in an empty project (SQLite only)', () => {
     assert.deepEqual(names(shipped), names(sources));
   });
 
+  it("ships the dashboard's browser script and stylesheet where the page reads them", () => {
+    const shipped = listFiles(join(installed, 'dist', 'server', 'admin', 'assets'));
+    const sources = listFiles(join(process.cwd(), 'src', 'server', 'admin', 'assets'));
+    const names = (files: string[]) => files.map((file) => file.split(/[\\/]/).pop()).sort();
+    assert.deepEqual(names(sources), ['answer-form.js', 'dashboard.css', 'dashboard.js']);
+    assert.deepEqual(names(shipped), names(sources));
+  });
+
   it('compiles an app importing every entry point with tsc --strict and no skipLibCheck', async () => {
     for (const entry of ['executors/bullmq', 'stores/postgres', 'executors/graphile-worker']) {
       assert.ok(entryPoints.includes(`taskrail/${entry}`), entry);

@@ -5,6 +5,7 @@ import type { TaskRecord } from '../../task/record.js';
 import type { TaskStatus } from '../../task/status.js';
 import type { StoreProbe } from './instrument-store.js';
 import { outcomeOf } from '../../task/outcome.js';
+import { METRICS_PEERS } from './peers.js';
 
 type PromClient = typeof import('prom-client');
 
@@ -47,7 +48,7 @@ export class AdminMetrics implements StoreProbe {
   constructor(store: () => TaskStore, gauges: readonly ExtraGauge[] = []) {
     this.#store = store;
     const load = async (): Promise<PromClient> => import('prom-client');
-    this.#loaded = importWithPeers(load, ['prom-client'], '/metrics (serve --admin)').then(
+    this.#loaded = importWithPeers(load, METRICS_PEERS.packages, METRICS_PEERS.feature).then(
       (client) => {
         const set = buildMetrics(client);
         for (const extra of gauges) addGauge(client, set.registry, extra);

@@ -1,5 +1,4 @@
-import { DASHBOARD_SCRIPT } from './page-script.js';
-import { DASHBOARD_STYLE } from './page-style.js';
+import { readFileSync } from 'node:fs';
 
 /**
  * The dashboard shell. It carries no data, so it is served without a token; everything it
@@ -13,6 +12,7 @@ const HTML = `<!doctype html>
 <title>taskrail · operator dashboard</title>
 <link rel="icon" href="/dashboard/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/dashboard/app.css">
+<script src="/dashboard/answer-form.js" defer></script>
 <script src="/dashboard/app.js" defer></script>
 </head>
 <body>
@@ -44,6 +44,8 @@ const HTML = `<!doctype html>
   </form>
   <div id="panes">
     <div id="tasks-wrap"><table id="tasks">
+      <colgroup><col class="c-id"><col class="c-status"><col class="c-tool"><col class="c-who">
+      <col class="c-age"><col class="c-msg"><col class="c-attempt"><col class="c-action"></colgroup>
       <thead><tr><th>id</th><th>status</th><th>tool</th><th>principal</th><th>age</th>
       <th>message</th><th>attempt</th><th></th></tr></thead>
       <tbody></tbody>
@@ -82,9 +84,9 @@ const FAVICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">
 </svg>
 `;
 
-function asset(body: string, type: string): () => Response {
+function asset(body: () => string, type: string): () => Response {
   return () =>
-    new Response(body, {
+    new Response(body(), {
       headers: {
         'content-type': `${type}; charset=utf-8`,
         'content-security-policy': CSP,
@@ -93,11 +95,21 @@ function asset(body: string, type: string): () => Response {
     });
 }
 
+/**
+ * A browser file of the page, from `assets/` beside this module (scripts/copy-assets.mjs puts it
+ * there in dist/): read on its first request, kept after.
+ */
+function file(name: string): () => string {
+  let text: string | undefined;
+  return () => (text ??= readFileSync(new URL(`./assets/${name}`, import.meta.url), 'utf8'));
+}
+
 /** Path → response for the static files of the page. */
 export const PAGE_ASSETS: Readonly<Record<string, () => Response>> = {
-  '/dashboard': asset(HTML, 'text/html'),
-  '/dashboard/': asset(HTML, 'text/html'),
-  '/dashboard/app.js': asset(DASHBOARD_SCRIPT, 'text/javascript'),
-  '/dashboard/app.css': asset(DASHBOARD_STYLE, 'text/css'),
-  '/dashboard/favicon.svg': asset(FAVICON, 'image/svg+xml'),
+  '/dashboard': asset(() => HTML, 'text/html'),
+  '/dashboard/': asset(() => HTML, 'text/html'),
+  '/dashboard/app.js': asset(file('dashboard.js'), 'text/javascript'),
+  '/dashboard/answer-form.js': asset(file('answer-form.js'), 'text/javascript'),
+  '/dashboard/app.css': asset(file('dashboard.css'), 'text/css'),
+  '/dashboard/favicon.svg': asset(() => FAVICON, 'image/svg+xml'),
 };
