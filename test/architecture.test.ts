@@ -186,6 +186,18 @@ describe('architecture (the resolved module graph of src/)', () => {
     );
   });
 
+  it('has no cycles between files, type-only imports included', () => {
+    // A cycle of values works only while no file of it uses another at load time; a cycle of
+    // types still ties two files into one unit. Either way one of them should own the shared part.
+    const arrows = new Map<string, Set<string>>();
+    for (const edge of files)
+      arrows.set(edge.from, (arrows.get(edge.from) ?? new Set()).add(edge.to));
+    assert.deepEqual(
+      cyclesOf(graph.files, (file) => arrows.get(file) ?? []),
+      [],
+    );
+  });
+
   it('loads each npm package only from the folders that own it, and only declared ones', () => {
     const declared = { ...manifest.dependencies, ...manifest.peerDependencies };
     const violations: string[] = [];
