@@ -9,11 +9,20 @@ import type { RelayMode } from '../helpers/tcp-relay.js';
 import { waitFor } from '../helpers/wait.js';
 import { resultText, type PartitionKit } from './harness.js';
 
-/** Longer than any time-out the server could take to give up on its store. */
-const ANSWER_WITHIN_MS = 45_000;
+/** A server that cannot reach its store says so well within this (a client's patience). */
+const ANSWER_WITHIN_MS = 20_000;
 
-function call(replica: RawDispatch, method: string, params: object): Promise<RpcReply> {
+async function call(replica: RawDispatch, method: string, params: object): Promise<RpcReply> {
   return replica({ method, params }, { context: { requestTimeoutMs: ANSWER_WITHIN_MS } });
+}
+
+/** The reply, or the failure to get one within ANSWER_WITHIN_MS, named after `what`. */
+async function replyTo(what: string, reply: Promise<RpcReply>): Promise<RpcReply> {
+  try {
+    return await reply;
+  } catch (error) {
+    throw new Error(`${what}: ${(error as Error).message}`, { cause: error });
+  }
 }
 
 function assertRetryableError(reply: RpcReply, what: string): void {
@@ -30,14 +39,12 @@ export async function serverCutOff(kit: PartitionKit, modes: RelayMode[]): Promi
   assert.equal((await call(server, 'tasks/get', { taskId: existing })).kind, 'result');
   for (const mode of modes) {
     relay.setMode(mode);
-    assertRetryableError(
-      await call(server, 'tools/call', { name: 'quick', arguments: {} }),
-      `tools/call on a server cut off (${mode})`,
-    );
-    assertRetryableError(
-      await call(server, 'tasks/get', { taskId: existing }),
-      `tasks/get on a server cut off (${mode})`,
-    );
+    const create = `tools/call on a server cut off (${mode})`;
+    const read = `tasks/get on a server cut off (${mode})`;
+    const createCall = call(server, 'tools/call', { name: 'quick', arguments: {} });
+    assertRetryableError(await replyTo(create, createCall), create);
+    const readCall = call(server, 'tasks/get', { taskId: existing });
+    assertRetryableError(await replyTo(read, readCall), read);
     relay.setMode('pass');
     await waitFor(
       `the server to answer again after the ${mode} cut`,
@@ -63,7 +70,6 @@ export async function slowLink(kit: PartitionKit, latencyMs: number): Promise<vo
     const steps = runs.filter((line) => line.event === 'step').map((line) => line.detail);
     assert.deepEqual(steps, ['0', '1', '2', '3', '4', '5'], 'each step ran once, in order');
     assert.equal(resultText(task), 's0,s1,s2,s3,s4,s5');
-    assert.equal(task.statusMessage, `wrote ${count} of ${count}`);
     await waitFor('the terminal write to be seen', () => kit.terminalWrites.get(taskId));
     assert.equal(kit.terminalWrites.get(taskId), 1, 'exactly one terminal write');
     kit.assertNoUnhandledRejection();

@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import type { Child } from '../helpers/child.js';
-import type { RelayMode } from '../helpers/tcp-relay.js';
+import type { RelayMode, RelayOptions } from '../helpers/tcp-relay.js';
 import { waitFor } from '../helpers/wait.js';
 import {
   LEASE_MS,
@@ -83,8 +83,12 @@ async function assertServesAfterHeal(kit: PartitionKit, worker: Child): Promise<
   assert.equal(resultText(task), `quick by ${worker.process.pid}`);
 }
 
-export async function workerAloneCutOff(kit: PartitionKit, mode: RelayMode): Promise<void> {
-  const relay = await kit.relay();
+export async function workerAloneCutOff(
+  kit: PartitionKit,
+  mode: RelayMode,
+  relayOptions: RelayOptions = {},
+): Promise<void> {
+  const relay = await kit.relay(relayOptions);
   const worker = await kit.worker(relay);
   try {
     const once = await kit.create('once', { seconds: ALONE_RUN_SECONDS });
@@ -112,8 +116,9 @@ export async function workerCutOffBesideAnother(kit: PartitionKit): Promise<void
   const cutOff = await kit.worker(relay);
   let other: Child | undefined;
   try {
-    const once = await kit.create('once', { seconds: 20 });
-    const again = await kit.create('again', { seconds: 20, retrySeconds: 1 });
+    // Runs far longer than the takeover: whatever stops them is the lease, not their end.
+    const once = await kit.create('once', { seconds: 300 });
+    const again = await kit.create('again', { seconds: 300, retrySeconds: 1 });
     await startsOn(kit, once, cutOff);
     await startsOn(kit, again, cutOff);
     other = await kit.worker();

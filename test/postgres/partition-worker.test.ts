@@ -15,8 +15,10 @@ if (!skipWithoutPostgres('PostgreSQL partitions: a worker cut off')) {
       await store.cleanup();
     });
 
+    // The lost replies never come after the heal (as behind Toxiproxy): the pool's connections
+    // stay taken, and later writes wait for one ("timeout exceeded when trying to connect").
     it('alone, blackholed while busy: no retry: false tool twice, one result, serves after', () =>
-      workerAloneCutOff(kit, 'blackhole'));
+      workerAloneCutOff(kit, 'blackhole', { holedStreams: 'keep' }));
 
     it('beside a second worker: the cut-off run stops before the takeover, its late outcome is not stored', () =>
       workerCutOffBesideAnother(kit));

@@ -1,13 +1,13 @@
 import { after, before, describe, it } from 'node:test';
 import { partitionKit, type PartitionKit } from '../partitions/harness.js';
-import { serverCutOff, slowLink } from '../partitions/link-faults.js';
+import { slowLink } from '../partitions/link-faults.js';
 import { redisUnderTest } from '../partitions/stores.js';
 import { workerAloneCutOff } from '../partitions/worker-cut.js';
 import { skipWithoutRedis } from './redis-env.js';
 
-/** A server cut off from Redis, a worker whose connections are reset, and a slow link. */
-if (!skipWithoutRedis('Redis partitions: server cut off, resets, slow link')) {
-  describe('Redis partitions: server cut off, resets, slow link', () => {
+/** A worker whose connections to Redis are reset while it runs tasks, and a slow link. */
+if (!skipWithoutRedis('Redis partitions: resets and a slow link')) {
+  describe('Redis partitions: resets and a slow link', () => {
     const store = redisUnderTest();
     let kit: PartitionKit;
     before(async () => (kit = await partitionKit(store)));
@@ -15,9 +15,6 @@ if (!skipWithoutRedis('Redis partitions: server cut off, resets, slow link')) {
       await kit?.close();
       await store.cleanup();
     });
-
-    it('a server cut off answers the retryable error, never a tool result', () =>
-      serverCutOff(kit, ['reset', 'blackhole']));
 
     it('a worker alone whose connections are reset while busy: no retry: false tool twice', () =>
       workerAloneCutOff(kit, 'reset'));
