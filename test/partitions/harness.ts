@@ -66,6 +66,8 @@ export interface StoreUnderTest {
   target: RelayTarget;
   /** The URL a process behind `relay` uses. */
   urlThrough(relay: TcpRelay): string;
+  /** The store's own relay, when one relay to `target` is not enough (a Cluster's nodes). */
+  startRelay?(options?: RelayOptions): Promise<TcpRelay>;
   /** Extra environment of a process behind `relay` (a Cluster's address map). */
   envThrough?(relay: TcpRelay): Promise<NodeJS.ProcessEnv>;
   openObserver(): Promise<TaskStore>;
@@ -106,7 +108,7 @@ export async function partitionKit(store: StoreUnderTest): Promise<PartitionKit>
     },
     replicaThrough: (relay) => replicaOn(store.urlThrough(relay)),
     async relay(options) {
-      const relay = await startTcpRelay(store.target, options);
+      const relay = await (store.startRelay?.(options) ?? startTcpRelay(store.target, options));
       relays.push(relay);
       return relay;
     },
@@ -133,9 +135,10 @@ export async function partitionKit(store: StoreUnderTest): Promise<PartitionKit>
       }
     },
     async close() {
+      // Relays first: a process waiting on a cut connection then sees it fail, and can stop.
+      await Promise.all(relays.map((relay) => relay.close()));
       await Promise.all(children.map((child) => child.kill('SIGKILL')));
       await Promise.all(processes.map((d) => d.stopAll()));
-      await Promise.all(relays.map((relay) => relay.close()));
       await observer.close();
       rmSync(dir, { recursive: true, force: true });
     },

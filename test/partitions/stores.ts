@@ -3,7 +3,9 @@ import { openPostgresStore } from '../../src/stores/postgres/index.js';
 import { openRedisStore } from '../../src/stores/redis/index.js';
 import { dropSchema, POSTGRES_URL, uniqueSchema, urlWithSchema } from '../postgres/postgres-env.js';
 import { deletePrefix, REDIS_URL, uniquePrefix, urlWithPrefix } from '../redis/redis-env.js';
-import type { TcpRelay } from '../helpers/tcp-relay.js';
+import type { RelayOptions, TcpRelay } from '../helpers/tcp-relay.js';
+import type { LocalCluster } from '../helpers/redis-cluster.js';
+import { startRelayGroup, type RelayGroup } from './relay-group.js';
 import type { StoreUnderTest } from './harness.js';
 
 function portOf(url: string, fallback: number): number {
@@ -35,5 +37,20 @@ export function postgresUnderTest(): StoreUnderTest & { cleanup(): Promise<unkno
     urlThrough: through(url),
     openObserver: () => openPostgresStore(url),
     cleanup: () => dropSchema(schema),
+  };
+}
+
+/** A key prefix on a local Redis Cluster; processes behind a relay reach every node through it. */
+export function clusterUnderTest(cluster: LocalCluster): StoreUnderTest {
+  const url = `${cluster.url}&prefix=${uniquePrefix()}`;
+  return {
+    url,
+    target: { port: cluster.ports[0] as number },
+    urlThrough: through(url),
+    startRelay: (options?: RelayOptions) => startRelayGroup(cluster.ports, options),
+    envThrough: async (relay) => ({
+      TASKRAIL_TEST_NAT_MAP: JSON.stringify((relay as RelayGroup).natMap()),
+    }),
+    openObserver: () => openRedisStore(url),
   };
 }
