@@ -103,7 +103,7 @@ export async function partitionKit(store: StoreUnderTest): Promise<PartitionKit>
       const nat = relay === undefined ? {} : ((await store.envThrough?.(relay)) ?? {});
       const child = startNode(WORKER, [url, String(LEASE_MS)], { ...env, ...nat, ...extra });
       children.push(child);
-      await child.line(/^ready/, 30_000);
+      await child.line(/^ready/, 60_000);
       return child;
     },
     replicaThrough: (relay) => replicaOn(store.urlThrough(relay)),
