@@ -1,8 +1,10 @@
+import type { SaveStepOutcome } from '../store/port.js';
 import { RPC, RpcError } from '../task/errors.js';
 import type { InputRequest, TaskRecord } from '../task/record.js';
 import { isTerminal } from '../task/status.js';
 import * as t from '../task/transitions.js';
 import type { ContextBackend } from './context.js';
+import { isFencedOut, noteFencedOut, type AttemptFence } from './fence.js';
 import type { RunnerSettings } from './runner-settings.js';
 import { withStoreRetry } from './store-health.js';
 import type { RunAbort } from './run-abort.js';
@@ -11,7 +13,7 @@ import { updateTask } from './writes.js';
 /** Progress is superseded by the next report: it gets a short retry, never a long wait. */
 const PROGRESS_BUDGET_MS = 1000;
 
-export interface RunState {
+export interface RunState extends AttemptFence {
   /** The handler's signal is made from it only if the handler reads `ctx.signal`. */
   abort: RunAbort;
   /**
@@ -24,7 +26,9 @@ export interface RunState {
 /**
  * The context backend of a task run. `latest` follows the runner's own writes, so the next write
  * need not read the task first. Park and step writes are retried through store trouble while
- * the lease is held; progress writes never fail the handler.
+ * the lease is held; progress writes never fail the handler. Every write carries the run's
+ * lease as its fence: once the store refuses one (another attempt holds the task), the run is
+ * fenced out, its handler's signal aborted, and nothing more is written.
  */
 export function durableBackend(
   settings: RunnerSettings,
@@ -44,11 +48,18 @@ export function durableBackend(
           budgetMs,
           giveUp: () => run.leaseLost,
         });
+  const fencedOut = () => noteFencedOut(settings.logger, task.id, run);
   const write = async (change: (current: TaskRecord) => TaskRecord | undefined) => {
+    if (run.fencedOut) throw fencedOut();
     // Only this attempt may write: after a re-claim (attempt + 1) the new runner owns the task.
     const guarded = (current: TaskRecord) =>
       current.attempt === task.attempt ? change(current) : undefined;
-    const written = await updateTask(store, task.id, guarded, { from: latest.task });
+    const written = await updateTask(store, task.id, guarded, {
+      from: latest.task,
+      fence: run.fence,
+    }).catch((error: unknown) => {
+      throw isFencedOut(error) ? fencedOut() : error;
+    });
     if (written !== undefined) latest.task = written;
     return written;
   };
@@ -81,20 +92,24 @@ export function durableBackend(
           ),
         budget,
       ).catch((error: unknown) => {
-        // Never the task's failure: the store's trouble is logged once by `health`, and any
-        // other error here is a bug worth one line.
-        if (!settings.health.down && !run.leaseLost) {
+        // Never the task's failure: the store's trouble is logged once by `health`, a lost
+        // lease once by the heartbeat or the first refused write, any other error here is a bug
+        // worth one line.
+        if (!settings.health.down && !run.leaseLost && !isFencedOut(error)) {
           settings.logger.warn('progress not recorded', { taskId: task.id, error: String(error) });
         }
       });
     },
     loadStep: (name) => (name in steps ? { found: true, value: steps[name] } : { found: false }),
     async saveStep(name: string, value: unknown) {
-      await retried(
+      if (run.fencedOut) throw fencedOut();
+      const saved = await retried(
         'save step',
-        () => store.saveStep(task.id, name, value),
+        () => store.saveStep(task.id, name, value, run.fence),
         settings.writeBudgetMs,
       );
+      // A store written before fences existed resolves with nothing: that is a save.
+      if ((saved as SaveStepOutcome | undefined)?.ok === false) throw fencedOut();
       steps[name] = value;
     },
   };

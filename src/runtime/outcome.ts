@@ -4,8 +4,10 @@ import {
   protocolErrorObject,
   type JsonRpcErrorObject,
 } from '../task/errors.js';
+import type { WriteFence } from '../store/port.js';
 import type { JsonObject, TaskRecord } from '../task/record.js';
 import * as t from '../task/transitions.js';
+import { isFencedOut } from './fence.js';
 import { jsonSize, resultTooLarge } from './limits.js';
 import type { RunnerSettings } from './runner-settings.js';
 import { describeError, withStoreRetry } from './store-health.js';
@@ -65,21 +67,26 @@ export interface FinishOptions {
   attempt?: number;
   /** Stop retrying through store trouble when this says so (the lease is known lost). */
   giveUp?: () => boolean;
+  /** The attempt's lease: the outcome lands only while it still holds the task. */
+  fence?: WriteFence;
 }
+
+export type FinishResult = 'rested' | 'working' | 'unwritten' | 'fenced';
 
 /**
  * The terminal write, retried with backoff through store trouble (a lock, an outage) so a
  * finished handler's outcome is neither lost nor turned into a failure. Loses quietly to a task
  * that is already terminal (e.g. cancelled) or was re-claimed. Resolves 'rested' when the task
  * is no longer `working` (so it holds no lease), 'working' when it still is, 'unwritten' when
- * the store stayed unavailable past the budget.
+ * the store stayed unavailable past the budget, 'fenced' when the store refused the write
+ * because another attempt holds the task (the caller stops: the lease is not its own).
  */
 export async function finish(
   settings: RunnerSettings,
   taskId: string,
   outcome: Outcome,
   options: FinishOptions = {},
-): Promise<'rested' | 'working' | 'unwritten'> {
+): Promise<FinishResult> {
   const change = (current: TaskRecord): TaskRecord | undefined => {
     if (options.attempt !== undefined && current.attempt !== options.attempt) return undefined;
     const now = settings.clock();
@@ -91,7 +98,10 @@ export async function finish(
   try {
     const written = await withStoreRetry(
       async () => {
-        const task = await updateTask(settings.store, taskId, change, from ? { from } : {});
+        const task = await updateTask(settings.store, taskId, change, {
+          ...(from === undefined ? {} : { from }),
+          ...(options.fence === undefined ? {} : { fence: options.fence }),
+        });
         from = undefined; // a retry re-reads: the copy may be stale by then
         return task;
       },
@@ -104,6 +114,7 @@ export async function finish(
     );
     return written === undefined || written.status !== 'working' ? 'rested' : 'working';
   } catch (error) {
+    if (isFencedOut(error)) return 'fenced';
     if (!isStoreUnavailable(error)) throw error;
     settings.logger.error('could not record the outcome: the task store stayed unavailable', {
       taskId,

@@ -6,8 +6,15 @@ import * as t from '../task/transitions.js';
 import { stopReasonOf } from './abort-reasons.js';
 import { RunContext } from './context.js';
 import { durableBackend, type RunState } from './durable-backend.js';
+import { isFencedOut, noteFencedOut } from './fence.js';
 import { startHeartbeat } from './heartbeat.js';
-import { errorObject, finish, interruptionRefusal, outcomeOfResult } from './outcome.js';
+import {
+  errorObject,
+  finish,
+  interruptionRefusal,
+  outcomeOfResult,
+  type FinishResult,
+} from './outcome.js';
 import { isHandBackSignal, isParkSignal } from './park.js';
 import { RunAbort } from './run-abort.js';
 import type { RunnerSettings } from './runner-settings.js';
@@ -47,7 +54,7 @@ export function runClaimedTask(
   lease: LeaseGrant,
   claimSentAt = performance.now(),
 ): Promise<void> {
-  const run = { abort: new RunAbort(), leaseLost: false, claimSentAt };
+  const run = { ...newRunState(lease), claimSentAt };
   return runUnderLease(settings, taskId, lease, run, async () => {
     const { loaded } = lease;
     if (loaded !== undefined) {
@@ -75,10 +82,20 @@ export function startLeasedTask(
   lease: LeaseGrant,
   createSentAt = performance.now(),
 ): () => Promise<void> {
-  const run = { abort: new RunAbort(), leaseLost: false, claimSentAt: createSentAt };
+  const run = { ...newRunState(lease), claimSentAt: createSentAt };
   settings.running.set(task.id, run.abort);
   settings.leases.set(task.id, lease.token);
   return () => runUnderLease(settings, task.id, lease, run, async () => ({ task, steps: {} }));
+}
+
+/** A run's state; its writes carry its lease as their fence. */
+function newRunState(lease: LeaseGrant): RunState {
+  return {
+    abort: new RunAbort(),
+    leaseLost: false,
+    fence: { leaseToken: lease.token },
+    fencedOut: false,
+  };
 }
 
 interface Loaded {
@@ -164,22 +181,27 @@ async function prepare(
   const task = claimed ?? (await settings.store.get(taskId));
   if (task === undefined || task.status !== 'working') return undefined;
   const tool = settings.tools.get(task.tool);
+  const fence = { leaseToken: lease.token };
   if (tool === undefined) {
-    await finish(settings, taskId, {
-      error: { code: RPC.INTERNAL_ERROR, message: `tool '${task.tool}' is not registered here` },
-    });
+    const message = `tool '${task.tool}' is not registered here`;
+    await finish(settings, taskId, { error: { code: RPC.INTERNAL_ERROR, message } }, { fence });
     return undefined;
   }
   if (!lease.interrupted) return task;
   const refusal = interruptionRefusal(tool, task, settings.maxAttempts);
   if (refusal !== undefined) {
-    await finish(settings, taskId, { error: { code: RPC.INTERNAL_ERROR, message: refusal } });
+    const error = { code: RPC.INTERNAL_ERROR, message: refusal };
+    await finish(settings, taskId, { error }, { fence });
     return undefined;
   }
   settings.logger.warn('re-running an interrupted task', { taskId, attempt: task.attempt + 1 });
-  return updateTask(settings.store, taskId, (current) =>
-    current.status === 'working' ? t.retry(current, settings.clock()) : undefined,
-  );
+  const retry = (current: TaskRecord) =>
+    current.status === 'working' ? t.retry(current, settings.clock()) : undefined;
+  // Fenced out already: another claim came first, and that run counts the attempt.
+  return updateTask(settings.store, taskId, retry, { fence }).catch((error: unknown) => {
+    if (isFencedOut(error)) return undefined;
+    throw error;
+  });
 }
 
 /**
@@ -223,6 +245,8 @@ async function execute(settings: RunnerSettings, loaded: Loaded, run: RunState):
   context.dispose();
   const { id } = loaded.task;
   if (settings.running.get(id) === run.abort) settings.running.delete(id);
+  // The store refused one of its writes: the task and its lease are another attempt's now.
+  if (run.fencedOut) return 'rested';
   if (context.parkedOn !== undefined) return parked(settings, id, settled);
   if (run.leaseLost) {
     // The attempt no longer owns its task: nothing it did is written, and the lease (if still
@@ -241,10 +265,15 @@ async function execute(settings: RunnerSettings, loaded: Loaded, run: RunState):
     latest: latest.task,
     attempt: loaded.task.attempt,
     giveUp: () => run.leaseLost,
+    fence: run.fence,
+  };
+  const finished = (written: FinishResult): RunEnd => {
+    if (written === 'fenced') noteFencedOut(settings.logger, id, run);
+    return endOfFinish(written);
   };
   if ('returned' in settled) {
     const outcome = outcomeOfResult(settled.returned, settings.maxResultBytes);
-    return endOfFinish(await finish(settings, id, outcome, finishing));
+    return finished(await finish(settings, id, outcome, finishing));
   }
   const error = settled.threw;
   if (isStoreUnavailable(error)) {
@@ -256,11 +285,12 @@ async function execute(settings: RunnerSettings, loaded: Loaded, run: RunState):
   }
   if (run.abort.aborted) return stopped(settings, id, run.abort);
   const outcome = { error: errorObject(settings, loaded.task, error) };
-  return endOfFinish(await finish(settings, id, outcome, finishing));
+  return finished(await finish(settings, id, outcome, finishing));
 }
 
-function endOfFinish(written: 'rested' | 'working' | 'unwritten'): RunEnd {
-  if (written === 'rested') return 'rested';
+/** A fenced-out run holds no lease any more: it ends as at rest, releasing nothing. */
+function endOfFinish(written: FinishResult): RunEnd {
+  if (written === 'rested' || written === 'fenced') return 'rested';
   return written === 'unwritten' ? 'abandon' : 'release';
 }
 

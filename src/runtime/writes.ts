@@ -1,6 +1,7 @@
-import type { TaskStore } from '../store/port.js';
+import type { TaskStore, WriteFence } from '../store/port.js';
 import type { TaskRecord } from '../task/record.js';
 import { isTerminal } from '../task/status.js';
+import { FencedOut } from './fence.js';
 
 const MAX_ATTEMPTS = 20;
 
@@ -10,6 +11,11 @@ export interface UpdateOptions {
    * A stale copy costs one lost write, never a wrong one.
    */
   from?: TaskRecord;
+  /**
+   * The writing attempt's lease: the write lands only while it still holds the task. A refusal
+   * rejects with `FencedOut` at once (a re-read and retry would overwrite the new attempt).
+   */
+  fence?: WriteFence;
 }
 
 /**
@@ -30,8 +36,9 @@ export async function updateTask(
     if (isTerminal(current.status)) return current;
     const next = change(current);
     if (next === undefined || next === current) return current;
-    const outcome = await store.compareAndSet(next, current.revision);
+    const outcome = await store.compareAndSet(next, current.revision, options.fence);
     if (outcome.ok) return outcome.task;
+    if (outcome.fenced === true) throw new FencedOut(id);
     // A lost write reports what is stored now: the next attempt starts from it.
     current = outcome.current;
   }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { LocalExecutor } from '../../src/runtime/local-executor.js';
 import { TaskRuntime } from '../../src/runtime/runtime.js';
-import type { TaskStore } from '../../src/store/port.js';
+import type { TaskStore, WriteFence } from '../../src/store/port.js';
 import { SqliteTaskStore } from '../../src/stores/sqlite/index.js';
 import type { TaskRecord } from '../../src/task/record.js';
 import { isTerminal } from '../../src/task/status.js';
@@ -95,12 +95,12 @@ function holdingTerminalWrites(store: SqliteTaskStore) {
       const value = Reflect.get(target, key) as unknown;
       // The store's methods use private fields: they must run on the store itself.
       if (key !== 'compareAndSet') return typeof value === 'function' ? value.bind(target) : value;
-      return async (next: TaskRecord, expected: number) => {
+      return async (next: TaskRecord, expected: number, fence?: WriteFence) => {
         if (isTerminal(next.status)) {
           held.push(next.id);
           await gate.promise;
         }
-        return target.compareAndSet(next, expected);
+        return target.compareAndSet(next, expected, fence);
       };
     },
   }) as TaskStore;
