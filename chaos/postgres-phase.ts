@@ -2,7 +2,8 @@
  * The Postgres phases of `npm run chaos` (with TASKRAIL_POSTGRES_URL):
  * - `postgres`: two `serve --no-worker` replicas and two workers on a fresh schema, SIGKILLed
  *   or SIGTERMed and restarted at random, as in the Redis phase, one worker with its clock
- *   shifted (faketime) when that is installed;
+ *   shifted (faketime) when that is installed, and a third worker cut off from the database
+ *   by a TCP relay mid-run (chaos/partition.ts);
  * - `postgres-restart`: the same deployment on a PostgreSQL server of its own
  *   (test/helpers/own-postgres.ts), crashed (`pg_ctl stop -m immediate`) and started again twice
  *   while tasks run; skipped, saying why, without the binaries.
@@ -16,6 +17,7 @@ import {
   type OwnPostgres,
 } from '../test/helpers/own-postgres.js';
 import type { Counts } from './check.js';
+import { partitionedWorker } from './partition.js';
 import type { Proc } from './procs.js';
 
 type StoreFault = { name: string; run(): Promise<void> };
@@ -82,6 +84,7 @@ async function sharedServerPhase<R extends Counts>(kit: ChaosKit<R>, base: strin
   const url = new URL(base);
   const schema = `chaos_${randomBytes(4).toString('hex')}`;
   url.searchParams.set('schema', schema);
+  const cut = await partitionedWorker(url.toString(), (store, count) => kit.workers(store, count));
   try {
     return await kit.phase({
       name: 'postgres',
@@ -89,10 +92,11 @@ async function sharedServerPhase<R extends Counts>(kit: ChaosKit<R>, base: strin
       clients: 4,
       perClient: 50,
       firstN: 100_001,
-      victims: deployment(kit),
-      faults: [],
+      victims: async (store) => [...(await deployment(kit)(store)), ...(await cut.victims(store))],
+      faults: [cut.fault],
     });
   } finally {
+    await cut.close();
     const client = new pg.Client({ connectionString: base });
     await client.connect();
     await client.query(`DROP SCHEMA IF EXISTS "${schema}", "${schema}_jobs" CASCADE`);

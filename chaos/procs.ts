@@ -7,6 +7,10 @@ export const MAIN = '.build/src/cli/main.js';
 export const TOOLS = '.build/chaos/tools.js';
 export const CLIENT = '.build/chaos/client.js';
 
+/** What the rejection guard logs for a promise nobody handled: counted, never expected. */
+const UNHANDLED = 'unhandled promise rejection';
+export const tally = { unhandledRejections: 0 };
+
 export interface Proc {
   child: ChildProcess;
   lines: string[];
@@ -26,6 +30,11 @@ export function start(args: string[], env: NodeJS.ProcessEnv = {}, wrapper: stri
   const lines: string[] = [];
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
+  createInterface({ input: child.stderr! }).on('line', (line) => {
+    if (!line.includes(UNHANDLED)) return;
+    tally.unhandledRejections += 1;
+    process.stderr.write(`chaos: UNHANDLED REJECTION in ${args.slice(0, 2).join(' ')}: ${line}\n`);
+  });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const waiters = new Set<() => void>();
   createInterface({ input: child.stdout! }).on('line', (line) => {

@@ -3,9 +3,12 @@
  * SIGKILLed or SIGTERMed and restarted on the same store, every connection is cut after about a
  * second by a proxy, client processes are killed and resumed from their ledgers, and the store
  * itself fails: another process holds the SQLite write lock, the disk under it fills up, our own
- * redis-server (AOF) restarts, one worker runs with its clock 30 s ahead. The chaos tools log
- * every handler start, so the run counts executions, not only final writes. Ends with one line:
- * `chaos: tasks N, lost 0, duplicate executions 0 (retry:false), wrong outcomes 0, crashes 0, …`.
+ * redis-server (AOF) restarts, one worker runs with its clock 30 s ahead, and on Redis and
+ * PostgreSQL one worker is cut off from the store by a TCP relay (chaos/partition.ts). The
+ * chaos tools log every handler start, so the run counts executions, not only final writes; a
+ * process's "unhandled promise rejection" line is counted too. Ends with one line:
+ * `chaos: tasks N, lost 0, duplicate executions 0 (retry:false), wrong outcomes 0, crashes 0,
+ * unhandled rejections 0, …`.
  * CHAOS_SEED replays a run; CHAOS_MS sets each phase's chaos time. The Redis phase needs
  * redis-server (or TASKRAIL_REDIS_URL, then without the restart fault); TASKRAIL_POSTGRES_URL
  * adds the Postgres ones (chaos/postgres-phase.ts). CHAOS_PHASES=NAME,… runs only the phases
@@ -29,7 +32,8 @@ import {
   shiftedClock,
   startChaosRedis,
 } from './faults.js';
-import { CLIENT, serve, start, worker, type Proc } from './procs.js';
+import { CLIENT, serve, start, tally, worker, type Proc } from './procs.js';
+import { partitionedWorker } from './partition.js';
 import { startProxy } from './proxy.js';
 import { postgresPhases } from './postgres-phase.js';
 
@@ -68,6 +72,7 @@ interface PhaseResult extends Counts {
   executions: number;
   duplicateOnce: number;
   crashes: number;
+  unhandledRejections: number;
 }
 
 /** Processes that exited without being told to: a crash, counted. */
@@ -93,6 +98,7 @@ async function phase(p: Phase): Promise<PhaseResult> {
   const execFile = join(home, 'executions.log');
   process.env['CHAOS_EXEC_FILE'] = execFile;
   const crashesBefore = crashes;
+  const rejectionsBefore = tally.unhandledRejections;
   const victims = await p.victims(p.store);
   const proxy = await startProxy(random);
   const route = () =>
@@ -140,6 +146,7 @@ async function phase(p: Phase): Promise<PhaseResult> {
     executions: runs.total,
     duplicateOnce: runs.duplicateOnce,
     crashes: crashes - crashesBefore,
+    unhandledRejections: tally.unhandledRejections - rejectionsBefore,
   };
 }
 
@@ -294,6 +301,8 @@ async function redisPhase(): Promise<PhaseResult | undefined> {
     faults.push({ name: 'redis-server (AOF) restarts, down 1.5 s', run: () => own.restart(1500) });
   const noFaketime = faketimeMissing();
   if (noFaketime !== undefined) log(`redis: shifted-clock worker skipped: ${noFaketime}`);
+  const cut = await partitionedWorker(url.toString(), (store, count) => workers(store, count));
+  faults.push(cut.fault);
   try {
     return await phase({
       name: 'redis',
@@ -304,10 +313,12 @@ async function redisPhase(): Promise<PhaseResult | undefined> {
       victims: async (store) => [
         ...(await servers(2, ['--no-worker'])(store)),
         ...(await workers(store, 2, noFaketime === undefined ? '+30s' : undefined)),
+        ...(await cut.victims(store)),
       ],
       faults,
     });
   } finally {
+    await cut.close();
     if (typeof own === 'string') await deleteRedisKeys(url.toString(), prefix);
     else await own.stop();
   }
@@ -326,13 +337,15 @@ async function main(): Promise<number> {
     sum('duplicateOnce') +
     sum('wrong') +
     sum('crashes') +
+    sum('unhandledRejections') +
     sum('duplicated') +
     sum('stuck') +
     sum('extraCreations');
   process.stdout.write(
     `chaos: tasks ${sum('tasks')}, lost ${sum('lost')}, ` +
       `duplicate executions ${sum('duplicateOnce')} (retry:false), wrong outcomes ${sum('wrong')}, ` +
-      `crashes ${sum('crashes')}, duplicated terminal writes ${sum('duplicated')}, ` +
+      `crashes ${sum('crashes')}, unhandled rejections ${sum('unhandledRejections')}, ` +
+      `duplicated terminal writes ${sum('duplicated')}, ` +
       `stuck ${sum('stuck')}, duplicate creations ${sum('extraCreations')}, ` +
       `handler executions ${sum('executions')}\n`,
   );

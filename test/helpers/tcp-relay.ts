@@ -8,7 +8,8 @@ import { connect, createServer, type AddressInfo, type Server, type Socket } fro
  * - `blackhole`: sockets stay open (new ones are accepted too) and every byte is dropped, both
  *   ways, so the client waits on replies that never come. A stream that lost bytes cannot be
  *   resumed, so when the link heals (any other mode) those connections are reset; sockets that
- *   carried nothing during the cut survive.
+ *   carried nothing during the cut survive. With `holedStreams: 'keep'` they are left open
+ *   instead, as Toxiproxy does: a client waits for the lost replies until its own time-out.
  * - `reset`: every open connection is reset (RST) and new connections are reset on accept.
  * - `latency`: every chunk is delivered `latencyMs` later, in order.
  */
@@ -45,9 +46,16 @@ interface Pipe {
   dueAt: { up: number; down: number };
 }
 
+export interface RelayOptions {
+  mode?: RelayMode;
+  latencyMs?: number;
+  /** What the heal does to connections that lost bytes in a blackhole. Default `reset`. */
+  holedStreams?: 'reset' | 'keep';
+}
+
 export async function startTcpRelay(
   target: RelayTarget,
-  initial: { mode?: RelayMode; latencyMs?: number } = {},
+  initial: RelayOptions = {},
 ): Promise<TcpRelay> {
   const targetHost = target.host ?? '127.0.0.1';
   const pipes = new Set<Pipe>();
@@ -65,7 +73,8 @@ export async function startTcpRelay(
       }
       latencyMs = nextLatencyMs;
     }
-    const leavingBlackhole = mode === 'blackhole' && next !== 'blackhole';
+    const leavingBlackhole =
+      mode === 'blackhole' && next !== 'blackhole' && initial.holedStreams !== 'keep';
     mode = next;
     for (const pipe of [...pipes]) {
       if (next === 'reset' || (leavingBlackhole && pipe.lostBytes)) resetPipe(pipe);

@@ -7,8 +7,8 @@ import { TaskRuntime } from '../../src/runtime/runtime.js';
 import type { TaskStore } from '../../src/store/port.js';
 import { openPostgresStore } from '../../src/stores/postgres/index.js';
 import { TestTools, text } from '../runtime/tools.js';
+import { startTcpRelay, type TcpRelay } from '../helpers/tcp-relay.js';
 import { waitFor } from '../helpers/wait.js';
-import { BlackholeRelay } from './blackhole-relay.js';
 import { POSTGRES_URL, skipWithoutPostgres, uniqueSchema, urlWithSchema } from './postgres-env.js';
 
 /** Records every releaseLease call (and still makes it): the test heals once one is on its way. */
@@ -30,11 +30,11 @@ function watchReleases(store: TaskStore, calls: { abandoned: boolean }[]): TaskS
  */
 if (!skipWithoutPostgres('a worker cut off from PostgreSQL')) {
   describe('a worker cut off from PostgreSQL', () => {
-    let relay: BlackholeRelay;
+    let relay: TcpRelay;
     let dir: string;
     before(async () => {
       const server = new URL(POSTGRES_URL as string);
-      relay = await BlackholeRelay.start({ host: server.hostname, port: Number(server.port) });
+      relay = await startTcpRelay({ host: server.hostname, port: Number(server.port) });
       dir = mkdtempSync(join(tmpdir(), 'taskrail-partition-'));
     });
     after(async () => {
@@ -56,8 +56,7 @@ if (!skipWithoutPostgres('a worker cut off from PostgreSQL')) {
         },
         { mode: 'optional', retry: false },
       );
-      const viaRelay = new URL(urlWithSchema(uniqueSchema()));
-      viaRelay.port = String(relay.port);
+      const viaRelay = new URL(relay.urlFor(urlWithSchema(uniqueSchema())));
       viaRelay.searchParams.set('pool', '1');
       const releases: { abandoned: boolean }[] = [];
       const store = watchReleases(
@@ -76,14 +75,14 @@ if (!skipWithoutPostgres('a worker cut off from PostgreSQL')) {
           principal: 'p',
         });
         await waitFor('the tool to start', () => starts() === 1);
-        relay.blackhole();
+        relay.setMode('blackhole');
         // The pool's one connection is now stuck in a lease renewal behind the cut.
-        await waitFor('a renewal caught by the cut', () => relay.heldBytes > 0);
+        await waitFor('a renewal caught by the cut', () => relay.droppedBytes > 0);
         finishTool();
         await waitFor('the run to let go of its lease', () => releases.length > 0, {
           timeoutMs: 20_000,
         });
-        relay.heal();
+        relay.setMode('pass');
         const final = await waitFor(
           'the task to end',
           async () => {
@@ -97,7 +96,7 @@ if (!skipWithoutPostgres('a worker cut off from PostgreSQL')) {
         assert.match(JSON.stringify(final?.error), /interrupted/);
       } finally {
         finishTool();
-        relay.heal();
+        relay.setMode('pass');
         await runtime.stop(1000);
         await store.close();
       }
