@@ -13,7 +13,7 @@ import {
 import type { ToolResult } from '../runtime/tool.js';
 import type { JsonObject } from '../task/record.js';
 import { connectWire2026 } from './client-2026.js';
-import { taskWire2025, type UpstreamTaskWire } from './task-wire.js';
+import { taskWire2025, type UpstreamTaskWire } from './task-wire-2025.js';
 import {
   inheritedEnv,
   logStderr,

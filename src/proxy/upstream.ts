@@ -4,7 +4,7 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../runtime/api.js';
 import type { ProgressUpdate, ToolResult } from '../runtime/tool.js';
 import type { JsonObject } from '../task/record.js';
-import type { UpstreamTaskWire } from './task-wire.js';
+import type { UpstreamTaskWire } from './task-wire-2025.js';
 import type { UpstreamSpec } from './upstream-spec.js';
 
 /**
