@@ -77,6 +77,8 @@ export async function withStoreRetry<T>(work: () => Promise<T>, options: RetryOp
       const delay = backoffDelayMs(STORE_RETRY, attempt + 1);
       if (Date.now() + delay > deadline || options.giveUp?.() === true) throw error;
       await sleep(delay);
+      // Asked again after the wait: a lease lost meanwhile must stop the next try.
+      if (options.giveUp?.() === true) throw error;
     }
   }
 }

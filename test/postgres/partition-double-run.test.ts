@@ -6,10 +6,18 @@ import { after, before, describe, it } from 'node:test';
 import { TaskRuntime } from '../../src/runtime/runtime.js';
 import type { TaskStore } from '../../src/store/port.js';
 import { openPostgresStore } from '../../src/stores/postgres/index.js';
-import { TestTools, text } from '../runtime/tools.js';
+import { stopReasonOf } from '../../src/runtime/abort-reasons.js';
+import { TestTools, abortable, text } from '../runtime/tools.js';
 import { startTcpRelay, type TcpRelay } from '../helpers/tcp-relay.js';
 import { waitFor } from '../helpers/wait.js';
-import { POSTGRES_URL, skipWithoutPostgres, uniqueSchema, urlWithSchema } from './postgres-env.js';
+import {
+  POSTGRES_URL,
+  dropSchema,
+  skipWithoutPostgres,
+  sql,
+  uniqueSchema,
+  urlWithSchema,
+} from './postgres-env.js';
 
 /** Records every releaseLease call (and still makes it): the test heals once one is on its way. */
 function watchReleases(store: TaskStore, calls: { abandoned: boolean }[]): TaskStore {
@@ -56,7 +64,8 @@ if (!skipWithoutPostgres('a worker cut off from PostgreSQL')) {
         },
         { mode: 'optional', retry: false },
       );
-      const viaRelay = new URL(relay.urlFor(urlWithSchema(uniqueSchema())));
+      const doubleRunSchema = uniqueSchema();
+      const viaRelay = new URL(relay.urlFor(urlWithSchema(doubleRunSchema)));
       viaRelay.searchParams.set('pool', '1');
       const releases: { abandoned: boolean }[] = [];
       const store = watchReleases(
@@ -99,6 +108,55 @@ if (!skipWithoutPostgres('a worker cut off from PostgreSQL')) {
         relay.setMode('pass');
         await runtime.stop(1000);
         await store.close();
+        await dropSchema(doubleRunSchema);
+      }
+    });
+
+    it('stops a handler whose lease cannot be renewed before the lease runs out', async () => {
+      const schema = uniqueSchema();
+      let stop: { at: number; reason: unknown } | undefined;
+      const tools = new TestTools().add('watch', async (_args, ctx) => {
+        if (ctx.attempt > 1) return text('re-run');
+        await abortable(ctx.signal).catch((reason: unknown) => {
+          stop = { at: Date.now(), reason };
+        });
+        return text('late result, to be discarded');
+      });
+      const store = await openPostgresStore(relay.urlFor(urlWithSchema(schema)), {
+        onWarning: () => undefined,
+      });
+      const silent = { info() {}, warn() {}, error() {} };
+      const runtime = new TaskRuntime({ store, tools, logger: silent, leaseMs: 1500 });
+      try {
+        const task = await runtime.createTask({ tool: 'watch', arguments: {}, principal: 'p' });
+        await waitFor('the handler to start', () => tools.calls.get('watch') === 1);
+        relay.setMode('blackhole');
+        const stopped = await waitFor('the handler to be stopped', () => stop);
+        // The cut-off runner cannot have moved its lease since: the database still holds the
+        // expiry it last granted (same machine, same clock as this process).
+        const [row] = await sql<{ until: number }>(
+          `SELECT lease_expires_at AS until FROM "${schema}".tasks WHERE id = $1`,
+          [task.id],
+        );
+        assert.ok(row !== undefined && stopped.at < Number(row.until), 'stopped before expiry');
+        assert.equal(stopReasonOf({ reason: stopped.reason }), 'lease-lost');
+        assert.match(String((stopped.reason as Error).message), /could not be renewed/);
+        relay.setMode('pass');
+        const final = await waitFor(
+          'the task to end',
+          async () => {
+            const current = await store.get(task.id);
+            return current?.status === 'working' ? undefined : current;
+          },
+          { timeoutMs: 20_000 },
+        );
+        assert.deepEqual(final?.result, text('re-run'), 'the late result was not written');
+        assert.equal(final?.attempt, 2, 'the stopped run counted as interrupted');
+      } finally {
+        relay.setMode('pass');
+        await runtime.stop(1000);
+        await store.close();
+        await dropSchema(schema);
       }
     });
   });

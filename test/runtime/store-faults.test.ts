@@ -61,12 +61,12 @@ describe('store trouble during a run (SQLite write lock held by another connecti
   });
 
   let counter = 0;
-  function setup(tools: TestTools) {
+  function setup(tools: TestTools, leaseMs = 600) {
     counter += 1;
     const path = join(dir, `tasks-${counter}.db`);
     // A short lock budget, so the store gives up (STORE_UNAVAILABLE) while the lock is held.
     const store = new SqliteTaskStore(path, { busyTimeoutMs: 20 });
-    const runtime = new TaskRuntime({ store, tools, logger, leaseMs: 600 });
+    const runtime = new TaskRuntime({ store, tools, logger, leaseMs });
     runtimes.push(runtime);
     return { path, runtime };
   }
@@ -94,7 +94,8 @@ describe('store trouble during a run (SQLite write lock held by another connecti
       }
       return text('reported');
     });
-    const { path, runtime } = setup(tools);
+    // A lease that outlives the lock: the run keeps its lease (see the self-fencing case below).
+    const { path, runtime } = setup(tools, 3000);
     const task = await runtime.createTask({ tool: 'reporter', arguments: {}, principal: 'alice' });
     await started.promise;
     const release = holdWriteLock(path);
@@ -111,6 +112,35 @@ describe('store trouble during a run (SQLite write lock held by another connecti
   });
 
   it('a retry:false handler that returns while the lock is held is recorded completed, once', async () => {
+    // A lock shorter than the lease: the outcome write waits it out.
+    const lockTaken = deferred();
+    const started = deferred();
+    const tools = new TestTools().add(
+      'charge',
+      async () => {
+        started.resolve();
+        await lockTaken.promise;
+        return text('charged');
+      },
+      { mode: 'optional', retry: false },
+    );
+    const { path, runtime } = setup(tools, 3000);
+    const task = await runtime.createTask({ tool: 'charge', arguments: {}, principal: 'alice' });
+    await started.promise;
+    const release = holdWriteLock(path);
+    lockTaken.resolve();
+    await waitFor('the outcome write to hit the lock', () =>
+      lines.some((line) => line.includes('task store unavailable')),
+    );
+    release();
+    const done = await settled(runtime, task);
+    assert.equal(done.status, 'completed', JSON.stringify(done.error));
+    assert.deepEqual(done.result, text('charged'));
+    assert.equal(tools.calls.get('charge'), 1, 'never run twice');
+    assert.deepEqual(stray, []);
+  });
+
+  it('a lock that outlasts the lease: the run fences itself, the retry:false task fails interrupted, never runs twice', async () => {
     const lockTaken = deferred();
     const started = deferred();
     const tools = new TestTools().add(
@@ -127,11 +157,15 @@ describe('store trouble during a run (SQLite write lock held by another connecti
     await started.promise;
     const release = holdWriteLock(path);
     lockTaken.resolve();
-    await sleep(1500); // longer than the lease: the final write waits it out
+    // No renewal can land: the runner stops the attempt before its lease could run out and
+    // writes nothing more for it, so the outcome is discarded.
+    await waitFor('the run to fence itself', () =>
+      lines.some((line) => line.includes('lease not renewed in time')),
+    );
     release();
     const done = await settled(runtime, task);
-    assert.equal(done.status, 'completed', JSON.stringify(done.error));
-    assert.deepEqual(done.result, text('charged'));
+    assert.equal(done.status, 'failed');
+    assert.match(JSON.stringify(done.error), /interrupted/);
     assert.equal(tools.calls.get('charge'), 1, 'never run twice');
     assert.deepEqual(stray, []);
   });

@@ -3,6 +3,7 @@ import type pg from 'pg';
 import type { DispatchReason, Executor, Logger, Reservation } from '../../runtime/api.js';
 import type { TaskStore } from '../../store/port.js';
 import { loadPg } from '../../stores/postgres/driver.js';
+import { storeError } from '../../stores/postgres/errors.js';
 import { parsePostgresUrl } from '../../stores/postgres/url.js';
 import { waitAtMost, warnTo, WorkerSlots } from '../shared/worker-slots.js';
 import { installEnqueueTrigger } from './enqueue-trigger.js';
@@ -106,6 +107,15 @@ export class GraphileExecutor implements Executor {
   }
 
   async dispatch(taskId: string, reason: DispatchReason = 'recovery'): Promise<void> {
+    try {
+      await this.#dispatch(taskId, reason);
+    } catch (error) {
+      // graphile-worker's failures are node-postgres's: the job queue's database is the store's.
+      throw storeError(error, `graphile-worker job queue ${this.#schema}`);
+    }
+  }
+
+  async #dispatch(taskId: string, reason: DispatchReason): Promise<void> {
     if (this.#closing !== undefined) return;
     if (reason !== 'recovery' && this.#enqueuedByStore) return;
     const jobKey = await this.#jobKey(taskId);

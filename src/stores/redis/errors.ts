@@ -1,8 +1,15 @@
 import { TaskrailError } from '../../task/errors.js';
 
+/**
+ * One table of what ioredis raises when it cannot reach the server; each is store trouble.
+ * test/redis/redis-connection-errors.test.ts produces them for real.
+ */
 const NETWORK_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
+  'ECONNABORTED',
+  'EHOSTDOWN',
+  'ENETDOWN',
   'ETIMEDOUT',
   'EPIPE',
   'ENOTFOUND',
@@ -15,8 +22,9 @@ const NETWORK_CODES = new Set([
 const TRANSIENT_REPLY =
   /^(LOADING|READONLY|MASTERDOWN|BUSY|TRYAGAIN|CLUSTERDOWN|OOM|MISCONF|NOREPLICAS)\b/;
 
+/** ioredis's own messages: a closed or offline connection, a command timeout, a cluster without nodes. */
 const CLIENT_SIDE =
-  /Connection is closed|Stream isn't writeable|enableOfflineQueue|Command timed out/;
+  /Connection is closed|Stream isn't writeable|enableOfflineQueue|Command timed out|Reached the max retries per request limit|None of startup nodes is available|Failed to refresh slots cache|Cluster isn't ready|Too many Cluster redirections/;
 
 function isTransient(error: Error): boolean {
   const code = (error as { code?: unknown }).code;
