@@ -1,7 +1,6 @@
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
@@ -17,6 +16,7 @@ import type { ProgressUpdate, ToolResult } from '../runtime/tool.js';
 import type { JsonObject } from '../task/record.js';
 import { connectWire2026 } from './client-2026.js';
 import { taskWire2025, type UpstreamTaskWire } from './task-wire.js';
+import { UpstreamProcessTransport } from './upstream-process.js';
 import type { UpstreamSpec } from './upstream-spec.js';
 
 /** A request the upstream sent us (elicitation or sampling), to be answered by the caller. */
@@ -74,6 +74,9 @@ export interface ConnectOptions {
   /** Rejoin this HTTP session instead of opening one (to follow a task it holds). */
   sessionId?: string;
 }
+
+/** How long an upstream has to answer `initialize` (started and fetched, for `npx -y …`). */
+export const UPSTREAM_CONNECT_TIMEOUT_MS = 60_000;
 
 /** Upstreams found to speak only 2026-07-28: later connections go straight to the SDK v2 client. */
 const only2026 = new WeakSet<UpstreamSpec>();
@@ -159,7 +162,7 @@ async function connectOrClose(
   connection: { closed: boolean },
 ): Promise<void> {
   try {
-    await client.connect(transport);
+    await client.connect(transport, { timeout: UPSTREAM_CONNECT_TIMEOUT_MS });
   } catch (error) {
     client.onclose = () => undefined;
     connection.closed = true;
@@ -202,13 +205,8 @@ export function transport2025({ spec, logger, sessionId }: ConnectOptions): Tran
       ...(sessionId === undefined ? {} : { sessionId }),
     });
   }
-  const transport = new StdioClientTransport({
-    command: spec.command,
-    args: spec.args,
-    env: inheritedEnv(),
-    stderr: 'pipe',
-  });
-  logStderr(transport.stderr as Readable | null, logger);
+  const transport = new UpstreamProcessTransport(spec.command, spec.args, inheritedEnv());
+  logStderr(transport.stderr, logger);
   return transport;
 }
 
