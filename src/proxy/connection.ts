@@ -5,10 +5,12 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CallToolResultSchema,
+  CancelledNotificationSchema,
   CreateMessageRequestSchema,
   ElicitRequestSchema,
   ErrorCode,
   McpError,
+  type RequestId,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../runtime/api.js';
@@ -20,7 +22,12 @@ import { UpstreamProcessTransport } from './upstream-process.js';
 import type { UpstreamSpec } from './upstream-spec.js';
 
 /** A request the upstream sent us (elicitation or sampling), to be answered by the caller. */
-export type ServerRequestHandler = (method: string, params: JsonObject) => Promise<JsonObject>;
+export type ServerRequestHandler = (
+  method: string,
+  params: JsonObject,
+  /** Aborted when the upstream withdraws the request (`notifications/cancelled`, its time-out). */
+  withdrawn?: AbortSignal,
+) => Promise<JsonObject>;
 
 export interface UpstreamCallOptions {
   signal: AbortSignal;
@@ -136,14 +143,22 @@ async function connectWire2025(options: ConnectOptions): Promise<UpstreamConnect
     },
     close: () => client.close(),
   };
-  const forward = (method: string) => async (request: { params: unknown }) => {
-    const handler = connection.onServerRequest;
-    if (handler === undefined) {
-      throw new Error(`${method} arrived with no call in progress on this connection`);
-    }
-    // The SDK's result schemas check the answer's shape before it goes upstream.
-    return (await handler(method, request.params as JsonObject)) as never;
-  };
+  const withdrawals = new Withdrawals(client);
+  const forward =
+    (method: string) =>
+    async (request: { params: unknown }, extra: { signal: AbortSignal; requestId: RequestId }) => {
+      const handler = connection.onServerRequest;
+      if (handler === undefined) {
+        throw new Error(`${method} arrived with no call in progress on this connection`);
+      }
+      const withdrawn = withdrawals.open(extra.requestId, extra.signal);
+      try {
+        // The SDK's result schemas check the answer's shape before it goes upstream.
+        return (await handler(method, request.params as JsonObject, withdrawn)) as never;
+      } finally {
+        withdrawals.close(extra.requestId);
+      }
+    };
   client.setRequestHandler(ElicitRequestSchema, forward('elicitation/create'));
   client.setRequestHandler(CreateMessageRequestSchema, forward('sampling/createMessage'));
   client.onclose = () => {
@@ -153,6 +168,34 @@ async function connectWire2025(options: ConnectOptions): Promise<UpstreamConnect
   await connectOrClose(client, transport, connection);
   connection.tasks = taskWire2025(client, options.sessionId !== undefined);
   return connection;
+}
+
+/**
+ * The upstream's requests to us that it may still withdraw. SDK v1 drops a
+ * `notifications/cancelled` for request id 0 (a falsy check), and 0 is the id of the first
+ * question every new upstream session asks, so its cancellations are handled here.
+ */
+class Withdrawals {
+  readonly #open = new Map<RequestId, AbortController>();
+
+  constructor(client: Client) {
+    client.setNotificationHandler(CancelledNotificationSchema, (notification) => {
+      const { requestId, reason } = notification.params;
+      if (requestId !== undefined) this.#open.get(requestId)?.abort(reason ?? 'cancelled');
+    });
+  }
+
+  /** A signal that fires when the upstream withdraws `id` or its session ends (`ended`). */
+  open(id: RequestId, ended: AbortSignal): AbortSignal {
+    const controller = new AbortController();
+    this.#open.set(id, controller);
+    ended.addEventListener('abort', () => controller.abort(ended.reason), { once: true });
+    return controller.signal;
+  }
+
+  close(id: RequestId): void {
+    this.#open.delete(id);
+  }
 }
 
 /** A failed connect still started a child or a stream: close it, quietly, before retrying. */
