@@ -7,14 +7,15 @@ import {
   type McpServer,
 } from '@modelcontextprotocol/server';
 import { isObject } from '../../protocol/envelope.js';
-import { principalOf } from '../core/principal.js';
-import { withTroubleStatus } from '../core/server-trouble.js';
+import { principalOf } from '../tasks/principal.js';
+import { withTroubleStatus } from '../tasks/server-trouble.js';
 import type { Wire2025Deps } from './deps.js';
 import {
   buildSessionServer,
   followSessionTools,
   forwardStatusNotifications,
 } from './session-server.js';
+import { HEADER } from '../../protocol/constants.js';
 
 export interface Wire2025SessionOptions extends SessionLimits {
   maxBodyBytes: number;
@@ -57,7 +58,7 @@ type FetchOptions = { authInfo?: AuthInfo; parsedBody?: unknown };
 type NodeRequest = IncomingMessage & { auth?: AuthInfo };
 type NodeHandler = (req: NodeRequest, res: ServerResponse, parsedBody?: unknown) => Promise<void>;
 
-const SESSION_HEADER = 'mcp-session-id';
+const SESSION_HEADER = HEADER.sessionId;
 const NOT_FOUND = JSON.stringify({
   jsonrpc: '2.0',
   id: null,

@@ -7,9 +7,9 @@ import {
 } from '../../protocol/wire-2025.js';
 import { isExpired, type JsonObject, type TaskRecord } from '../../task/record.js';
 import { isTerminal } from '../../task/status.js';
-import { ANONYMOUS, principalOf } from '../core/principal.js';
+import { ANONYMOUS, principalOf } from '../tasks/principal.js';
 import { SESSION_META, sessionOf, type Wire2025Deps } from './deps.js';
-import { runTaskOperation } from '../core/task-methods.js';
+import { runTaskOperation } from '../tasks/operations.js';
 import { invalidParams, protocolErrorOf, rethrowing, taskNotFound } from './rpc.js';
 import { InputForwarder } from './input-2025.js';
 
@@ -94,7 +94,7 @@ async function cancelTask(deps: Wire2025Deps, request: Request, ctx: ServerConte
 
 /**
  * The caller's tasks, newest first. An anonymous caller owns only the tasks its session
- * created (interface.md; on stdio the one session every stdio process shares, see
+ * created (docs/auth.md; on stdio the one session every stdio process shares, see
  * stdio-session.ts); an authenticated one sees every task of its principal, whichever wire
  * created it.
  */
