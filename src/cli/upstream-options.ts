@@ -16,7 +16,10 @@ export interface UpstreamFlags {
 
 export function addUpstreamOptions(command: Command): Command {
   return command
-    .argument('[command...]', 'after --: the command of a stdio MCP server, started by the proxy')
+    .argument(
+      '[command...]',
+      'after --: the command of a stdio MCP server, started and stopped by this process',
+    )
     .option('--upstream <url>', 'the upstream Streamable HTTP endpoint')
     .option(
       '--upstream-header <header>',

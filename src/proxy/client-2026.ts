@@ -1,14 +1,13 @@
-import type { Readable } from 'node:stream';
 import {
   Client,
   StreamableHTTPClientTransport,
   type Transport,
 } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolResult } from '../runtime/tool.js';
 import type { JsonObject } from '../task/record.js';
 import { CreatedTaskCatcher, taskWire2026 } from './task-wire-2026.js';
+import { UpstreamProcessTransport } from './upstream-process.js';
 import {
   inheritedEnv,
   logStderr,
@@ -93,12 +92,8 @@ function transport2026({ spec, logger }: ConnectOptions): Transport {
   if (spec.kind === 'http') {
     return new StreamableHTTPClientTransport(spec.url, { requestInit: { headers: spec.headers } });
   }
-  const transport = new StdioClientTransport({
-    command: spec.command,
-    args: spec.args,
-    env: inheritedEnv(),
-    stderr: 'pipe',
-  });
-  logStderr(transport.stderr as Readable | null, logger);
-  return transport;
+  const transport = new UpstreamProcessTransport(spec.command, spec.args, inheritedEnv());
+  logStderr(transport.stderr, logger);
+  // The same newline-delimited JSON-RPC on a pipe as SDK v1's Transport, which it implements.
+  return transport as unknown as Transport;
 }

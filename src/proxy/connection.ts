@@ -1,14 +1,14 @@
-import type { Readable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CallToolResultSchema,
+  CancelledNotificationSchema,
   CreateMessageRequestSchema,
   ElicitRequestSchema,
   ErrorCode,
   McpError,
+  type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolResult } from '../runtime/tool.js';
 import type { JsonObject } from '../task/record.js';
@@ -23,7 +23,11 @@ import {
   type UpstreamClient,
   type UpstreamConnection,
 } from './upstream.js';
+import { UpstreamProcessTransport } from './upstream-process.js';
 import type { UpstreamSpec } from './upstream-spec.js';
+
+/** How long an upstream has to answer `initialize` (started and fetched, for `npx -y …`). */
+export const UPSTREAM_CONNECT_TIMEOUT_MS = 60_000;
 
 /** Upstreams found to speak only 2026-07-28: later connections go straight to the SDK v2 client. */
 const only2026 = new WeakSet<UpstreamSpec>();
@@ -83,14 +87,22 @@ async function connectWire2025(options: ConnectOptions): Promise<UpstreamConnect
     },
     close: () => client.close(),
   };
-  const forward = (method: string) => async (request: { params: unknown }) => {
-    const handler = connection.onServerRequest;
-    if (handler === undefined) {
-      throw new Error(`${method} arrived with no call in progress on this connection`);
-    }
-    // The SDK's result schemas check the answer's shape before it goes upstream.
-    return (await handler(method, request.params as JsonObject)) as never;
-  };
+  const withdrawals = new Withdrawals(client);
+  const forward =
+    (method: string) =>
+    async (request: { params: unknown }, extra: { signal: AbortSignal; requestId: RequestId }) => {
+      const handler = connection.onServerRequest;
+      if (handler === undefined) {
+        throw new Error(`${method} arrived with no call in progress on this connection`);
+      }
+      const withdrawn = withdrawals.open(extra.requestId, extra.signal);
+      try {
+        // The SDK's result schemas check the answer's shape before it goes upstream.
+        return (await handler(method, request.params as JsonObject, withdrawn)) as never;
+      } finally {
+        withdrawals.close(extra.requestId);
+      }
+    };
   client.setRequestHandler(ElicitRequestSchema, forward('elicitation/create'));
   client.setRequestHandler(CreateMessageRequestSchema, forward('sampling/createMessage'));
   client.onclose = () => {
@@ -102,6 +114,34 @@ async function connectWire2025(options: ConnectOptions): Promise<UpstreamConnect
   return connection;
 }
 
+/**
+ * The upstream's requests to us that it may still withdraw. SDK v1 drops a
+ * `notifications/cancelled` for request id 0 (a falsy check), and 0 is the id of the first
+ * question every new upstream session asks, so its cancellations are handled here.
+ */
+class Withdrawals {
+  readonly #open = new Map<RequestId, AbortController>();
+
+  constructor(client: Client) {
+    client.setNotificationHandler(CancelledNotificationSchema, (notification) => {
+      const { requestId, reason } = notification.params;
+      if (requestId !== undefined) this.#open.get(requestId)?.abort(reason ?? 'cancelled');
+    });
+  }
+
+  /** A signal that fires when the upstream withdraws `id` or its session ends (`ended`). */
+  open(id: RequestId, ended: AbortSignal): AbortSignal {
+    const controller = new AbortController();
+    this.#open.set(id, controller);
+    ended.addEventListener('abort', () => controller.abort(ended.reason), { once: true });
+    return controller.signal;
+  }
+
+  close(id: RequestId): void {
+    this.#open.delete(id);
+  }
+}
+
 /** A failed connect still started a child or a stream: close it, quietly, before retrying. */
 async function connectOrClose(
   client: Client,
@@ -109,7 +149,7 @@ async function connectOrClose(
   connection: { closed: boolean },
 ): Promise<void> {
   try {
-    await client.connect(transport);
+    await client.connect(transport, { timeout: UPSTREAM_CONNECT_TIMEOUT_MS });
   } catch (error) {
     client.onclose = () => undefined;
     connection.closed = true;
@@ -140,12 +180,7 @@ export function transport2025({ spec, logger, sessionId }: ConnectOptions): Tran
       ...(sessionId === undefined ? {} : { sessionId }),
     });
   }
-  const transport = new StdioClientTransport({
-    command: spec.command,
-    args: spec.args,
-    env: inheritedEnv(),
-    stderr: 'pipe',
-  });
-  logStderr(transport.stderr as Readable | null, logger);
+  const transport = new UpstreamProcessTransport(spec.command, spec.args, inheritedEnv());
+  logStderr(transport.stderr, logger);
   return transport;
 }

@@ -1,7 +1,7 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../runtime/api.js';
 import { TaskrailError } from '../task/errors.js';
-import { connectUpstream } from './connection.js';
+import { connectUpstream, UPSTREAM_CONNECT_TIMEOUT_MS } from './connection.js';
 import type { UpstreamConnection } from './upstream.js';
 import { sleep } from './pool.js';
 import { describeUpstream, type UpstreamSpec } from './upstream-spec.js';
@@ -34,6 +34,12 @@ export class ControlSession {
   /** Connects once, failing with a clear error when the upstream cannot be reached at all. */
   static async open(options: ControlOptions): Promise<ControlSession> {
     const session = new ControlSession(options);
+    const { spec } = options;
+    // `npx -y` may fetch the upstream first: say what the wait is for, and its bound.
+    options.logger.info(
+      `${spec.kind === 'stdio' ? 'starting upstream' : 'connecting to upstream'}: ` +
+        `${describeUpstream(spec)} (waiting up to ${UPSTREAM_CONNECT_TIMEOUT_MS / 1000} s for it to answer)`,
+    );
     try {
       await session.#connect();
     } catch (error) {

@@ -35,6 +35,8 @@ export interface UpstreamQuestion {
   readonly key: string;
   readonly request: InputRequest;
   answered: boolean;
+  /** Why the upstream no longer waits for the answer (set once, never cleared). */
+  withdrawn: string | undefined;
   answer(response: JsonObject): void;
 }
 
@@ -94,20 +96,48 @@ export class LiveCall {
     for (const wake of this.#wakers.splice(0)) wake();
   }
 
-  /** `key`: a stable one (an upstream task's own question key), so a re-run finds its answer. */
-  #ask(method: string, params: JsonObject, key?: string): Promise<JsonObject> {
-    return new Promise((resolve) => {
-      this.questions.push({
+  /**
+   * `key`: a stable one (an upstream task's own question key), so a re-run finds its answer.
+   * `withdrawn`: fires when the upstream stops waiting (its request cancelled or timed out).
+   */
+  #ask(
+    method: string,
+    params: JsonObject,
+    key?: string,
+    withdrawn?: AbortSignal,
+  ): Promise<JsonObject> {
+    return new Promise((resolve, reject) => {
+      const question: UpstreamQuestion = {
         key: key ?? `upstream-${this.id}-${this.questions.length + 1}`,
         request: { method, params },
         answered: false,
+        withdrawn: undefined,
         answer(response) {
           this.answered = true;
           resolve(response);
         },
-      });
+      };
+      this.questions.push(question);
+      withdrawn?.addEventListener(
+        'abort',
+        () => {
+          this.#withdraw(
+            question,
+            `the upstream stopped waiting for it (${reasonText(withdrawn.reason)})`,
+          );
+          reject(new Error('withdrawn by the upstream'));
+        },
+        { once: true },
+      );
       this.#wake();
     });
+  }
+
+  /** The question is not asked any more; a parked task learns it from parked-call.ts. */
+  #withdraw(question: UpstreamQuestion, reason: string): void {
+    if (question.answered || question.withdrawn !== undefined) return;
+    question.withdrawn = reason;
+    this.#wake();
   }
 
   #onProgress(update: ProgressUpdate): void {
@@ -123,11 +153,15 @@ export class LiveCall {
       const session = plan.kind === 'follow' ? plan.task.sessionId : undefined;
       connection = await settings.pool.acquire(signal, session);
       this.#connection = connection;
-      connection.onServerRequest = (method, params) => this.#ask(method, params);
+      connection.onServerRequest = (method, params, withdrawn) =>
+        this.#ask(method, params, undefined, withdrawn);
       this.outcome = { result: await this.#call(connection, plan, settings) };
     } catch (error) {
       this.outcome = { error: asRpcError(error) };
     } finally {
+      for (const question of this.questions) {
+        this.#withdraw(question, 'the upstream call ended without waiting for the answer');
+      }
       if (connection !== undefined) settings.pool.release(connection);
       this.#wake();
     }
@@ -190,6 +224,7 @@ export class LiveCall {
       if (task.status === 'cancelled') {
         throw new RpcError(RPC.INTERNAL_ERROR, `the upstream task ${taskId} was cancelled`);
       }
+      this.#withdrawGone(taskId, task.inputRequests ?? {});
       for (const [key, request] of Object.entries(task.inputRequests ?? {})) {
         if (asked.has(key)) continue;
         asked.add(key);
@@ -203,6 +238,20 @@ export class LiveCall {
       await sleep(task.pollIntervalMs ?? DEFAULT_POLL_MS, options.signal);
     }
   }
+
+  /** An upstream task's question that is no longer among its input requests was withdrawn. */
+  #withdrawGone(taskId: string, asking: Record<string, unknown>): void {
+    const prefix = `upstream-${taskId}-`;
+    for (const question of this.questions) {
+      if (!question.key.startsWith(prefix) || question.key.slice(prefix.length) in asking) continue;
+      this.#withdraw(question, `the upstream task ${taskId} no longer asks it`);
+    }
+  }
+}
+
+function reasonText(reason: unknown): string {
+  if (reason instanceof Error) return reason.message;
+  return reason === undefined ? 'cancelled' : String(reason);
 }
 
 /** The wire a recorded upstream task is followed on (the upstream declared one to start it). */

@@ -1,6 +1,9 @@
 import { HandBackSignal } from '../runtime/park.js';
+import { updateTask } from '../runtime/writes.js';
 import type { TaskStore } from '../store/port.js';
+import type { TaskRecord } from '../task/record.js';
 import { isTerminal } from '../task/status.js';
+import { withdrawQuestions } from '../task/withdrawn.js';
 import type { LiveCall } from './live-call.js';
 
 export interface ParkedCallDeps {
@@ -66,6 +69,7 @@ export function watchWhileParked(
   const timer = setInterval(() => {
     void deps.store
       .get(taskId)
+      .then((record) => withdrawnByUpstream(record, live, deps.store))
       .then((record) => {
         if (record !== undefined && record.status === 'input_required') return vouch();
         stop();
@@ -77,6 +81,34 @@ export function watchWhileParked(
       .catch(() => undefined);
   }, deps.parkedCheckMs);
   timer.unref();
+}
+
+/**
+ * The parked task stops asking what the upstream no longer waits for (its request timed out
+ * or was cancelled, or its call ended): those questions are recorded as withdrawn, which
+ * refuses a late answer, and the task goes back to `working`, saying why.
+ */
+async function withdrawnByUpstream(
+  record: TaskRecord | undefined,
+  live: LiveCall,
+  store: TaskStore,
+): Promise<TaskRecord | undefined> {
+  if (record?.status !== 'input_required') return record;
+  const reasons: Record<string, string> = {};
+  for (const question of live.questions) {
+    const pending =
+      question.key in record.inputRequests && !(question.key in record.inputResponses);
+    if (pending && question.withdrawn !== undefined) reasons[question.key] = question.withdrawn;
+  }
+  if (Object.keys(reasons).length === 0) return record;
+  return updateTask(
+    store,
+    record.id,
+    (current) => withdrawQuestions(current, reasons, Date.now()),
+    {
+      from: record,
+    },
+  );
 }
 
 /** Tries to run the answered task here until a run here has the call, or the deadline. */

@@ -96,7 +96,8 @@ async function runAttached(
         taskRecorded = true;
       }
       for (const question of live.questions) {
-        if (!question.answered) question.answer(await askCaller(question, ctx));
+        if (question.answered || question.withdrawn !== undefined) continue;
+        question.answer(await askCaller(question, ctx));
       }
       if (live.outcome !== undefined) {
         deps.calls.delete(key);

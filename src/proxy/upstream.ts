@@ -14,7 +14,12 @@ import type { UpstreamSpec } from './upstream-spec.js';
  */
 
 /** A request the upstream sent us (elicitation or sampling), to be answered by the caller. */
-export type ServerRequestHandler = (method: string, params: JsonObject) => Promise<JsonObject>;
+export type ServerRequestHandler = (
+  method: string,
+  params: JsonObject,
+  /** Aborted when the upstream withdraws the request (`notifications/cancelled`, its time-out). */
+  withdrawn?: AbortSignal,
+) => Promise<JsonObject>;
 
 export interface UpstreamCallOptions {
   signal: AbortSignal;

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import type { Ajv2020 as Ajv2020Type, ValidateFunction } from 'ajv/dist/2020.js';
 import { RPC, RpcError } from '../task/errors.js';
 import type { InputRequest, JsonObject, TaskRecord } from '../task/record.js';
+import { withdrawalReason } from '../task/withdrawn.js';
 
 const ELICIT_ACTIONS = new Set(['accept', 'decline', 'cancel']);
 const SAMPLING_ROLES = new Set(['user', 'assistant']);
@@ -27,6 +28,24 @@ export function assertAnswersFit(task: TaskRecord, responses: Record<string, unk
         { key },
       );
     }
+  }
+}
+
+/**
+ * A late answer to a question its asker withdrew (task/withdrawn.ts) is refused, whatever the
+ * task's status now: it would otherwise be dropped in silence, and the caller would believe
+ * the task went on with it.
+ */
+export function assertNotWithdrawn(task: TaskRecord, responses: Record<string, unknown>): void {
+  for (const key of Object.keys(responses)) {
+    const reason = withdrawalReason(task.inputResponses[key]);
+    if (reason === undefined) continue;
+    throw new RpcError(
+      RPC.INVALID_PARAMS,
+      `inputResponses.${key}: that question was withdrawn before it was answered (${reason}); ` +
+        'the answer was not used',
+      { key },
+    );
   }
 }
 

@@ -20,7 +20,7 @@ import type {
 } from './api.js';
 import { stopReasons } from './abort-reasons.js';
 import type { RunAbort } from './run-abort.js';
-import { assertAnswersFit } from './answers.js';
+import { assertAnswersFit, assertNotWithdrawn } from './answers.js';
 import { assertIdempotencyKey, assertSameCall } from './idempotency.js';
 import { runInline } from './inline.js';
 import { newOwnerId } from './owner.js';
@@ -244,9 +244,12 @@ export class TaskRuntime {
     principal: string,
     responses: Record<string, JsonObject>,
   ): Promise<TaskRecord | undefined> {
-    if ((await this.getTask(id, principal)) === undefined) return undefined;
+    const existing = await this.getTask(id, principal);
+    if (existing === undefined) return undefined;
+    assertNotWithdrawn(existing, responses);
     let resumed = false;
     const task = await updateTask(this.store, id, (current) => {
+      assertNotWithdrawn(current, responses);
       assertAnswersFit(current, responses);
       const outcome = t.answerInput(current, responses, this.#clock());
       resumed = outcome.resumed;
