@@ -1,7 +1,7 @@
 import { completable, ResourceTemplate, type McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
-import type { TaskServer } from '../app.js';
-import { text } from './sleep.js';
+import type { TaskServer } from '../src/server/app.js';
+import { text } from '../src/server/tools/sleep.js';
 
 // A 1×1 PNG and a minimal WAV, the payloads the suite checks for type and MIME only.
 export const PNG_BASE64 =

@@ -12,9 +12,9 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
-import type { TaskServer } from '../app.js';
-import { envelopeCapabilities, principalOf } from '../core/principal.js';
-import { text } from './sleep.js';
+import type { TaskServer } from '../src/server/app.js';
+import { envelopeCapabilities, principalOf } from '../src/server/core/principal.js';
+import { text } from '../src/server/tools/sleep.js';
 
 /** What a fixture keeps between MRTR rounds, sealed into `requestState`. */
 interface FlowState {

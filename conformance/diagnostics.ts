@@ -1,7 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
-import type { TaskServer } from '../app.js';
-import { sleep, text } from './sleep.js';
+import type { TaskServer } from '../src/server/app.js';
+import { sleep, text } from '../src/server/tools/sleep.js';
 
 /** Fixtures that need the raw SDK context (progress tokens, notifications). */
 export function registerDiagnosticTools(mcp: McpServer): void {

@@ -1,12 +1,9 @@
-import type { TaskServer } from '../app.js';
-import { registerContentTools, registerResourcesAndPrompts } from './conformance-content.js';
-import {
-  registerDiagnosticTools,
-  registerStatelessDiagnostics,
-} from './conformance-diagnostics.js';
-import { registerMrtrFixtures } from './conformance-mrtr.js';
-import { registerSchemaFixtures } from './conformance-schemas.js';
-import registerDemo from './demo.js';
+import type { TaskServer } from '../src/server/app.js';
+import { registerContentTools, registerResourcesAndPrompts } from './content.js';
+import { registerDiagnosticTools, registerStatelessDiagnostics } from './diagnostics.js';
+import { registerMrtrFixtures } from './mrtr.js';
+import { registerSchemaFixtures } from './schemas.js';
+import registerDemo from '../src/server/tools/demo.js';
 
 /** Everything the conformance suite's 2026-07-28 server scenarios call: demo plus the base fixtures. */
 export default function register(app: TaskServer): void {

@@ -1,5 +1,5 @@
 import { fromJsonSchema, type McpServer } from '@modelcontextprotocol/server';
-import { text } from './sleep.js';
+import { text } from '../src/server/tools/sleep.js';
 
 /** SEP-1613/SEP-2106: these 2020-12 keywords must survive into `tools/list` untouched. */
 const JSON_SCHEMA_2020_12 = {

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * The client leg of the official MCP conformance suite: `conformance client --command
- * "node dist/cli/conformance-client.js" --scenario S`. The harness appends the mock server's URL
+ * "node .build/conformance/client.js" --scenario S`. The harness appends the mock server's URL
  * as the last argument and names the scenario in MCP_CONFORMANCE_SCENARIO. It runs the real
  * host client (tasks extension declared, in-memory ledger).
  */
@@ -11,7 +11,7 @@ import {
   exitCodeFor,
   type CallOutcome,
   type Tool,
-} from '../client/index.js';
+} from '../src/client/index.js';
 
 /** The fixture each known scenario calls; anything else calls the first listed tool. */
 const SCENARIO_CALLS: Record<string, { tool: string; args: Record<string, unknown> }> = {
