@@ -9,7 +9,6 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -19,6 +18,7 @@ import { TaskRuntime } from '../src/runtime/runtime.js';
 import type { TaskStore } from '../src/store/port.js';
 import { openRedisStore } from '../src/stores/redis/index.js';
 import { isTerminal } from '../src/task/status.js';
+import { freePort } from '../test/helpers/ports.js';
 
 const TASKS = Number(process.env['TASKS'] ?? 300);
 // As a process at `--log-level warn`: no transition log, so no read-backs for it.
@@ -29,16 +29,6 @@ const catalog: ToolCatalog = {
       ? { name, task: { mode: 'optional' }, handler: () => ({ content: [] }) }
       : undefined,
 };
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
 
 async function startRedis(): Promise<{ url: string; stop: () => void }> {
   const port = await freePort();

@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { Redis } from 'ioredis';
 import { waitFor } from '../src/testing/support/wait.js';
-import { freePort } from '../test/helpers/own-redis.js';
+import { freePort } from '../test/helpers/ports.js';
 import { createCommand, createScriptSource, fillRedis, filledTask } from './_redis-fill.js';
 
 export const FILL_PREFIX = 'taskrail';
