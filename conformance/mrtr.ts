@@ -13,7 +13,7 @@ import {
 } from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
 import type { TaskServer } from '../src/server/app.js';
-import { envelopeCapabilities, principalOf } from '../src/server/core/principal.js';
+import { envelopeCapabilities, principalOf } from '../src/server/tasks/principal.js';
 import { text } from '../src/server/tools/sleep.js';
 
 /** What a fixture keeps between MRTR rounds, sealed into `requestState`. */

@@ -17,7 +17,7 @@ import {
   type ServerRequestHandler,
   type UpstreamClient,
   type UpstreamConnection,
-} from './connection.js';
+} from './upstream.js';
 import { WIRE_2026_VERSION as WIRE_2026 } from '../protocol/constants.js';
 
 const CAPABILITIES = { elicitation: { form: {} }, sampling: {} };

@@ -1,7 +1,8 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../runtime/api.js';
 import { TaskrailError } from '../task/errors.js';
-import { connectUpstream, type UpstreamConnection } from './connection.js';
+import { connectUpstream } from './connection.js';
+import type { UpstreamConnection } from './upstream.js';
 import { sleep } from './pool.js';
 import { describeUpstream, type UpstreamSpec } from './upstream-spec.js';
 import { backoffDelayMs, type Backoff } from '../task/backoff.js';

@@ -1,6 +1,7 @@
 import type { Logger } from '../runtime/api.js';
 import { RpcError, RPC } from '../task/errors.js';
-import { connectUpstream, type UpstreamConnection } from './connection.js';
+import { connectUpstream } from './connection.js';
+import type { UpstreamConnection } from './upstream.js';
 import { describeUpstream, type UpstreamSpec } from './upstream-spec.js';
 import { backoffDelayMs, type Backoff } from '../task/backoff.js';
 
