@@ -11,8 +11,8 @@ import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Ledger, TaskrailClient } from '../src/client/index.js';
-import { checked, endpoint, MAIN, wire2026, pause, type Endpoint } from './_http.js';
-import { median, percentile, report, spread } from './_stats.js';
+import { checked, endpoint, MAIN, wire2026, pause, type Endpoint } from './lib/http.js';
+import { median, percentile, report, spread } from './lib/stats.js';
 import { freePort } from '../test/helpers/ports.js';
 
 const EVERYTHING = 'node_modules/@modelcontextprotocol/server-everything/dist/index.js';

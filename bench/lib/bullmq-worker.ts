@@ -1,6 +1,6 @@
 /**
  * The raw BullMQ side of bench/redis-lifecycle.ts: a worker process with nothing of taskrail,
- * running a no-op processor. `node _bullmq-worker.js REDIS_URL PREFIX CONCURRENCY`; prints
+ * running a no-op processor. `node lib/bullmq-worker.js REDIS_URL PREFIX CONCURRENCY`; prints
  * `ready` once connected, stops on SIGTERM.
  */
 import { Worker } from 'bullmq';
@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 
 const [url, prefix, concurrency] = process.argv.slice(2);
 if (url === undefined || prefix === undefined || concurrency === undefined) {
-  throw new Error('usage: _bullmq-worker.js REDIS_URL PREFIX CONCURRENCY');
+  throw new Error('usage: lib/bullmq-worker.js REDIS_URL PREFIX CONCURRENCY');
 }
 const worker = new Worker('tasks', async () => ({ content: [] }), {
   connection: new Redis(url, { maxRetriesPerRequest: null }),

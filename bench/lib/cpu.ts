@@ -6,7 +6,7 @@
  * much less with the machine's load than wall time, so it is what before/after cuts are
  * judged by.
  */
-import { processCpuNs } from './_load.js';
+import { processCpuNs } from './load.js';
 
 /** A named group of processes whose CPU is summed (e.g. both workers). */
 export type CpuGroups = Record<string, number[]>;

@@ -2,10 +2,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Ledger, TaskrailClient } from '../src/client/index.js';
-import { checked, wire2026, pause, type Endpoint } from './_http.js';
-import { processCpuNs } from './_load.js';
-import { median, percentile } from './_stats.js';
+import { Ledger, TaskrailClient } from '../../src/client/index.js';
+import { checked, wire2026, pause, type Endpoint } from './http.js';
+import { processCpuNs } from './load.js';
+import { median, percentile } from './stats.js';
 
 /** Samples of a run, and this process's CPU (all threads, schedstat) per call in µs. */
 export interface E2eRun {

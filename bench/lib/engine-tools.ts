@@ -1,6 +1,6 @@
 /** The engine benchmark's tools: a 10 ms wait, and one that parks on a question. */
-import type { ToolCatalog } from '../src/runtime/api.js';
-import type { RunnableTool } from '../src/runtime/tool.js';
+import type { ToolCatalog } from '../../src/runtime/api.js';
+import type { RunnableTool } from '../../src/runtime/tool.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

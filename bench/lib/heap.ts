@@ -6,12 +6,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TaskRuntime } from '../src/runtime/runtime.js';
-import type { TaskStore } from '../src/store/port.js';
-import { MemoryTaskStore } from '../src/stores/memory/index.js';
-import { SqliteTaskStore } from '../src/stores/sqlite/index.js';
-import { catalog } from './_engine-tools.js';
-import { gc } from './_stats.js';
+import { TaskRuntime } from '../../src/runtime/runtime.js';
+import type { TaskStore } from '../../src/store/port.js';
+import { MemoryTaskStore } from '../../src/stores/memory/index.js';
+import { SqliteTaskStore } from '../../src/stores/sqlite/index.js';
+import { catalog } from './engine-tools.js';
+import { gc } from './stats.js';
 
 const silent = { info() {}, warn() {}, error() {} };
 const kind = process.argv[2] === 'sqlite' ? 'sqlite' : 'memory';

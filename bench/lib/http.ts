@@ -7,12 +7,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { createInterface } from 'node:readline';
-import { median, spread } from './_stats.js';
+import { median, spread } from './stats.js';
 
 /** The CLI the benchmarks start; TASKRAIL_BENCH_MAIN points at another build (before/after). */
 export const MAIN = process.env['TASKRAIL_BENCH_MAIN'] ?? 'dist/cli/main.js';
-export const BENCH_TOOLS = '.build/bench/_tools.js';
-export const SERVERS = '.build/bench/_servers.js';
+export const BENCH_TOOLS = '.build/bench/lib/tools.js';
+export const SERVERS = '.build/bench/lib/servers.js';
 export const TASKS_EXT = 'io.modelcontextprotocol/tasks';
 
 export interface Reply {

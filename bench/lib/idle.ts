@@ -7,9 +7,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TaskRuntime } from '../src/runtime/runtime.js';
-import { SqliteTaskStore } from '../src/stores/sqlite/index.js';
-import { gc } from './_stats.js';
+import { TaskRuntime } from '../../src/runtime/runtime.js';
+import { SqliteTaskStore } from '../../src/stores/sqlite/index.js';
+import { gc } from './stats.js';
 
 const seconds = Number(process.argv[2] ?? 10);
 // `baseline`: the same process and imports without a started runtime (node's own idle work).

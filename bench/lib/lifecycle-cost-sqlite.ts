@@ -2,16 +2,16 @@
  * The SQLite side of `_lifecycle-cost.ts`: TASKS lifecycles (create → run → complete, a no-op
  * tool) in one process on a fresh database file. Run it under strace to count what the disk
  * sees per task, e.g.
- *   strace -f -c -e trace=fsync,fdatasync,pwrite64 node .build/bench/_lifecycle-cost-sqlite.js
+ *   strace -f -c -e trace=fsync,fdatasync,pwrite64 node .build/bench/lib/lifecycle-cost-sqlite.js
  * SYNCHRONOUS=full picks `?synchronous=full`. Prints the file's size and time per task.
  */
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ToolCatalog } from '../src/runtime/api.js';
-import { TaskRuntime } from '../src/runtime/runtime.js';
-import { openStore } from '../src/stores/open.js';
-import { isTerminal } from '../src/task/status.js';
+import type { ToolCatalog } from '../../src/runtime/api.js';
+import { TaskRuntime } from '../../src/runtime/runtime.js';
+import { openStore } from '../../src/stores/open.js';
+import { isTerminal } from '../../src/task/status.js';
 
 const TASKS = Number(process.env['TASKS'] ?? 1000);
 const synchronous = process.env['SYNCHRONOUS'] === 'full' ? '?synchronous=full' : '';

@@ -2,7 +2,7 @@
  * What one task lifecycle (create → run → complete, a no-op tool) costs a Redis store: the
  * commands by name, round trips and bytes, counted with INFO commandstats / INFO stats deltas
  * on a redis-server this script starts for itself (so nobody else's traffic is counted).
- * Not a `npm run bench` section (the leading `_`): run `node .build/bench/_lifecycle-cost.js`
+ * Not a `npm run bench` section (it lives in bench/lib/): run `node .build/bench/lib/lifecycle-cost.js`
  * after `npm run pretest`. Two deployments: `local` (a serve that also works, the creating
  * process runs the task itself) and `queue` (a `serve --no-worker` replica and a worker,
  * through BullMQ). Numbers feed docs/scaling.md.
@@ -12,13 +12,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { createBullmqExecutor } from '../src/executors/bullmq/index.js';
-import type { ToolCatalog } from '../src/runtime/api.js';
-import { TaskRuntime } from '../src/runtime/runtime.js';
-import type { TaskStore } from '../src/store/port.js';
-import { openRedisStore } from '../src/stores/redis/index.js';
-import { isTerminal } from '../src/task/status.js';
-import { freePort } from '../test/helpers/ports.js';
+import { createBullmqExecutor } from '../../src/executors/bullmq/index.js';
+import type { ToolCatalog } from '../../src/runtime/api.js';
+import { TaskRuntime } from '../../src/runtime/runtime.js';
+import type { TaskStore } from '../../src/store/port.js';
+import { openRedisStore } from '../../src/stores/redis/index.js';
+import { isTerminal } from '../../src/task/status.js';
+import { freePort } from '../../test/helpers/ports.js';
 
 const TASKS = Number(process.env['TASKS'] ?? 300);
 // As a process at `--log-level warn`: no transition log, so no read-backs for it.

@@ -1,6 +1,6 @@
 /** Report rows for runs of the raw-socket load generator (_load.ts). */
-import type { LoadResult } from './_load.js';
-import { median, spread } from './_stats.js';
+import type { LoadResult } from './load.js';
+import { median, spread } from './stats.js';
 
 export const LOAD_COLUMNS = [
   'measure (32 connections)',

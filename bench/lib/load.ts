@@ -7,7 +7,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import type { Call } from './_http.js';
+import type { Call } from './http.js';
 
 const HEADER_END = Buffer.from('\r\n\r\n');
 const CRLF = Buffer.from('\r\n');

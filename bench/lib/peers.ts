@@ -1,5 +1,5 @@
 /** Request shapes for the servers the HTTP benchmarks compare taskrail with. */
-import { checked, wire2026, type Call, type Endpoint } from './_http.js';
+import { checked, wire2026, type Call, type Endpoint } from './http.js';
 
 const WIRE_2025_VERSION = '2025-11-25';
 

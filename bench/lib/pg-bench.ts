@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import pg from 'pg';
-import { report } from './_stats.js';
+import { report } from './stats.js';
 
 export const PG_BASE = process.env['TASKRAIL_POSTGRES_URL'] ?? '';
 

@@ -1,9 +1,9 @@
 /**
- * Tools for the Postgres HTTP benchmarks (postgres-pickup, -e2e, -scaling) (`--tools .build/bench/_pg-tools.js`): the shared bench
+ * Tools for the Postgres HTTP benchmarks (postgres-pickup, -e2e, -scaling) (`--tools .build/bench/lib/pg-tools.js`): the shared bench
  * tools, plus one that reports when its handler started and one that burns 1 ms of CPU.
  */
-import type { TaskServer } from '../src/server/app.js';
-import registerShared from './_tools.js';
+import type { TaskServer } from '../../src/server/app.js';
+import registerShared from './tools.js';
 
 const FAST = { pollIntervalMs: 1 };
 

@@ -1,5 +1,5 @@
-import { newTaskId } from '../src/task/ids.js';
-import { newTaskRecord, type TaskRecord } from '../src/task/record.js';
+import { newTaskId } from '../../src/task/ids.js';
+import { newTaskRecord, type TaskRecord } from '../../src/task/record.js';
 
 /** Realistic task records for the store benchmarks: small arguments, an hour's ttl. */
 export function benchRecords(count: number): TaskRecord[] {

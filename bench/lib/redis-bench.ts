@@ -8,16 +8,16 @@ import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { createBullmqExecutor, type BullmqExecutor } from '../src/executors/bullmq/index.js';
-import { QUEUE_NAME } from '../src/executors/bullmq/bullmq-executor.js';
-import { stderrLogger } from '../src/runtime/logger.js';
-import { createTaskServer, type TaskServer } from '../src/server/app.js';
-import type { TaskStore } from '../src/store/port.js';
-import { openStore } from '../src/stores/open.js';
-import { deleteRedisKeys } from '../test/helpers/redis-keys.js';
-import { BENCH_TOOLS, MAIN, startServer, type ChildServer } from './_http.js';
-import registerTools from './_tools.js';
-import { report } from './_stats.js';
+import { createBullmqExecutor, type BullmqExecutor } from '../../src/executors/bullmq/index.js';
+import { QUEUE_NAME } from '../../src/executors/bullmq/bullmq-executor.js';
+import { stderrLogger } from '../../src/runtime/logger.js';
+import { createTaskServer, type TaskServer } from '../../src/server/app.js';
+import type { TaskStore } from '../../src/store/port.js';
+import { openStore } from '../../src/stores/open.js';
+import { deleteRedisKeys } from '../../test/helpers/redis-keys.js';
+import { BENCH_TOOLS, MAIN, startServer, type ChildServer } from './http.js';
+import registerTools from './tools.js';
+import { report } from './stats.js';
 
 export const REDIS_BASE = process.env['TASKRAIL_REDIS_URL'] ?? '';
 

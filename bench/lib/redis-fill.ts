@@ -8,9 +8,9 @@
  */
 import { createHash } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
-import { newTaskRecord, type TaskRecord } from '../src/task/record.js';
-import { RedisTaskStore } from '../src/stores/redis/redis-store.js';
-import { scriptSources, type RedisClient } from '../src/stores/redis/scripts.js';
+import { newTaskRecord, type TaskRecord } from '../../src/task/record.js';
+import { RedisTaskStore } from '../../src/stores/redis/redis-store.js';
+import { scriptSources, type RedisClient } from '../../src/stores/redis/scripts.js';
 
 /** Long enough that a cached fill stays live for a year; every task has a ttl, as by default. */
 export const FILL_TTL_MS = 365 * 24 * 3_600_000;

@@ -20,9 +20,9 @@ import {
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { Redis } from 'ioredis';
-import { waitFor } from '../src/testing/support/wait.js';
-import { freePort } from '../test/helpers/ports.js';
-import { createCommand, createScriptSource, fillRedis, filledTask } from './_redis-fill.js';
+import { waitFor } from '../../src/testing/support/wait.js';
+import { freePort } from '../../test/helpers/ports.js';
+import { createCommand, createScriptSource, fillRedis, filledTask } from './redis-fill.js';
 
 export const FILL_PREFIX = 'taskrail';
 const LOAD_TIMEOUT_MS = 10 * 60_000;

@@ -1,5 +1,5 @@
 /**
- * Baseline servers for the HTTP benchmarks, run as child processes: `node _servers.js KIND`
+ * Baseline servers for the HTTP benchmarks, run as child processes: `node lib/servers.js KIND`
  * listens on 127.0.0.1 (a free port) and prints `listening URL`. KIND is
  * - `bare`: node:http answering every POST with one fixed JSON-RPC result (the ceiling);
  * - `sdk-v2`: `createMcpHandler` with the same four tools as taskrail, their schemas built once
@@ -88,8 +88,8 @@ async function sdkV2(): Promise<Handler> {
   // taskrail reads and parses the body itself and hands the SDK the parsed value with its own
   // Node adapter (src/server/sdk-node.ts: no re-serialized body, a JSON answer in one write);
   // the baseline gets the same advantage, so the ratio measures the task layer alone.
-  const { readNodeBody } = await import('../src/server/http/body.js');
-  const { answerWithSdk } = await import('../src/server/http/sdk-answer.js');
+  const { readNodeBody } = await import('../../src/server/http/body.js');
+  const { answerWithSdk } = await import('../../src/server/http/sdk-answer.js');
   return (req, res) =>
     void (async () => {
       const body = await readNodeBody(req, 4 * 1024 * 1024);
@@ -135,7 +135,7 @@ async function sdkV1(): Promise<Handler> {
 
 // The SQLite floors (_sqlite-floor.ts) take the database path as their argument.
 const floor = (kind: 'sqliteGet' | 'sqliteCreate') => async (): Promise<Handler> =>
-  (await import('./_sqlite-floor.js'))[kind](process.argv[3] ?? '');
+  (await import('./sqlite-floor.js'))[kind](process.argv[3] ?? '');
 const kinds: Record<string, () => Promise<Handler>> = {
   bare,
   'wait-10ms': waitTenMs,
@@ -145,7 +145,7 @@ const kinds: Record<string, () => Promise<Handler>> = {
   'sqlite-create': floor('sqliteCreate'),
 };
 const make = kinds[process.argv[2] ?? ''];
-if (make === undefined) throw new Error(`usage: _servers.js ${Object.keys(kinds).join('|')}`);
+if (make === undefined) throw new Error(`usage: lib/servers.js ${Object.keys(kinds).join('|')}`);
 const http = createServer(await make());
 http.listen(0, '127.0.0.1', () => {
   const { port } = http.address() as AddressInfo;

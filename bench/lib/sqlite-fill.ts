@@ -9,8 +9,8 @@ import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { SqliteTaskStore } from '../src/stores/sqlite/index.js';
-import { SCHEMA_VERSION } from '../src/stores/sqlite/schema.js';
+import { SqliteTaskStore } from '../../src/stores/sqlite/index.js';
+import { SCHEMA_VERSION } from '../../src/stores/sqlite/schema.js';
 
 const INSERT = `
 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < @count)

@@ -9,8 +9,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Database from 'better-sqlite3';
-import { openStore } from '../src/stores/open.js';
-import { newTaskId } from '../src/task/ids.js';
+import { openStore } from '../../src/stores/open.js';
+import { newTaskId } from '../../src/task/ids.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 

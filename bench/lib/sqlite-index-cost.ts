@@ -4,14 +4,14 @@
  * a commit (as group commit does at 32 connections), on the real schema with one index dropped
  * or changed at a time. Prints CPU µs per task (median of 7 interleaved rounds of 8,000 tasks,
  * after 20,000 to fill and warm each file). Not a bench section: run it by hand,
- *   node .build/bench/_sqlite-index-cost.js [NORMAL|FULL]
+ *   node .build/bench/lib/sqlite-index-cost.js [NORMAL|FULL]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { MIGRATIONS } from '../src/stores/sqlite/schema.js';
-import { newTaskId } from '../src/task/ids.js';
+import { MIGRATIONS } from '../../src/stores/sqlite/schema.js';
+import { newTaskId } from '../../src/task/ids.js';
 
 const VARIANTS: Record<string, string[]> = {
   all: [],

@@ -3,10 +3,10 @@
  * and gets per second, one at a time and several in flight, rounds alternating which side
  * goes first so neither always meets a warmer server.
  */
-import type { TaskStore } from '../src/store/port.js';
-import type { TaskRecord } from '../src/task/record.js';
-import { benchRecords } from './_records.js';
-import { median, spread } from './_stats.js';
+import type { TaskStore } from '../../src/store/port.js';
+import type { TaskRecord } from '../../src/task/record.js';
+import { benchRecords } from './records.js';
+import { median, spread } from './stats.js';
 
 export type Op = 'create' | 'get';
 export type Mode = 'sequential' | 'concurrent';

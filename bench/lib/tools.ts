@@ -1,9 +1,9 @@
 /**
- * The taskrail side of the HTTP benchmarks, loaded with `serve --tools .build/bench/_tools.js`
+ * The taskrail side of the HTTP benchmarks, loaded with `serve --tools .build/bench/lib/tools.js`
  * (and `worker --tools`): a no-op, a 10 ms tool, an I/O-bound wait and a CPU-bound burn.
  */
 import * as z from 'zod/v4';
-import type { TaskServer } from '../src/server/app.js';
+import type { TaskServer } from '../../src/server/app.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const FAST = { pollIntervalMs: 1 };
