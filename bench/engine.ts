@@ -11,8 +11,8 @@ import { TaskRuntime } from '../src/runtime/runtime.js';
 import type { TaskStore } from '../src/store/port.js';
 import { MemoryTaskStore } from '../src/stores/memory/index.js';
 import { SqliteTaskStore } from '../src/stores/sqlite/index.js';
-import { catalog } from './_engine-tools.js';
-import { median, percentile, report, spread, type Section } from './_stats.js';
+import { catalog } from './lib/engine-tools.js';
+import { median, percentile, report, spread, type Section } from './lib/stats.js';
 
 const silent = { info() {}, warn() {}, error() {} };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -68,14 +68,14 @@ function childNumber(script: string, args: string[], field: string): number {
  * CPU over 10 s of a fresh process holding a started runtime (see _idle.ts), or with
  * `baseline` the same process and imports without it: node's own idle work, to compare with.
  */
-const idleCpu = (mode: 'runtime' | 'baseline') => childNumber('_idle.js', ['10', mode], 'cpuMs');
+const idleCpu = (mode: 'runtime' | 'baseline') => childNumber('lib/idle.js', ['10', mode], 'cpuMs');
 
 const ROUNDS = 200;
 const bare = await bareLatency(ROUNDS);
 const memory = await completionLatency(new MemoryTaskStore(), ROUNDS);
 const onDisk = await completionLatency(sqlite(), ROUNDS);
-const heapMemory = childNumber('_heap.js', ['memory', '10000'], 'bytesPerTask');
-const heapSqlite = childNumber('_heap.js', ['sqlite', '10000'], 'bytesPerTask');
+const heapMemory = childNumber('lib/heap.js', ['memory', '10000'], 'bytesPerTask');
+const heapSqlite = childNumber('lib/heap.js', ['sqlite', '10000'], 'bytesPerTask');
 const idle = { runtime: [] as number[], baseline: [] as number[] };
 for (let round = 0; round < 2; round += 1) {
   idle.runtime.push(idleCpu('runtime'));

@@ -14,7 +14,7 @@ import { createTaskServer } from '../src/server/app.js';
 import { SqliteTaskStore } from '../src/stores/sqlite/index.js';
 import { newTaskId } from '../src/task/ids.js';
 import { newTaskRecord } from '../src/task/record.js';
-import { report } from './_stats.js';
+import { report } from './lib/stats.js';
 
 const ROWS = 50_000;
 const LOCK_MS = 5_000;

@@ -6,9 +6,9 @@
 import { closeSync, mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { endpoint, serveBench, wire2026, type Endpoint } from './_http.js';
-import { cachedFill, fillSqlite, sampleIds } from './_sqlite-fill.js';
-import { median, percentile, report, spread, type Section } from './_stats.js';
+import { endpoint, serveBench, wire2026, type Endpoint } from './lib/http.js';
+import { cachedFill, fillSqlite, sampleIds } from './lib/sqlite-fill.js';
+import { median, percentile, report, spread, type Section } from './lib/stats.js';
 
 const SMALL = 1_000;
 const LARGE = 10_000_000;

@@ -6,10 +6,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { clientLatency, e2eGoal, e2eLatency, e2eRow, floorRow } from './_e2e.js';
-import { BENCH_TOOLS, endpoint, MAIN, SERVERS, startServer } from './_http.js';
-import { processCpuNs } from './_load.js';
-import { report, type Section } from './_stats.js';
+import { clientLatency, e2eGoal, e2eLatency, e2eRow, floorRow } from './lib/e2e.js';
+import { BENCH_TOOLS, endpoint, MAIN, SERVERS, startServer } from './lib/http.js';
+import { processCpuNs } from './lib/load.js';
+import { report, type Section } from './lib/stats.js';
 
 const RUNS = 150;
 const dir = mkdtempSync(join(tmpdir(), 'taskrail-bench-e2e-'));

@@ -4,9 +4,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { deleteRedisKeys } from '../test/helpers/redis-keys.js';
-import { clientLatency, e2eGoal, e2eLatency, e2eRow, floorRow } from './_e2e.js';
-import { BENCH_TOOLS, endpoint, MAIN, SERVERS, startServer } from './_http.js';
-import { report, type Section } from './_stats.js';
+import { clientLatency, e2eGoal, e2eLatency, e2eRow, floorRow } from './lib/e2e.js';
+import { BENCH_TOOLS, endpoint, MAIN, SERVERS, startServer } from './lib/http.js';
+import { report, type Section } from './lib/stats.js';
 
 const base = process.env['TASKRAIL_REDIS_URL'];
 const TITLE = 'HTTP on Redis: end to end';

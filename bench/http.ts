@@ -24,12 +24,12 @@ import {
   type Call,
   type ChildServer,
   type Endpoint,
-} from './_http.js';
-import { drive, type LoadResult } from './_load.js';
-import { compare, loadRow, LOAD_COLUMNS, type Comparison } from './_load-rows.js';
-import { taskrailCompletedTaskGet, v1CompletedTaskGet, v1Session } from './_peers.js';
-import { FLOOR_TASK_ID } from './_sqlite-floor.js';
-import { report, type Section } from './_stats.js';
+} from './lib/http.js';
+import { drive, type LoadResult } from './lib/load.js';
+import { compare, loadRow, LOAD_COLUMNS, type Comparison } from './lib/load-rows.js';
+import { taskrailCompletedTaskGet, v1CompletedTaskGet, v1Session } from './lib/peers.js';
+import { FLOOR_TASK_ID } from './lib/sqlite-floor.js';
+import { report, type Section } from './lib/stats.js';
 
 const ROUNDS = 5;
 const SLICE_MS = 1000;
@@ -165,7 +165,7 @@ const section: Section = {
     'it moves less with the machine’s load than req/s does. ' +
     'Baselines: the bare `node:http` answer of one fixed JSON-RPC result (the ceiling: it parses nothing); SDK v1.32 with one stateful session, experimental tasks on its InMemoryTaskStore (a no-op task tool that stores its result at once); ' +
     'an SDK v2 server built as taskrail builds its own (the same four tools, their schemas and configs once, a McpServer per request, the body read, parsed and handed to the SDK by the same Node adapter taskrail uses). ' +
-    'The SQLite floors: node:http servers that do only what a durable answer on SQLite must (bench/_sqlite-floor.ts): a tasks/get that parses the body, reads the row with one prepared statement and answers; a create that inserts the row, answers once the commit shared by that event-loop turn’s inserts returned, then writes the task completed in the next shared commit (the run of a no-op), on taskrail’s schema in WAL with synchronous=NORMAL. Nothing a real server needs besides (checks, ids, leases, events, runs) is in them, so a goal above a floor’s own ratio to bare cannot be met by any SQLite-backed server on this machine. ' +
+    'The SQLite floors: node:http servers that do only what a durable answer on SQLite must (bench/lib/sqlite-floor.ts): a tasks/get that parses the body, reads the row with one prepared statement and answers; a create that inserts the row, answers once the commit shared by that event-loop turn’s inserts returned, then writes the task completed in the next shared commit (the run of a no-op), on taskrail’s schema in WAL with synchronous=NORMAL. Nothing a real server needs besides (checks, ids, leases, events, runs) is in them, so a goal above a floor’s own ratio to bare cannot be met by any SQLite-backed server on this machine. ' +
     'taskrail: `taskrail serve` on SQLite with a no-op tool (`task: optional`), called with the tasks extension (a task is created, committed, and run) or without (synchronous). ' +
     `A goal is met only when both the req/s ratio and the ratio of server CPU per request reach it. The load generator’s own CPU per bare request was ${bareGen.map((v) => v.toFixed(0)).join(', ')} µs over the rounds: below the bare server’s, so the server, not the generator, is what saturates.`,
   columns: LOAD_COLUMNS,

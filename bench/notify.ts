@@ -10,7 +10,7 @@ import { MemoryLedger, TaskrailClient } from '../src/client/index.js';
 import { createTaskServer, type TaskServer } from '../src/server/index.js';
 import type { TaskStore } from '../src/store/port.js';
 import { SqliteTaskStore } from '../src/stores/sqlite/index.js';
-import { median, percentile, report, spread, type Section } from './_stats.js';
+import { median, percentile, report, spread, type Section } from './lib/stats.js';
 
 const silent = { info() {}, warn() {}, error() {} };
 const REDIS = process.env.TASKRAIL_REDIS_URL;

@@ -6,19 +6,19 @@
  */
 import { randomBytes } from 'node:crypto';
 import { deleteRedisKeys } from '../test/helpers/redis-keys.js';
-import { clientLatency } from './_e2e.js';
-import { serveBench, type ChildServer } from './_http.js';
+import { clientLatency } from './lib/e2e.js';
+import { serveBench, type ChildServer } from './lib/http.js';
 import {
   dropStoreSchema,
   exitUnlessPostgres,
   freshSchema,
   loadNow,
   loadRange,
-} from './_pg-bench.js';
-import { median, percentile, report, spread } from './_stats.js';
+} from './lib/pg-bench.js';
+import { median, percentile, report, spread } from './lib/stats.js';
 
 const TITLE = "Postgres vs Redis: a 10 ms tool seen completed by taskrail's client";
-const TOOLS = '.build/bench/_pg-tools.js';
+const TOOLS = '.build/bench/lib/pg-tools.js';
 const ROUNDS = 4;
 const PER_ROUND = 20;
 

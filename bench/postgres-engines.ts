@@ -12,8 +12,8 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { openEngine, type EngineName } from './_pg-engines.js';
-import { percentile, report } from './_stats.js';
+import { openEngine, type EngineName } from './lib/pg-engines.js';
+import { percentile, report } from './lib/stats.js';
 
 const URL_BASE = process.env.TASKRAIL_POSTGRES_URL;
 const PICKUPS = 40;

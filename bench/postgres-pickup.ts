@@ -8,7 +8,7 @@
  * Needs TASKRAIL_POSTGRES_URL; a fresh schema, dropped after.
  */
 import pg from 'pg';
-import { checked, endpoint, MAIN, wire2026, pause, startServer } from './_http.js';
+import { checked, endpoint, MAIN, wire2026, pause, startServer } from './lib/http.js';
 import {
   dropStoreSchema,
   exitUnlessPostgres,
@@ -16,12 +16,12 @@ import {
   loadNow,
   loadRange,
   PG_BASE,
-} from './_pg-bench.js';
-import { wallNow } from './_pg-tools.js';
-import { percentile, report } from './_stats.js';
+} from './lib/pg-bench.js';
+import { wallNow } from './lib/pg-tools.js';
+import { percentile, report } from './lib/stats.js';
 
 const TITLE = 'Postgres: pickup after create';
-const TOOLS = '.build/bench/_pg-tools.js';
+const TOOLS = '.build/bench/lib/pg-tools.js';
 const RUNS = 60;
 const WARM_UP = 5;
 

@@ -11,12 +11,12 @@
 import { randomBytes } from 'node:crypto';
 import { cpus } from 'node:os';
 import pg from 'pg';
-import { CpuMeter, cpuBreakdown, drainCeiling } from './_cpu.js';
+import { CpuMeter, cpuBreakdown, drainCeiling } from './lib/cpu.js';
 import { newTaskRecord } from '../src/task/record.js';
 import { newTaskId } from '../src/task/ids.js';
 import { openPostgresStore } from '../src/stores/postgres/index.js';
 import type { TaskStore } from '../src/store/port.js';
-import { MAIN, startServer, type ChildServer } from './_http.js';
+import { MAIN, startServer, type ChildServer } from './lib/http.js';
 import {
   dropStoreSchema,
   exitUnlessPostgres,
@@ -24,12 +24,12 @@ import {
   loadNow,
   loadRange,
   PG_BASE,
-} from './_pg-bench.js';
-import { wallNow } from './_pg-tools.js';
-import { median, report, spread } from './_stats.js';
+} from './lib/pg-bench.js';
+import { wallNow } from './lib/pg-tools.js';
+import { median, report, spread } from './lib/stats.js';
 
 const TITLE = 'Postgres: 2 workers vs 1 on a 1 ms CPU tool';
-const TOOLS = '.build/bench/_pg-tools.js';
+const TOOLS = '.build/bench/lib/pg-tools.js';
 const TASKS = 400;
 const ROUNDS = 3;
 const CONCURRENCY = 4;

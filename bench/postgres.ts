@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { openPostgresStore } from '../src/stores/postgres/index.js';
 import type { TaskRecord } from '../src/task/record.js';
-import { report, type Section } from './_stats.js';
+import { report, type Section } from './lib/stats.js';
 import {
   compareThroughput,
   storeRatio,
@@ -18,7 +18,7 @@ import {
   type Op,
   type Plan,
   type Target,
-} from './_store-throughput.js';
+} from './lib/store-throughput.js';
 
 const TITLE = 'Postgres store: create and get throughput';
 const ROUNDS = 3;

@@ -5,30 +5,21 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Ledger, TaskrailClient } from '../src/client/index.js';
-import { checked, endpoint, MAIN, wire2026, pause, type Endpoint } from './_http.js';
-import { median, percentile, report, spread } from './_stats.js';
+import { checked, endpoint, MAIN, wire2026, pause, type Endpoint } from './lib/http.js';
+import { median, percentile, report, spread } from './lib/stats.js';
+import { freePort } from '../test/helpers/ports.js';
 
 const EVERYTHING = 'node_modules/@modelcontextprotocol/server-everything/dist/index.js';
 const TOOL = 'trigger-long-running-operation';
 const ARGS = { duration: 0.01, steps: 1 };
 const ROUNDS = 3;
 const PER_ROUND = 40;
-
-function freePort(): Promise<number> {
-  return new Promise((done) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => done(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
-}
 
 /** Starts `node args…` and resolves once a line of `stream` matches. */
 function started(

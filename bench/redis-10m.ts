@@ -11,11 +11,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RedisKeys } from '../src/stores/redis/keys.js';
-import { checked, endpoint, rounds, serveBench, wire2026 } from './_http.js';
-import { driveEach, processCpuNs, rawRequest, type LoadResult } from './_load.js';
-import { taskIdAt } from './_redis-fill.js';
-import { cachedRedis, filledRedis, FILL_PREFIX, type FilledRedis } from './_redis-server.js';
-import { median, report, spread, type Section } from './_stats.js';
+import { checked, endpoint, rounds, serveBench, wire2026 } from './lib/http.js';
+import { driveEach, processCpuNs, rawRequest, type LoadResult } from './lib/load.js';
+import { taskIdAt } from './lib/redis-fill.js';
+import { cachedRedis, filledRedis, FILL_PREFIX, type FilledRedis } from './lib/redis-server.js';
+import { median, report, spread, type Section } from './lib/stats.js';
 
 const SMALL = 1_000;
 const LARGE = Number(process.env['TASKRAIL_BENCH_REDIS_TASKS'] ?? 10_000_000);

@@ -9,8 +9,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { CpuMeter, cpuBreakdown, perTask } from './_cpu.js';
-import { startServer, type ChildServer } from './_http.js';
+import { CpuMeter, cpuBreakdown, perTask } from './lib/cpu.js';
+import { startServer, type ChildServer } from './lib/http.js';
 import {
   dropPrefix,
   exitUnlessRedis,
@@ -22,8 +22,8 @@ import {
   REDIS_BASE,
   redisPid,
   startTaskrailWorker,
-} from './_redis-bench.js';
-import { median, report, spread } from './_stats.js';
+} from './lib/redis-bench.js';
+import { median, report, spread } from './lib/stats.js';
 
 const TITLE = 'Redis: task lifecycle vs raw BullMQ';
 exitUnlessRedis(TITLE);
@@ -68,7 +68,7 @@ async function rawSide(): Promise<Side & { prefix: string }> {
   // What a queue-native application would enqueue for the same call: the tool and its arguments.
   const data = { tool: 'noop', arguments: {} };
   const options = { removeOnComplete: true, removeOnFail: true, attempts: 1 };
-  const script = '.build/bench/_bullmq-worker.js';
+  const script = '.build/bench/lib/bullmq-worker.js';
   return {
     prefix,
     add: () => queue.add('run', data, options),

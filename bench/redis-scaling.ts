@@ -9,7 +9,7 @@
  */
 import { cpus } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CpuMeter, cpuBreakdown, drainCeiling, perTask } from './_cpu.js';
+import { CpuMeter, cpuBreakdown, drainCeiling, perTask } from './lib/cpu.js';
 import {
   CompletionCounter,
   dropPrefix,
@@ -22,8 +22,8 @@ import {
   redisPid,
   startTaskrailWorker,
   startWorkers,
-} from './_redis-bench.js';
-import { median, report, spread } from './_stats.js';
+} from './lib/redis-bench.js';
+import { median, report, spread } from './lib/stats.js';
 
 const TITLE = 'Redis: worker scaling (backlog drain, CPU per task)';
 exitUnlessRedis(TITLE);

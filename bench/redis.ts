@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { openRedisStore } from '../src/stores/redis/index.js';
 import type { TaskRecord } from '../src/task/record.js';
-import { report, type Section } from './_stats.js';
+import { report, type Section } from './lib/stats.js';
 import {
   compareThroughput,
   storeRatio,
@@ -18,7 +18,7 @@ import {
   type Op,
   type Plan,
   type Target,
-} from './_store-throughput.js';
+} from './lib/store-throughput.js';
 
 const ROUNDS = 3;
 const WRITES = 1000;

@@ -15,8 +15,8 @@ import { MIGRATIONS } from '../src/stores/sqlite/schema.js';
 import { SqliteTaskStore } from '../src/stores/sqlite/index.js';
 import { report as progress } from '../src/task/transitions.js';
 import type { TaskRecord } from '../src/task/record.js';
-import { benchRecords } from './_records.js';
-import { median, report, spread, type Section } from './_stats.js';
+import { benchRecords } from './lib/records.js';
+import { median, report, spread, type Section } from './lib/stats.js';
 
 const ROUNDS = 5;
 const WRITES = 500;

@@ -25,7 +25,7 @@ function parseArgs(argv) {
 
 const all = () =>
   readdirSync('.build/bench')
-    .filter((f) => f.endsWith('.js') && !f.startsWith('_'))
+    .filter((f) => f.endsWith('.js'))
     .map((f) => f.slice(0, -3))
     .sort();
 

@@ -18,7 +18,10 @@ done
   echo "conformance: runner not found in \$TASKRAIL_SHARED, $root/../shared or /work/shared" >&2
   exit 1
 }
-[[ -f $root/dist/cli/main.js ]] || { echo "conformance: build first (npm run build)" >&2; exit 1; }
+# The fixtures (conformance/) are compiled into .build/ with the tests; they are not in dist/.
+[[ -f $root/dist/cli/main.js && -f $root/.build/conformance/tools.js ]] || {
+  echo "conformance: build first (npm run pretest)" >&2; exit 1
+}
 
 # start_server runs in a command substitution (a subshell), so pids go through a file.
 pidfile=$(mktemp)
@@ -50,10 +53,10 @@ if [[ ${1:-} != --tasks-only ]]; then
   full=$(start_server conformance) || exit 1
   echo "== 2026-07-28 requirements against $full"
   bash "$runner" "$full" requirements || fail=1
-  echo "== client leg: tools_call (2026-07-28) with dist/cli/conformance-client.js"
+  echo "== client leg: tools_call (2026-07-28) with .build/conformance/client.js"
   home=${CONFORMANCE_HOME:-$HOME/.cache/mcp-conformance}
   if NO_COLOR=1 npm --prefix "$home" exec -- conformance client \
-    --command "node $root/dist/cli/conformance-client.js" \
+    --command "node $root/.build/conformance/client.js" \
     --scenario tools_call --spec-version 2026-07-28 >"$home/client-leg.log" 2>&1; then
     echo "ok   client tools_call"
   else

@@ -3,6 +3,7 @@ import type { Logger } from '../runtime/api.js';
 import { normalizeTaskOption } from '../runtime/tool.js';
 import type { TaskServer } from '../server/app.js';
 import { packageVersion } from './package-info.js';
+import { storeKindOf } from '../store/url.js';
 
 /** On a redis or postgres store, announce this process's tools and warn about replicas or workers that differ. */
 export async function announceToFleet(
@@ -11,8 +12,9 @@ export async function announceToFleet(
   app: TaskServer,
   logger: Logger,
 ): Promise<FleetMembership | undefined> {
-  const postgres = /^postgres(ql)?:\/\//.test(storeUrl.trim());
-  if (!postgres && !/^rediss?:\/\//.test(storeUrl.trim())) return undefined;
+  const kind = storeKindOf(storeUrl);
+  if (kind !== 'postgres' && kind !== 'redis') return undefined;
+  const postgres = kind === 'postgres';
   const tools = app.tools
     .all()
     .map((tool) => `${tool.name}:${normalizeTaskOption(tool.config.task).mode}`)

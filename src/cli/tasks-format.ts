@@ -1,4 +1,5 @@
 import type { LedgerEntry } from '../client/index.js';
+import { WIRE_2026_VERSION } from '../protocol/constants.js';
 
 /** `5s`, `3m`, `2h`, `4d`: the age column of `tasks list`. */
 export function formatAge(ms: number): string {
@@ -12,7 +13,7 @@ export function formatAge(ms: number): string {
 /** The `tasks show --json` object: the fields docs/host-client.md lists, then a few extras. */
 /** The wire the task lives on; an entry without `protocolVersion` is on 2026-07-28. */
 function wireOf(e: LedgerEntry): string {
-  return e.protocolVersion ?? '2026-07-28';
+  return e.protocolVersion ?? WIRE_2026_VERSION;
 }
 
 export function showJson(e: LedgerEntry): Record<string, unknown> {

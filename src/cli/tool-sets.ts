@@ -1,5 +1,7 @@
-import { isAbsolute, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { packageDir } from '../client/package-version.js';
 import type { TaskServer } from '../server/app.js';
 import { TaskrailError } from '../task/errors.js';
 
@@ -7,16 +9,24 @@ type Register = (app: TaskServer) => void | Promise<void>;
 
 const BUILT_IN: Record<string, string> = {
   demo: '../server/tools/demo.js',
-  conformance: '../server/tools/conformance.js',
 };
 
-/** Loads `demo`, `conformance`, or a user module whose default export registers tools. */
+/**
+ * Test fixtures that run from a clone, never from the package: `npm run pretest` compiles a
+ * clone's top-level folder of the same name into .build/.
+ */
+const FIXTURES: Record<string, string> = {
+  conformance: '.build/conformance/tools.js',
+};
+
+/** Loads `demo`, `conformance` (from a clone), or a user module whose default export registers tools. */
 export async function loadToolSet(
   spec: string,
   app: TaskServer,
   cwd = process.cwd(),
 ): Promise<void> {
-  const builtIn = BUILT_IN[spec];
+  const fixture = FIXTURES[spec];
+  const builtIn = fixture === undefined ? BUILT_IN[spec] : fixtureSpecifier(spec, fixture);
   const specifier = builtIn ?? pathToFileURL(isAbsolute(spec) ? spec : resolve(cwd, spec)).href;
   let module: { default?: unknown };
   try {
@@ -34,6 +44,24 @@ export async function loadToolSet(
     );
   }
   await (module.default as Register)(app);
+}
+
+/** Where a clone's compiled fixture is, or an error that says how to get it. */
+function fixtureSpecifier(spec: string, compiled: string): string {
+  const root = packageDir();
+  if (root !== undefined && existsSync(join(root, compiled))) {
+    return pathToFileURL(join(root, compiled)).href;
+  }
+  if (root !== undefined && existsSync(join(root, spec))) {
+    throw new TaskrailError(
+      'CONFIG',
+      `the '${spec}' tool set is a test fixture compiled by \`npm run pretest\`: run that in ${root} first`,
+    );
+  }
+  throw new TaskrailError(
+    'CONFIG',
+    `the '${spec}' tool set is a test fixture and not part of the npm package: run it from a clone of the taskrail repository (npm ci, npm run pretest, then node dist/cli/main.js serve --tools ${spec})`,
+  );
 }
 
 /** Node runs no TypeScript by itself (Node 20): say what to do instead of only "unknown extension". */

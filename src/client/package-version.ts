@@ -14,17 +14,25 @@ export function packageVersion(): string {
 }
 
 function findVersion(): string {
+  const dir = packageDir();
+  if (dir === undefined) return '0.0.0';
+  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version?: string };
+  return typeof pkg.version === 'string' ? pkg.version : '0.0.0';
+}
+
+/**
+ * The folder of taskrail's own package.json (the package, or a clone), found by walking up
+ * from this file.
+ */
+export function packageDir(): string | undefined {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 6; i++) {
     const candidate = join(dir, 'package.json');
     if (existsSync(candidate)) {
-      const pkg = JSON.parse(readFileSync(candidate, 'utf8')) as {
-        name?: string;
-        version?: string;
-      };
-      if (pkg.name === 'taskrail' && typeof pkg.version === 'string') return pkg.version;
+      const pkg = JSON.parse(readFileSync(candidate, 'utf8')) as { name?: string };
+      if (pkg.name === 'taskrail') return dir;
     }
     dir = dirname(dir);
   }
-  return '0.0.0';
+  return undefined;
 }

@@ -1,6 +1,7 @@
 import type { Executor, Logger } from '../runtime/api.js';
 import type { TaskStore } from '../store/port.js';
 import { importWithPeers } from '../task/peer-dependency.js';
+import { storeKindOf } from '../store/url.js';
 
 export interface ServeExecutorOptions {
   /** The store URL serve opened. */
@@ -21,7 +22,8 @@ export interface ServeExecutorOptions {
  * store runs tasks in this process. Each job engine is loaded only for its store.
  */
 export async function serveExecutor(options: ServeExecutorOptions): Promise<'local' | Executor> {
-  if (/^postgres(ql)?:\/\//.test(options.storeUrl.trim())) {
+  const kind = storeKindOf(options.storeUrl);
+  if (kind === 'postgres') {
     // A postgres store runs tasks through graphile-worker, the same way.
     const { createGraphileExecutor } = await import('./graphile-worker/graphile-executor.js');
     return createGraphileExecutor({
@@ -32,7 +34,7 @@ export async function serveExecutor(options: ServeExecutorOptions): Promise<'loc
       ...(options.logger === undefined ? {} : { logger: options.logger }),
     });
   }
-  if (!/^rediss?:\/\//.test(options.storeUrl.trim())) return 'local';
+  if (kind !== 'redis') return 'local';
   const { createBullmqExecutor } = await importWithPeers(
     async () => import('./bullmq/bullmq-executor.js'),
     ['ioredis', 'bullmq'],

@@ -3,6 +3,7 @@ import type { TaskStore } from '../store/port.js';
 import { TaskrailError } from '../task/errors.js';
 import { importWithPeers, type PeerNeed } from '../task/peer-dependency.js';
 import type { Clock } from '../task/time.js';
+import { storeKindOf } from '../store/url.js';
 
 export const DEFAULT_STORE_URL = 'sqlite:./.taskrail/tasks.db';
 
@@ -51,7 +52,7 @@ const USAGE = 'use sqlite:PATH, memory:, redis://HOST:PORT/DB or postgres://HOST
 
 /** True for `postgres://` and `postgresql://` store URLs. */
 export function isPostgresUrl(url: string): boolean {
-  return /^postgres(ql)?:\/\//.test(url.trim());
+  return storeKindOf(url) === 'postgres';
 }
 
 function unknownUrl(url: string, why = ''): TaskrailError {
@@ -102,13 +103,14 @@ export function sqliteOptionsFromUrl(url: string): { synchronous?: 'normal' | 'f
 export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<TaskStore> {
   const trimmed = url.trim();
   const storeOptions = options.clock === undefined ? {} : { clock: options.clock };
-  if (trimmed.startsWith('sqlite:')) {
+  const kind = storeKindOf(trimmed);
+  if (kind === 'sqlite') {
     const path = sqlitePathFromUrl(trimmed, options.cwd);
     const sqliteOptions = { ...storeOptions, ...sqliteOptionsFromUrl(trimmed) };
     const { SqliteTaskStore } = await import('./sqlite/index.js');
     return new SqliteTaskStore(path, sqliteOptions);
   }
-  if (trimmed === 'memory:' || trimmed === 'memory://') {
+  if (kind === 'memory') {
     if (options.quiet !== true) {
       process.stderr.write(
         'taskrail: warning: using the memory: task store; every task is lost when this process exits\n',
@@ -117,7 +119,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
     const { MemoryTaskStore } = await import('./memory/index.js');
     return new MemoryTaskStore(storeOptions);
   }
-  if (trimmed.startsWith('redis://') || trimmed.startsWith('rediss://')) {
+  if (kind === 'redis') {
     // A variable specifier keeps the redis adapter (and its drivers) out of the type graph
     // and out of the load path until a redis URL is actually used.
     const specifier = './redis/index.js';
@@ -128,7 +130,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
     );
     return redis.openRedisStore(trimmed, options);
   }
-  if (isPostgresUrl(trimmed)) {
+  if (kind === 'postgres') {
     const specifier = './postgres/index.js';
     const postgres = (await import(specifier)) as PostgresStoreModule;
     return postgres.openPostgresStore(trimmed, options);

@@ -23,10 +23,26 @@ export interface JsonRpcErrorObject {
 }
 
 /**
- * Marks RpcErrors across copies of this package: a user's `--tools` module may resolve its own
- * copy of taskrail, whose class is not ours, so `instanceof` alone would miss its errors.
+ * Marks taskrail's errors across copies of this package, the value naming the class: a user's
+ * `--tools` module may resolve its own copy of taskrail, whose classes are not ours, so
+ * `instanceof` alone would miss its errors. Both error classes carry it; nothing else does.
  */
-const RPC_ERROR_BRAND = Symbol.for('taskrail.RpcError');
+const ERROR_BRAND = Symbol.for('taskrail.error');
+
+type ErrorKind = 'RpcError' | 'TaskrailError';
+
+function brand(error: Error, kind: ErrorKind): void {
+  Object.defineProperty(error, ERROR_BRAND, { value: kind });
+}
+
+/** An error made by `kind`'s class in this copy of taskrail or another. */
+function isBranded(error: unknown, kind: ErrorKind): boolean {
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    (error as { [ERROR_BRAND]?: unknown })[ERROR_BRAND] === kind
+  );
+}
 
 export class RpcError extends Error {
   readonly code: number;
@@ -36,7 +52,7 @@ export class RpcError extends Error {
     this.name = 'RpcError';
     this.code = code;
     this.data = data;
-    Object.defineProperty(this, RPC_ERROR_BRAND, { value: true });
+    brand(this, 'RpcError');
   }
   toJSON(): JsonRpcErrorObject {
     return rpcErrorObject(this);
@@ -61,18 +77,15 @@ export class TaskrailError extends Error {
     super(message, options);
     this.name = 'TaskrailError';
     this.code = code;
+    brand(this, 'TaskrailError');
   }
 }
 
 export function isRpcError(error: unknown): error is RpcError {
   if (error instanceof RpcError) return true;
-  if (typeof error !== 'object' || error === null) return false;
-  const branded = error as { [RPC_ERROR_BRAND]?: unknown; code?: unknown; message?: unknown };
-  return (
-    branded[RPC_ERROR_BRAND] === true &&
-    Number.isInteger(branded.code) &&
-    typeof branded.message === 'string'
-  );
+  if (!isBranded(error, 'RpcError')) return false;
+  const branded = error as { code?: unknown; message?: unknown };
+  return Number.isInteger(branded.code) && typeof branded.message === 'string';
 }
 
 /** The wire form of any RpcError, from this copy of taskrail or another. */
@@ -88,12 +101,12 @@ export function rpcErrorObject(error: RpcError): JsonRpcErrorObject {
  * failure nor show its detail (kept in `cause`) to a client. The server maps it to HTTP 503.
  */
 export function isStoreUnavailable(error: unknown): error is TaskrailError {
-  return error instanceof TaskrailError
-    ? error.code === 'STORE_UNAVAILABLE'
-    : typeof error === 'object' &&
-        error !== null &&
-        (error as { name?: unknown }).name === 'TaskrailError' &&
-        (error as { code?: unknown }).code === 'STORE_UNAVAILABLE';
+  return isTaskrailError(error) && error.code === 'STORE_UNAVAILABLE';
+}
+
+/** A TaskrailError from this copy of taskrail or another (see ERROR_BRAND). */
+function isTaskrailError(error: unknown): error is TaskrailError {
+  return error instanceof TaskrailError || isBranded(error, 'TaskrailError');
 }
 
 /**

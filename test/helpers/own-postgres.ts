@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { freePort } from './own-redis.js';
+import { freePort } from './ports.js';
 import { waitFor } from './wait.js';
 
 const BIN = process.env['TASKRAIL_PG_BIN'] ?? '/usr/lib/postgresql/15/bin';

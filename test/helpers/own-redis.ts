@@ -1,9 +1,12 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { accepts, freePort } from './ports.js';
 import { waitFor } from './wait.js';
+
+/** Kept for importers from before ports.ts. */
+export { freePort };
 
 /** A private redis-server (never the shared one on 6379): tests may stop and restart it. */
 export interface OwnRedis {
@@ -17,25 +20,6 @@ export interface OwnRedis {
 
 export function hasRedisServer(): boolean {
   return spawnSync('redis-server', ['--version']).status === 0;
-}
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = createConnection({ port, host: '127.0.0.1' });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }
 
 /** Starts redis-server on a free port in a temp folder (`appendonly`: AOF with fsync always). */

@@ -1,10 +1,10 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { waitFor } from './wait.js';
+import { portIsFree } from './ports.js';
 
 /**
  * A throwaway Redis Cluster on loopback: `masters` masters, each with `replicasPerMaster`
@@ -33,14 +33,6 @@ export function skipWithoutRedisServer(suite: string): boolean {
   process.stdout.write(`# skipping ${suite}: ${NO_REDIS_SERVER}\n`);
   test(suite, { skip: NO_REDIS_SERVER }, () => undefined);
   return true;
-}
-
-function portIsFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
 }
 
 /** A port whose cluster bus port (+10000) is free as well. */

@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 const COMPILE_STEPS = ['tsc ', 'node scripts/copy-assets.mjs '];
 
 describe('npm run pretest', () => {
-  it('removes .build before compiling, so a deleted test cannot keep running', () => {
+  it('removes .build and dist before compiling, so a deleted file cannot keep running or ship', () => {
     const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as {
       scripts: Record<string, string>;
     };
@@ -24,10 +24,28 @@ describe('npm run pretest', () => {
     try {
       mkdirSync(join(dir, '.build/test'), { recursive: true });
       writeFileSync(join(dir, '.build/test/deleted.test.js'), '');
+      mkdirSync(join(dir, 'dist/server'), { recursive: true });
+      writeFileSync(join(dir, 'dist/server/deleted.js'), '');
       execSync(clean, { cwd: dir, stdio: 'pipe' });
       assert.equal(existsSync(join(dir, '.build')), false, `'${clean}' left .build`);
+      assert.equal(existsSync(join(dir, 'dist')), false, `'${clean}' left dist`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('npm pack', () => {
+  it('ships the CLI and no test fixtures (the conformance tools and client stay in the clone)', () => {
+    const out = execSync('npm pack --dry-run --json --ignore-scripts', {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const [pack] = JSON.parse(out) as { files: { path: string }[] }[];
+    const files = pack?.files.map((file) => file.path) ?? [];
+    assert.ok(files.includes('dist/cli/main.js'), 'the CLI is packed');
+    assert.ok(files.includes('dist/server/tools/demo.js'), 'the demo tools are packed');
+    const fixtures = files.filter((file) => /conformance/i.test(file));
+    assert.deepEqual(fixtures, [], 'conformance fixtures in the package');
   });
 });

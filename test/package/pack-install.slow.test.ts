@@ -156,6 +156,22 @@ describe('the packed package in an empty project (SQLite only)', () => {
       assert.doesNotMatch(failure.stderr ?? '', /\n\s+at /, 'printed a stack trace');
     });
   }
+
+  it('refuses --tools conformance with a line saying it runs from a clone', async () => {
+    const bin = join(app, 'node_modules', '.bin', 'taskrail');
+    const failure = await run(
+      bin,
+      ['serve', '--port', '0', '--store', 'memory:', '--tools', 'conformance'],
+      { cwd: app, timeout: 30_000 },
+    ).then(
+      () => assert.fail('serve --tools conformance started from the package'),
+      (error: { code?: number; stderr?: string }) => error,
+    );
+    assert.notEqual(failure.code, 0);
+    assert.match(failure.stderr ?? '', /test fixture and not part of the npm package/);
+    assert.match(failure.stderr ?? '', /clone/);
+    assert.doesNotMatch(failure.stderr ?? '', /\n\s+at /, 'printed a stack trace');
+  });
 });
 
 function listFiles(dir: string): string[] {

@@ -4,7 +4,7 @@ import {
   type IncomingMessage,
   type ServerResponse,
 } from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -16,6 +16,9 @@ import type { JsonObject } from '../../src/task/record.js';
 import { startNode, type Child } from '../helpers/child.js';
 import { waitFor } from '../helpers/wait.js';
 import { getTask, rpc, type CallOptions } from '../server/support.js';
+import { freePort } from '../helpers/ports.js';
+
+export { freePort };
 
 const ROOT = resolve(new URL('../../..', import.meta.url).pathname);
 export const EVERYTHING = join(
@@ -74,17 +77,6 @@ export async function startInProcess(
 }
 
 /** A port that was free a moment ago (server-everything cannot listen on port 0 and say which). */
-export function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const probe = createServer();
-    probe.once('error', fail);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => done(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
-}
-
 /** server-everything in its Streamable HTTP mode, as its own process. */
 export async function startEverythingHttp(): Promise<{ url: string; child: Child }> {
   const port = await freePort();

@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import type { TaskStore } from '../../src/store/port.js';
 import { openRedisStore } from '../../src/stores/redis/index.js';
 import { RedisKeys } from '../../src/stores/redis/keys.js';
-import { createScriptSource, fillRedis, filledTask, taskIdAt } from '../../bench/_redis-fill.js';
+import { createScriptSource, fillRedis, filledTask, taskIdAt } from '../../bench/lib/redis-fill.js';
 import { hasRedisServer, startOwnRedis, type OwnRedis } from '../helpers/own-redis.js';
 
 const COUNT = 2_000;

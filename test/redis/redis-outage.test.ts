@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -12,18 +11,7 @@ import type { TaskRecord } from '../../src/task/record.js';
 import { isTerminal } from '../../src/task/status.js';
 import { waitFor } from '../helpers/wait.js';
 import { TestTools, text } from '../runtime/tools.js';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(),
-      );
-    });
-  });
-}
+import { freePort } from '../helpers/ports.js';
 
 /** Our own redis-server, with AOF so a restart keeps the tasks (as a production one would). */
 async function startRedis(port: number, dir: string): Promise<ChildProcess | undefined> {

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import { after, describe, it } from 'node:test';
 import type { TaskEventMap } from '../../src/store/events.js';
@@ -12,18 +11,7 @@ import { newTaskRecord } from '../../src/task/record.js';
 import { cancel, complete, report } from '../../src/task/transitions.js';
 import { waitFor } from '../helpers/wait.js';
 import { deletePrefix, skipWithoutRedis, uniquePrefix, urlWithPrefix } from './redis-env.js';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(),
-      );
-    });
-  });
-}
+import { freePort } from '../helpers/ports.js';
 
 function record(ttlMs: number | null = 60_000) {
   return newTaskRecord(

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createTaskServer, type TaskServer } from '../../src/server/index.js';
-import registerConformance from '../../src/server/tools/conformance.js';
+import registerConformance from '../../conformance/tools.js';
 import { MemoryTaskStore } from '../../src/stores/memory/index.js';
 import { rpc } from './support.js';
 

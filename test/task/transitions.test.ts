@@ -165,4 +165,21 @@ describe('RpcError across package copies', () => {
     });
     assert.equal(isRpcError(Object.assign(new Error('look-alike'), { code: -32001 })), false);
   });
+  it('recognises a TaskrailError of another copy by the same brand, not by its name', async () => {
+    const { TaskrailError, isStoreUnavailable } = await import('../../src/task/errors.js');
+    const copy = (await import(
+      `../../src/task/errors.js?copy=taskrail-${Date.now()}`
+    )) as typeof import('../../src/task/errors.js');
+    const foreign = new copy.TaskrailError('STORE_UNAVAILABLE', 'locked');
+    assert.equal(foreign instanceof TaskrailError, false);
+    assert.equal(isStoreUnavailable(foreign), true);
+    assert.equal(isStoreUnavailable(new copy.TaskrailError('CONFIG', 'no')), false);
+    const lookAlike = Object.assign(new Error('named only'), {
+      name: 'TaskrailError',
+      code: 'STORE_UNAVAILABLE',
+    });
+    assert.equal(isStoreUnavailable(lookAlike), false);
+    // An RpcError is not a TaskrailError, whatever its code.
+    assert.equal(isStoreUnavailable(new copy.RpcError(-32603, 'x')), false);
+  });
 });
