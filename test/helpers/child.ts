@@ -11,9 +11,15 @@ export interface Child {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** Starts `node script args…` and follows its output line by line. */
-export function startNode(script: string, args: string[], env: NodeJS.ProcessEnv = {}): Child {
+/** Starts `node script args…` (in `cwd`, default this process's) and follows its output. */
+export function startNode(
+  script: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  cwd?: string,
+): Child {
   const child = spawn(process.execPath, [script, ...args], {
+    cwd,
     env: { ...process.env, ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });

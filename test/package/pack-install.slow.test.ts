@@ -1,18 +1,9 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  readdirSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { promisify } from 'node:util';
+import { installPacked, ROOT, run, TSC } from './packed.js';
 
 /**
  * What a SQLite-only user gets from `npm install taskrail`: the packed tarball installed into an
@@ -24,9 +15,6 @@ import { promisify } from 'node:util';
  * runner gives this file 600 s instead of 120 s. Only the npm registry is contacted
  * (`--ignore-scripts` skips better-sqlite3's prebuilt download from GitHub).
  */
-const run = promisify(execFile);
-const ROOT = resolve(new URL('../../..', import.meta.url).pathname);
-const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 const OPTIONAL_PEERS = ['ioredis', 'bullmq', 'prom-client', 'pg', 'graphile-worker'];
 
 interface Manifest {
@@ -39,13 +27,6 @@ const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as
 const entryPoints = Object.keys(manifest.exports)
   .filter((key) => key !== './package.json')
   .map((key) => (key === '.' ? 'taskrail' : `taskrail/${key.slice(2)}`));
-
-function npm(args: string[], cwd: string): Promise<{ stdout: string; stderr: string }> {
-  return run('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], {
-    cwd,
-    maxBuffer: 16 * 1024 * 1024,
-  });
-}
 
 /** An app that imports every entry point and uses one value from each. */
 function appSource(): string {
@@ -61,20 +42,8 @@ describe('the packed package in an empty project (SQLite only)', () => {
   const installed = join(app, 'node_modules', 'taskrail');
 
   before(async () => {
-    // --ignore-scripts: the tarball is built from the dist/ that pretest just compiled, and the
-    // native SQLite build (a download from GitHub) is not what this test is about.
-    await npm(['pack', '--ignore-scripts', '--pack-destination', work], ROOT);
-    const tarball = readdirSync(work).find((name) => name.endsWith('.tgz'));
-    assert.ok(tarball, 'npm pack wrote no tarball');
-    mkdirSync(app);
-    writeFileSync(
-      join(app, 'package.json'),
-      JSON.stringify({ name: 'app', private: true, type: 'module' }),
-    );
-    await npm(
-      ['install', '--ignore-scripts', '--prefer-offline', join(work, tarball), '@types/node@20'],
-      app,
-    );
+    const project = { name: 'app', private: true, type: 'module' };
+    assert.equal(await installPacked(work, project, ['@types/node@20']), app);
   });
 
   after(() => rmSync(work, { recursive: true, force: true }));
