@@ -14,7 +14,7 @@ import {
   buildSessionServer,
   followSessionTools,
   forwardStatusNotifications,
-} from './session-server.js';
+} from './route.js';
 
 export interface Wire2025SessionOptions extends SessionLimits {
   maxBodyBytes: number;

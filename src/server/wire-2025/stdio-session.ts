@@ -4,7 +4,7 @@ import {
   buildSessionServer,
   followSessionTools,
   forwardStatusNotifications,
-} from './session-server.js';
+} from './route.js';
 
 /**
  * The session of every 2025-11-25 stdio connection. Stdio has no session id, and a host that
