@@ -14,7 +14,10 @@ const PROGRESS_BUDGET_MS = 1000;
 export interface RunState {
   /** The handler's signal is made from it only if the handler reads `ctx.signal`. */
   abort: RunAbort;
-  /** True once a heartbeat learnt that another runner holds the task. */
+  /**
+   * True once a heartbeat learnt that another runner holds the task, or could not renew the
+   * lease in time (self-fencing): the attempt writes nothing more.
+   */
   leaseLost: boolean;
 }
 
@@ -33,12 +36,14 @@ export function durableBackend(
   const task = latest.task;
   let answers = task.inputResponses;
   const retried = <T>(operation: string, work: () => Promise<T>, budgetMs: number) =>
-    withStoreRetry(work, {
-      health: settings.health,
-      operation,
-      budgetMs,
-      giveUp: () => run.leaseLost,
-    });
+    run.leaseLost
+      ? Promise.reject<T>(run.abort.reason)
+      : withStoreRetry(work, {
+          health: settings.health,
+          operation,
+          budgetMs,
+          giveUp: () => run.leaseLost,
+        });
   const write = async (change: (current: TaskRecord) => TaskRecord | undefined) => {
     // Only this attempt may write: after a re-claim (attempt + 1) the new runner owns the task.
     const guarded = (current: TaskRecord) =>
@@ -78,7 +83,7 @@ export function durableBackend(
       ).catch((error: unknown) => {
         // Never the task's failure: the store's trouble is logged once by `health`, and any
         // other error here is a bug worth one line.
-        if (!settings.health.down) {
+        if (!settings.health.down && !run.leaseLost) {
           settings.logger.warn('progress not recorded', { taskId: task.id, error: String(error) });
         }
       });

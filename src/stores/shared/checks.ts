@@ -21,3 +21,11 @@ export function assertLeaseMs(leaseMs: number): void {
 export function storeClosedError(_description?: string): TaskrailError {
   return new TaskrailError('STORE_UNAVAILABLE', 'the task store is closed');
 }
+
+/** A fence admits a write only while its token is the task's stored lease token. */
+export function fenceRefuses(
+  fence: { leaseToken: string } | undefined,
+  storedToken: string | null | undefined,
+): boolean {
+  return fence !== undefined && storedToken !== fence.leaseToken;
+}
