@@ -14,9 +14,7 @@ import { createAdmin, type AdminFace, type AdminOptions } from './admin/index.js
 import { tracedRuntime } from './tasks/tracing.js';
 import { anonymousAuth, tokenAuth, type CallerAuth, type TokenMap } from './http/auth.js';
 import { checkResourceUrl, oauthAuth, type OAuthOptions } from './oauth/caller-auth.js';
-import type { HttpDeps } from './http/chain.js';
-import { createFetchHandler } from './http/fetch.js';
-import { createNodeHandler } from './http/node.js';
+import { createFetchHandler, createNodeHandler, type HttpDeps } from './http.js';
 import { buildMcpServer, type InstanceDeps } from './sdk/mcp-server.js';
 import { createListenHub, type ListenOptions } from './listen/index.js';
 import type { Wire2025Deps } from './wire-2025/deps.js';
