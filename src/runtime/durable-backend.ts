@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { RPC, RpcError } from '../task/errors.js';
 import type { InputRequest, TaskRecord } from '../task/record.js';
 import { isTerminal } from '../task/status.js';
@@ -6,6 +7,7 @@ import type { ContextBackend } from './context.js';
 import type { RunnerSettings } from './runner-settings.js';
 import { withStoreRetry } from './store-health.js';
 import type { RunAbort } from './run-abort.js';
+import { IN_PLACE_SLEEP_MS, sleepStepName } from './sleep-signal.js';
 import { updateTask } from './writes.js';
 
 /** Progress is superseded by the next report: it gets a short retry, never a long wait. */
@@ -16,6 +18,18 @@ export interface RunState {
   abort: RunAbort;
   /** True once a heartbeat learnt that another runner holds the task. */
   leaseLost: boolean;
+  /**
+   * True once the attempt timed out: the runner has moved on, so nothing the handler does later
+   * (progress, steps, questions, sleeps) is written.
+   */
+  closed?: boolean;
+  /** The store's clock minus this process's, estimated from the lease grant. */
+  storeOffsetMs?: number;
+}
+
+/** What a write from an attempt the runner gave up on gets. */
+function closedError(): RpcError {
+  return new RpcError(RPC.INTERNAL_ERROR, 'the attempt timed out; its writes are discarded');
 }
 
 /**
@@ -39,7 +53,9 @@ export function durableBackend(
       budgetMs,
       giveUp: () => run.leaseLost,
     });
+  const storeNow = () => clock() + (run.storeOffsetMs ?? 0);
   const write = async (change: (current: TaskRecord) => TaskRecord | undefined) => {
+    if (run.closed === true) throw closedError();
     // Only this attempt may write: after a re-claim (attempt + 1) the new runner owns the task.
     const guarded = (current: TaskRecord) =>
       current.attempt === task.attempt ? change(current) : undefined;
@@ -67,6 +83,7 @@ export function durableBackend(
       answers = parked.inputResponses;
     },
     async writeProgress(statusMessage: string) {
+      if (run.closed === true) return;
       const budget = settings.health.down ? 0 : PROGRESS_BUDGET_MS;
       await retried(
         'write progress',
@@ -85,6 +102,7 @@ export function durableBackend(
     },
     loadStep: (name) => (name in steps ? { found: true, value: steps[name] } : { found: false }),
     async saveStep(name: string, value: unknown) {
+      if (run.closed === true) throw closedError();
       await retried(
         'save step',
         () => store.saveStep(task.id, name, value),
@@ -92,5 +110,27 @@ export function durableBackend(
       );
       steps[name] = value;
     },
+    async sleep(n: number, ms: number) {
+      const name = sleepStepName(n);
+      const recorded = steps[name] as { wakeAt?: unknown } | undefined;
+      if (recorded !== undefined && typeof recorded.wakeAt === 'number') {
+        return remainingSleep(recorded.wakeAt - storeNow(), run);
+      }
+      if (ms <= IN_PLACE_SLEEP_MS) return remainingSleep(ms, run);
+      await this.saveStep(name, { wakeAt: storeNow() + ms });
+      return ms;
+    },
   };
+}
+
+/**
+ * A recorded sleep seen again: over (the store woke the task on its own clock, so what is
+ * left is the estimate's error), short enough to sleep in place, or still to wait (the run that
+ * recorded it stopped before its wait was set).
+ */
+async function remainingSleep(remainingMs: number, run: RunState): Promise<number> {
+  if (remainingMs <= 0) return 0;
+  if (remainingMs > IN_PLACE_SLEEP_MS) return remainingMs;
+  await delay(remainingMs, undefined, { signal: run.abort.signal }).catch(() => undefined);
+  return 0;
 }

@@ -56,6 +56,13 @@ const DEFAULTS = {
 };
 
 /**
+ * A wake-up timer fires this much after the wait's end: timers and the store's clock may
+ * disagree by a little, and a claim a moment early is refused (the task would then wait for the
+ * next recovery scan).
+ */
+const WAKE_MARGIN_MS = 5;
+
+/**
  * The engine: creates tasks durably, runs them through an executor, parks and resumes them on
  * input, cancels them, recovers them after crashes and sweeps them when they expire. Nothing
  * (no timer, no executor, no listener) starts until `start()` — which `createTask` calls — so
@@ -75,6 +82,7 @@ export class TaskRuntime {
   readonly #leases = new Map<string, string>();
   readonly #health: StoreHealth;
   #timers: NodeJS.Timeout[] = [];
+  readonly #wakeTimers = new Map<string, NodeJS.Timeout>();
   #unsubscribe: (() => void) | undefined;
   #started = false;
 
@@ -111,6 +119,7 @@ export class TaskRuntime {
       running: this.#running,
       leases: this.#leases,
       handlerDone: (taskId) => this.#executor?.handlerDone?.(taskId),
+      wake: (taskId, delayMs) => this.#wakeLater(taskId, delayMs),
     };
   }
 
@@ -156,6 +165,8 @@ export class TaskRuntime {
     if (!this.#started) return;
     this.#started = false;
     for (const timer of this.#timers.splice(0)) clearInterval(timer);
+    for (const timer of this.#wakeTimers.values()) clearTimeout(timer);
+    this.#wakeTimers.clear();
     this.#unsubscribe?.();
     await this.#executor?.stop(graceMs);
     const abandoned = [...this.#leases.entries()];
@@ -353,6 +364,27 @@ export class TaskRuntime {
       batch = nextSweepBatch(batch, performance.now() - started);
       await yieldToLoop();
     }
+  }
+
+  /**
+   * A task waits durably until `delayMs` from now (on the store's clock). The executor keeps the
+   * delayed run if it can; else a timer here dispatches it then (the store refuses an early
+   * claim, and after a restart the recovery scan finds it once due).
+   */
+  #wakeLater(taskId: string, delayMs: number): void {
+    const executor = this.#executor;
+    if (executor === undefined || !this.#started) return;
+    if (executor.dispatchAfter !== undefined) {
+      this.#background('schedule a wake-up', executor.dispatchAfter(taskId, delayMs));
+      return;
+    }
+    clearTimeout(this.#wakeTimers.get(taskId));
+    const timer = setTimeout(() => {
+      this.#wakeTimers.delete(taskId);
+      this.#background('wake a waiting task', this.#dispatch(taskId, 'recovery'));
+    }, delayMs + WAKE_MARGIN_MS);
+    timer.unref();
+    this.#wakeTimers.set(taskId, timer);
   }
 
   async #dispatch(taskId: string, reason: DispatchReason): Promise<void> {

@@ -6,12 +6,15 @@ import * as t from '../task/transitions.js';
 import { stopReasonOf, stopReasons } from './abort-reasons.js';
 import { RunContext } from './context.js';
 import { durableBackend, type RunState } from './durable-backend.js';
-import { errorObject, finish, interruptionRefusal, outcomeOfResult } from './outcome.js';
+import { endFailedAttempt, settleAttempt, sleepDurably, type Settled } from './attempt.js';
+import { finish, interruptionRefusal, outcomeOfResult } from './outcome.js';
 import { isHandBackSignal, isParkSignal } from './park.js';
 import { RunAbort } from './run-abort.js';
+import { runPolicyOf } from './run-policy.js';
+import { isSleepSignal } from './sleep-signal.js';
 import type { RunnerSettings } from './runner-settings.js';
 import { describeError, withStoreRetry } from './store-health.js';
-import type { RunnableTool, ToolResult } from './tool.js';
+import type { RunnableTool } from './tool.js';
 import { updateTask } from './writes.js';
 
 export type { RunnerSettings } from './runner-settings.js';
@@ -90,14 +93,16 @@ async function runUnderLease(
 ): Promise<void> {
   settings.running.set(taskId, controller);
   settings.leases.set(taskId, lease.token);
-  const run: RunState = { abort: controller, leaseLost: false };
+  // The lease's expiry is on the store's clock: the difference dates durable waits on it.
+  const storeOffsetMs = lease.expiresAt - settings.leaseMs - settings.clock();
+  const run: RunState = { abort: controller, leaseLost: false, storeOffsetMs };
   const stopHeartbeat = startHeartbeat(settings, taskId, lease, controller, run);
   let end: RunEnd = 'release';
   let loaded: Loaded | undefined;
   try {
     loaded = controller.aborted ? undefined : await load();
     if (loaded !== undefined && (await mayStart(settings, loaded.task, lease))) {
-      end = await execute(settings, loaded, run);
+      end = await execute(settings, loaded, run, lease);
     }
   } catch (error) {
     if (!isStoreUnavailable(error)) throw error;
@@ -182,26 +187,37 @@ async function mayStart(
   return false;
 }
 
-type Settled = { returned: ToolResult } | { threw: unknown };
-
 /** Runs the handler and records where it came to rest. */
-async function execute(settings: RunnerSettings, loaded: Loaded, run: RunState): Promise<RunEnd> {
+async function execute(
+  settings: RunnerSettings,
+  loaded: Loaded,
+  run: RunState,
+  lease: LeaseGrant,
+): Promise<RunEnd> {
   const tool = settings.tools.get(loaded.task.tool) as RunnableTool;
   const latest = { task: loaded.task };
   const context = new RunContext(durableBackend(settings, latest, loaded.steps, run));
-  let settled: Settled;
-  try {
-    settled = { returned: await tool.handler(loaded.task.arguments, context) };
-  } catch (error) {
-    settled = { threw: error };
-  }
+  const { timeoutMs } = runPolicyOf(tool.task, settings.maxAttempts);
+  const settled = await settleAttempt(tool, loaded.task, context, run, timeoutMs);
   settings.handlerDone?.(loaded.task.id);
   // Once the handler is done there is nothing left to abort: the task's own terminal write
   // must not fire its signal.
   context.dispose();
   const { id } = loaded.task;
   if (settings.running.get(id) === run.abort) settings.running.delete(id);
+  const waiting = {
+    taskId: id,
+    token: lease.token,
+    attempt: loaded.task.attempt,
+    latest: latest.task,
+    storeOffsetMs: run.storeOffsetMs ?? 0,
+  };
+  if ('timedOut' in settled) return endFailedAttempt(settings, waiting, run, settled);
   if (context.parkedOn !== undefined) return parked(settings, id, settled);
+  if (context.sleepingFor !== undefined) {
+    if (!('threw' in settled && isSleepSignal(settled.threw))) warnSwallowed(settings, id);
+    return sleepDurably(settings, waiting, context.sleepingFor);
+  }
   if ('threw' in settled && isHandBackSignal(settled.threw)) {
     settings.logger.info('run handed back: it belongs in another process', {
       taskId: id,
@@ -227,8 +243,15 @@ async function execute(settings: RunnerSettings, loaded: Loaded, run: RunState):
     return 'abandon';
   }
   if (run.abort.aborted) return stopped(settings, id, run.abort);
-  const outcome = { error: errorObject(settings, loaded.task, error) };
-  return endOfFinish(await finish(settings, id, outcome, finishing));
+  return endFailedAttempt(settings, waiting, run, settled);
+}
+
+function warnSwallowed(settings: RunnerSettings, taskId: string): void {
+  settings.logger.warn(
+    'the handler went on after ctx.sleep; its outcome is ignored and the task sleeps ' +
+      '(let the error from ctx.sleep propagate)',
+    { taskId },
+  );
 }
 
 function endOfFinish(written: 'rested' | 'working' | 'unwritten'): RunEnd {

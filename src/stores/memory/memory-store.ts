@@ -17,7 +17,12 @@ import { newToken } from '../../task/ids.js';
 import { fixedFieldsOf, isExpired, type TaskRecord } from '../../task/record.js';
 import { isTerminal } from '../../task/status.js';
 import { systemClock, type Clock } from '../../task/time.js';
-import { assertLeaseMs, assertNextRevision, storeClosedError } from '../shared/checks.js';
+import {
+  assertDelayMs,
+  assertLeaseMs,
+  assertNextRevision,
+  storeClosedError,
+} from '../shared/checks.js';
 import {
   clampListLimit,
   decodeListCursor,
@@ -31,6 +36,7 @@ export interface MemoryTaskStoreOptions {
 
 interface Lease {
   owner: string;
+  /** '' for a `releaseUntil` wait: nobody holds it, and the claim after it is no interruption. */
   token: string;
   expiresAt: number;
 }
@@ -140,7 +146,8 @@ export class MemoryTaskStore implements TaskStore {
     if (live && held.owner !== options.takeOverFrom) return undefined;
     const lease = { owner, token: newToken(), expiresAt: now + leaseMs };
     this.#leases.set(id, lease);
-    return { token: lease.token, expiresAt: lease.expiresAt, interrupted: held !== undefined };
+    const interrupted = held !== undefined && held.token !== '';
+    return { token: lease.token, expiresAt: lease.expiresAt, interrupted };
   }
 
   async renewLease(id: string, token: string, leaseMs: number): Promise<LeaseRenewal> {
@@ -148,7 +155,7 @@ export class MemoryTaskStore implements TaskStore {
     assertLeaseMs(leaseMs);
     const status = this.#visible(id)?.status;
     const lease = this.#leases.get(id);
-    if (status === undefined || lease === undefined || lease.token !== token) {
+    if (status === undefined || lease === undefined || lease.token !== token || token === '') {
       return { held: false, status };
     }
     lease.expiresAt = this.#clock() + leaseMs;
@@ -158,10 +165,22 @@ export class MemoryTaskStore implements TaskStore {
   async releaseLease(id: string, token: string, options: ReleaseOptions = {}): Promise<void> {
     this.#assertOpen();
     const lease = this.#leases.get(id);
-    if (lease?.token !== token) return;
+    if (lease?.token !== token || token === '') return;
     // Abandoned: kept, expired, so the next claim reports an interrupted run.
     if (options.abandoned === true) this.#leases.set(id, { ...lease, expiresAt: 0 });
     else this.#leases.delete(id);
+  }
+
+  async releaseUntil(id: string, token: string, delayMs: number): Promise<number | undefined> {
+    this.#assertOpen();
+    assertDelayMs(delayMs);
+    const lease = this.#leases.get(id);
+    if (lease?.token !== token || token === '' || this.#visible(id)?.status !== 'working') {
+      return undefined;
+    }
+    const wakeAt = this.#clock() + delayMs;
+    this.#leases.set(id, { owner: '', token: '', expiresAt: wakeAt });
+    return wakeAt;
   }
 
   async findRunnable(limit: number): Promise<string[]> {
@@ -182,7 +201,7 @@ export class MemoryTaskStore implements TaskStore {
       .sort((a, b) => a.createdAt - b.createdAt)
       .flatMap((task) => {
         const lease = this.#leases.get(task.id);
-        return lease !== undefined && lease.expiresAt > now
+        return lease !== undefined && lease.token !== '' && lease.expiresAt > now
           ? [{ id: task.id, owner: lease.owner }]
           : [];
       })

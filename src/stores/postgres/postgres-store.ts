@@ -18,7 +18,12 @@ import { TaskrailError } from '../../task/errors.js';
 import { newToken } from '../../task/ids.js';
 import type { TaskRecord } from '../../task/record.js';
 import type { TaskStatus } from '../../task/status.js';
-import { assertLeaseMs, assertNextRevision, storeClosedError } from '../shared/checks.js';
+import {
+  assertDelayMs,
+  assertLeaseMs,
+  assertNextRevision,
+  storeClosedError,
+} from '../shared/checks.js';
 import { clampListLimit, decodeListCursor, encodeListCursor } from '../shared/list-cursor.js';
 import { decodeRecord, encodeData, encodeFixed } from './codec.js';
 import { storeError, uniqueViolation } from './errors.js';
@@ -160,6 +165,14 @@ export class PostgresTaskStore implements TaskStore {
   async releaseLease(id: string, token: string, options: ReleaseOptions = {}): Promise<void> {
     const statement = options.abandoned === true ? this.#sql.abandon : this.#sql.release;
     await this.#query(statement, [id, token]);
+  }
+
+  async releaseUntil(id: string, token: string, delayMs: number): Promise<number | undefined> {
+    this.#assertOpen();
+    assertDelayMs(delayMs);
+    const params = [this.#now(), id, token, Math.ceil(delayMs)];
+    const row = (await this.#query(this.#sql.releaseUntil, params))[0];
+    return row === undefined ? undefined : Number(row['lease_expires_at']);
   }
 
   async findRunnable(limit: number): Promise<string[]> {

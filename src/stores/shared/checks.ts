@@ -21,3 +21,9 @@ export function assertLeaseMs(leaseMs: number): void {
 export function storeClosedError(_description?: string): TaskrailError {
   return new TaskrailError('STORE_UNAVAILABLE', 'the task store is closed');
 }
+
+export function assertDelayMs(delayMs: number): void {
+  if (!Number.isFinite(delayMs) || delayMs < 0) {
+    throw new TaskrailError('INVALID_ARGUMENT', `a wait must be ≥ 0 ms, got ${delayMs}`);
+  }
+}

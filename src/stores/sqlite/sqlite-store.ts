@@ -20,7 +20,7 @@ import { isExpired, type TaskRecord } from '../../task/record.js';
 import type { TaskStatus } from '../../task/status.js';
 import { isTerminal } from '../../task/status.js';
 import { systemClock, type Clock } from '../../task/time.js';
-import { assertLeaseMs, assertNextRevision } from '../shared/checks.js';
+import { assertDelayMs, assertLeaseMs, assertNextRevision } from '../shared/checks.js';
 import { Checkpointer } from './checkpointer.js';
 import { GroupCommit } from './group-commit.js';
 import { SYNC_BUSY_WAIT_MS, withLockWaits } from './lock-wait.js';
@@ -184,6 +184,16 @@ export class SqliteTaskStore implements TaskStore {
     await this.#group.write(() => {
       this.#cache.drop(id);
       return statement.run(id, token);
+    });
+  }
+
+  async releaseUntil(id: string, token: string, delayMs: number): Promise<number | undefined> {
+    assertDelayMs(delayMs);
+    return this.#group.write(() => {
+      this.#cache.drop(id);
+      const wakeAt = this.#clock() + delayMs;
+      const changed = this.#sql.waitLease.run({ id, token, wake_at: wakeAt }).changes > 0;
+      return changed ? wakeAt : undefined;
     });
   }
 
