@@ -100,7 +100,11 @@ export function durableBackend(
         }
       });
     },
-    loadStep: (name) => (name in steps ? { found: true, value: steps[name] } : { found: false }),
+    loadStep(name) {
+      // A timed-out attempt runs no further step: its result could not be kept anyway.
+      if (run.closed === true) throw closedError();
+      return name in steps ? { found: true, value: steps[name] } : { found: false };
+    },
     async saveStep(name: string, value: unknown) {
       if (run.closed === true) throw closedError();
       await retried(
