@@ -51,7 +51,9 @@ export async function waitDurably(
     const wakeAt = await retried(settings, 'set a wait', () =>
       settings.store.releaseUntil(taskId, token, request.delayMs),
     );
-    if (wakeAt !== undefined) settings.wake?.(taskId, request.delayMs);
+    // Queued once the wait is set, so the job cannot come before the store's wake time. A crash
+    // in between leaves the task to the recovery scan, which finds it once it is due.
+    if (wakeAt !== undefined) await settings.wake?.(taskId, request.delayMs);
     return 'rested';
   } catch (error) {
     if (!isStoreUnavailable(error)) throw error;

@@ -105,7 +105,13 @@ function runPolicyProblem(settings: TaskSettings): string | undefined {
   return retryProblem(retry);
 }
 
-const RETRY_KEYS = new Set(['maxAttempts', 'onError', 'backoffMs', 'backoffFactor', 'maxBackoffMs']);
+const RETRY_KEYS = new Set([
+  'maxAttempts',
+  'onError',
+  'backoffMs',
+  'backoffFactor',
+  'maxBackoffMs',
+]);
 
 function retryProblem(retry: RetryOptions): string | undefined {
   const unknown = Object.keys(retry).find((key) => !RETRY_KEYS.has(key));

@@ -371,11 +371,17 @@ export class TaskRuntime {
    * delayed run if it can; else a timer here dispatches it then (the store refuses an early
    * claim, and after a restart the recovery scan finds it once due).
    */
-  #wakeLater(taskId: string, delayMs: number): void {
+  async #wakeLater(taskId: string, delayMs: number): Promise<void> {
     const executor = this.#executor;
     if (executor === undefined || !this.#started) return;
     if (executor.dispatchAfter !== undefined) {
-      this.#background('schedule a wake-up', executor.dispatchAfter(taskId, delayMs));
+      // Trouble here is not the wait's failure: the recovery scan runs the task once it is due.
+      await executor.dispatchAfter(taskId, delayMs).catch((error: unknown) => {
+        this.#logger.warn('could not queue a wake-up; the recovery scan will run the task', {
+          taskId,
+          error: String(error),
+        });
+      });
       return;
     }
     clearTimeout(this.#wakeTimers.get(taskId));

@@ -157,8 +157,8 @@ export class BullmqExecutor implements Executor {
    * A waiting task's run as a BullMQ delayed job, kept in Redis: any worker takes it when its
    * time comes, also after this process is gone. Deduplicated by the task's revision as other
    * dispatches are, so a recovery scan after the wake joins this job. BullMQ dates the delay by
-   * this process's clock; the store judges the wait by Redis's, so a little margin is added (a
-   * claim that comes early is refused, and the next recovery scan runs the task).
+   * this process's clock, the store judges the wait by Redis's, so a margin is added (a claim
+   * that comes early is refused, and the next recovery scan runs the task).
    */
   async dispatchAfter(taskId: string, delayMs: number): Promise<void> {
     if (this.#closing !== undefined) return;
