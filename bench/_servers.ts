@@ -88,8 +88,8 @@ async function sdkV2(): Promise<Handler> {
   // taskrail reads and parses the body itself and hands the SDK the parsed value with its own
   // Node adapter (src/server/sdk-node.ts: no re-serialized body, a JSON answer in one write);
   // the baseline gets the same advantage, so the ratio measures the task layer alone.
-  const { readNodeBody } = await import('../src/server/core/body.js');
-  const { answerWithSdk } = await import('../src/server/sdk-node.js');
+  const { readNodeBody } = await import('../src/server/http/body.js');
+  const { answerWithSdk } = await import('../src/server/http/sdk-answer.js');
   return (req, res) =>
     void (async () => {
       const body = await readNodeBody(req, 4 * 1024 * 1024);

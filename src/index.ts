@@ -34,7 +34,9 @@ export type {
   LeaseRenewal,
   ListPage,
   ListQuery,
+  SaveStepOutcome,
   TaskStore,
+  WriteFence,
 } from './store/port.js';
 export { TaskRuntime } from './runtime/runtime.js';
 export { stderrLogger } from './runtime/logger.js';

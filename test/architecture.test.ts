@@ -33,36 +33,50 @@ const FOLDERS: Record<string, readonly string[]> = {
   'executors/shared': ['runtime', 'store', 'task'],
   'executors/bullmq': ['runtime', 'store', 'task', 'executors/shared', 'stores/redis'],
   'executors/graphile-worker': ['runtime', 'store', 'task', 'executors/shared', 'stores/postgres'],
-  // server/ composes its faces; each face builds on server/core, never on another face
-  // (admin also verifies OAuth tokens), and core knows none of them.
+  // server/ composes: its root holds only the composition and the transports. Each wire
+  // builds on the task logic and the SDK glue; tasks/ knows no wire, sdk/ no transport.
   server: [
     'runtime',
     'store',
     'task',
     'protocol',
-    'server/core',
+    'server/tasks',
+    'server/sdk',
+    'server/http',
     'server/admin',
     'server/wire-2025',
+    'server/wire-2026',
     'server/listen',
     'server/oauth',
   ],
-  'server/core': ['runtime', 'task', 'protocol'],
-  'server/admin': ['runtime', 'store', 'task', 'server/core', 'server/oauth'],
-  'server/wire-2025': ['runtime', 'task', 'protocol', 'server/core'],
-  'server/listen': ['store', 'task', 'protocol', 'server/core'],
-  'server/oauth': ['runtime', 'task', 'server/core'],
+  'server/tasks': ['runtime', 'task', 'protocol'],
+  'server/sdk': ['runtime', 'task', 'protocol', 'server/tasks'],
+  'server/http': ['runtime', 'task', 'protocol', 'server/tasks'],
+  'server/admin': ['runtime', 'store', 'task', 'server/tasks', 'server/http', 'server/oauth'],
+  'server/wire-2025': ['runtime', 'task', 'protocol', 'server/tasks', 'server/sdk', 'server/http'],
+  'server/wire-2026': [
+    'runtime',
+    'task',
+    'protocol',
+    'server/tasks',
+    'server/sdk',
+    'server/http',
+    'server/listen',
+  ],
+  'server/listen': ['store', 'task', 'protocol', 'server/tasks', 'server/http'],
+  'server/oauth': ['runtime', 'task', 'server/tasks', 'server/http'],
   // The built-in tool sets use the server as any app does.
-  'server/tools': ['task', 'server', 'server/core'],
+  'server/tools': ['task', 'server', 'server/tasks'],
   client: ['protocol', 'task'],
   testing: ['testing/store-contract', 'testing/support'],
   'testing/store-contract': ['store', 'task', 'testing/support'],
   'testing/support': ['task'],
   // The proxy is a server whose tools call an upstream MCP server through the SDK clients.
-  proxy: ['server', 'server/core', 'runtime', 'store', 'task', 'protocol'],
+  proxy: ['server', 'server/tasks', 'runtime', 'store', 'task', 'protocol'],
   cli: [
     'client',
     'server',
-    'server/core',
+    'server/http',
     'server/admin',
     'server/wire-2025',
     'server/oauth',
@@ -89,8 +103,11 @@ const PACKAGES: Record<string, readonly string[]> = {
   'executors/bullmq': ['bullmq', 'ioredis'],
   'executors/graphile-worker': ['graphile-worker', 'pg'],
   server: ['@modelcontextprotocol/server', '@modelcontextprotocol/node', 'zod'],
-  'server/core': ['@modelcontextprotocol/server', 'zod'],
+  'server/tasks': ['@modelcontextprotocol/server'],
+  'server/sdk': ['@modelcontextprotocol/server', 'zod'],
+  'server/http': ['@modelcontextprotocol/server'],
   'server/wire-2025': ['@modelcontextprotocol/server', '@modelcontextprotocol/node', 'zod'],
+  'server/wire-2026': ['@modelcontextprotocol/server'],
   'server/tools': ['@modelcontextprotocol/server', 'zod'],
   'server/admin': ['prom-client'],
   'server/oauth': ['jose'],
@@ -182,6 +199,18 @@ describe('architecture (the resolved module graph of src/)', () => {
     const folders = new Set(graph.files.map(folderOf));
     assert.deepEqual(
       cyclesOf(folders, (folder) => arrows.get(folder) ?? []),
+      [],
+    );
+  });
+
+  it('has no cycles between files, type-only imports included', () => {
+    // A cycle of values works only while no file of it uses another at load time; a cycle of
+    // types still ties two files into one unit. Either way one of them should own the shared part.
+    const arrows = new Map<string, Set<string>>();
+    for (const edge of files)
+      arrows.set(edge.from, (arrows.get(edge.from) ?? new Set()).add(edge.to));
+    assert.deepEqual(
+      cyclesOf(graph.files, (file) => arrows.get(file) ?? []),
       [],
     );
   });

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { DEFAULT_ADMIN_SCOPE, loadAdminTokenFile } from '../server/admin/index.js';
 import type { TaskServerOptions } from '../server/app.js';
-import { loadTokenFile } from '../server/core/auth.js';
+import { loadTokenFile } from '../server/http/auth.js';
 import { discoverIssuer } from '../server/oauth/discovery.js';
 import { parseAuthSpec, parseResourceUrl, parseScope, type AuthSpec } from './options.js';
 

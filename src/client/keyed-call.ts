@@ -2,6 +2,10 @@ import { TASKRAIL_META } from '../protocol/constants.js';
 import { IDEMPOTENCY_KEY_RULE, isIdempotencyKey } from '../task/idempotency-key.js';
 import { isClientError, TaskrailClientError } from './errors.js';
 import type { RawDispatch, RpcReply } from './rpc-http.js';
+import { backoffDelayMs, type Backoff } from '../task/backoff.js';
+
+/** A keyed call sent again: 100 ms, 200 ms, … up to 1 s between sends. */
+const RESEND: Backoff = { backoffMs: 100, maxBackoffMs: 1000 };
 
 /** The `_meta` that names a call; throws USAGE for a key the server would refuse. */
 export function idempotencyMeta(key: string): Record<string, string> {
@@ -28,7 +32,8 @@ export async function sendToolCall(
   const dispatchOptions = options.signal === undefined ? {} : { signal: options.signal };
   if (!options.keyed) return dispatch(request, dispatchOptions);
   const deadline = Date.now() + options.graceMs;
-  for (let delay = 100; ; delay = Math.min(delay * 2, 1000)) {
+  for (let retry = 1; ; retry += 1) {
+    const delay = backoffDelayMs(RESEND, retry);
     try {
       const reply = await dispatch(request, dispatchOptions);
       const again = reply.kind === 'error' && reply.retryable === true && !options.signal?.aborted;

@@ -2,6 +2,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { DetailedTask } from './wire-types.js';
 import { runListenStream, type ListenConnection, type StreamEnd } from './listen-stream.js';
 import type { Answer } from './task-rpc.js';
+import { backoffDelayMs, type Backoff } from '../task/backoff.js';
+
+/** Re-subscribing after a broken stream: 200 ms, doubling per failure, up to 5 s. */
+const RESUBSCRIBE: Backoff = { backoffMs: 200, maxBackoffMs: 5000 };
 
 export interface PushOptions {
   /** Safety-net poll interval while a task is followed on a live stream; default 30 s. */
@@ -255,7 +259,7 @@ export class TaskSubscriber implements TaskPush {
     });
     for (const [, task] of unfinished) this.#setState(task, 'off', true);
     if (!retry || this.#unsupported || unfinished.length === 0) return;
-    await sleep(Math.min(5000, 200 * 2 ** Math.min(this.#failures, 5)), undefined, { ref: false });
+    await sleep(backoffDelayMs(RESUBSCRIBE, this.#failures + 1), undefined, { ref: false });
     for (const [id] of unfinished) this.#enqueue(id);
   }
 

@@ -9,6 +9,10 @@ import type { SchemaChecker } from './schema-check.js';
 import { waitForTurn, type TaskPush } from './subscribe.js';
 import type { Answer, TaskRpc } from './task-rpc.js';
 import type { CallToolResult } from './wire.js';
+import { backoffDelayMs, type Backoff } from '../task/backoff.js';
+
+/** Riding out a connection blip: 100 ms, 200 ms, … up to 2 s between tries. */
+const RIDE_OUT: Backoff = { backoffMs: 100, maxBackoffMs: 2000 };
 
 export type TaskEvent =
   | {
@@ -235,7 +239,8 @@ export class TaskWatch {
    */
   async #retrying<T>(send: () => Promise<Answer<T>>, signal?: AbortSignal): Promise<Answer<T>> {
     const graceEnds = Date.now() + (this.#deps.connectionGraceMs ?? 10_000);
-    for (let delay = 100; ; delay = Math.min(delay * 2, 2000)) {
+    for (let retry = 1; ; retry += 1) {
+      const delay = backoffDelayMs(RIDE_OUT, retry);
       try {
         const answer = await send();
         this.#reached = true;

@@ -17,7 +17,7 @@ import {
   type ServerRequestHandler,
   type UpstreamClient,
   type UpstreamConnection,
-} from './connection.js';
+} from './upstream.js';
 
 const WIRE_2026 = '2026-07-28';
 const CAPABILITIES = { elicitation: { form: {} }, sampling: {} };

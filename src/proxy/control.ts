@@ -1,9 +1,11 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../runtime/api.js';
 import { TaskrailError } from '../task/errors.js';
-import { connectUpstream, type UpstreamConnection } from './connection.js';
+import { connectUpstream } from './connection.js';
+import type { UpstreamConnection } from './upstream.js';
 import { sleep } from './pool.js';
 import { describeUpstream, type UpstreamSpec } from './upstream-spec.js';
+import { backoffDelayMs, type Backoff } from '../task/backoff.js';
 
 export interface ControlOptions {
   spec: UpstreamSpec;
@@ -13,8 +15,7 @@ export interface ControlOptions {
   onTools: (tools: Tool[], runsAsTask: (tool: Tool) => boolean) => void;
 }
 
-const FIRST_BACKOFF_MS = 200;
-const MAX_BACKOFF_MS = 10_000;
+const RECONNECT: Backoff = { backoffMs: 200, maxBackoffMs: 10_000 };
 
 /**
  * The proxy's own session with the upstream: lists its tools, hears `list_changed`, and
@@ -76,7 +77,7 @@ export class ControlSession {
   async #reconnect(): Promise<void> {
     if (this.#closed) return;
     for (let failures = 0; !this.#closed; failures += 1) {
-      const delay = Math.min(FIRST_BACKOFF_MS * 2 ** failures, MAX_BACKOFF_MS);
+      const delay = backoffDelayMs(RECONNECT, failures + 1);
       this.#options.logger.warn('the upstream session closed; reconnecting', {
         upstream: describeUpstream(this.#options.spec),
         retryInMs: delay,

@@ -4,9 +4,9 @@ import { ProtocolError } from '@modelcontextprotocol/client';
 import type { ProgressUpdate, ToolResult } from '../runtime/tool.js';
 import { RpcError, RPC } from '../task/errors.js';
 import type { InputRequest, JsonObject } from '../task/record.js';
-import type { UpstreamConnection } from './connection.js';
+import type { UpstreamConnection } from './upstream.js';
 import { sleep, type UpstreamPool } from './pool.js';
-import type { TaskRequestOptions, UpstreamTaskWire } from './task-wire.js';
+import type { TaskRequestOptions, UpstreamTaskWire } from './task-wire-2025.js';
 
 /** How to reach the result: call the tool (as an upstream task or not), or follow a task. */
 export type CallPlan =

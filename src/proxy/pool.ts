@@ -1,7 +1,9 @@
 import type { Logger } from '../runtime/api.js';
 import { RpcError, RPC } from '../task/errors.js';
-import { connectUpstream, type UpstreamConnection } from './connection.js';
+import { connectUpstream } from './connection.js';
+import type { UpstreamConnection } from './upstream.js';
 import { describeUpstream, type UpstreamSpec } from './upstream-spec.js';
+import { backoffDelayMs, type Backoff } from '../task/backoff.js';
 
 export interface PoolOptions {
   spec: UpstreamSpec;
@@ -11,8 +13,7 @@ export interface PoolOptions {
   size: number;
 }
 
-const FIRST_BACKOFF_MS = 200;
-const MAX_BACKOFF_MS = 10_000;
+const RECONNECT: Backoff = { backoffMs: 200, maxBackoffMs: 10_000 };
 
 /**
  * Connections to the upstream, each lent to one call at a time. One call per connection is
@@ -97,7 +98,7 @@ export class UpstreamPool {
         return connection;
       } catch (error) {
         this.#failures += 1;
-        const delay = Math.min(FIRST_BACKOFF_MS * 2 ** (this.#failures - 1), MAX_BACKOFF_MS);
+        const delay = backoffDelayMs(RECONNECT, this.#failures);
         this.#options.logger.warn('cannot reach the upstream; retrying', {
           upstream: describeUpstream(this.#options.spec),
           error: (error as Error).message,

@@ -10,7 +10,7 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../runtime/api.js';
 import type { TaskMode, ToolHandler } from '../runtime/tool.js';
 import type { TaskServer } from '../server/app.js';
-import type { TaskToolConfig } from '../server/core/types.js';
+import type { TaskToolConfig } from '../server/tasks/types.js';
 import { TaskrailError } from '../task/errors.js';
 import { ControlSession } from './control.js';
 import type { LiveCall } from './live-call.js';

@@ -7,7 +7,7 @@ import * as z from 'zod/v4';
 import type { ToolResult } from '../runtime/tool.js';
 import { RpcError } from '../task/errors.js';
 import type { InputRequest, JsonObject } from '../task/record.js';
-import type { UpstreamTaskWire } from './task-wire.js';
+import type { UpstreamTaskWire } from './task-wire-2025.js';
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 

@@ -15,6 +15,13 @@ export class RunStopped extends Error {
 export const stopReasons = {
   cancelled: () => new RunStopped('cancelled', 'task cancelled'),
   leaseLost: () => new RunStopped('lease-lost', 'lease lost: another runner took the task over'),
+  /** Self-fencing: the same `why`, since the attempt no longer owns its task either way. */
+  leaseUnrenewed: () =>
+    new RunStopped(
+      'lease-lost',
+      'lease lost: it could not be renewed before it ran out (the task store is unreachable); ' +
+        'this attempt is stopped and the task is left to recovery',
+    ),
   shutdown: () => new RunStopped('shutdown', 'shutting down: the grace period ran out'),
   terminal: (status: string) => new RunStopped('terminal', `task ${status}`),
   parked: () => new RunStopped('parked', 'task parked waiting for input'),

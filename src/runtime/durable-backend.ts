@@ -16,7 +16,10 @@ const PROGRESS_BUDGET_MS = 1000;
 export interface RunState {
   /** The handler's signal is made from it only if the handler reads `ctx.signal`. */
   abort: RunAbort;
-  /** True once a heartbeat learnt that another runner holds the task. */
+  /**
+   * True once a heartbeat learnt that another runner holds the task, or could not renew the
+   * lease in time (self-fencing): the attempt writes nothing more.
+   */
   leaseLost: boolean;
   /**
    * True once the attempt timed out: the runner has moved on, so nothing the handler does later
@@ -47,12 +50,14 @@ export function durableBackend(
   const task = latest.task;
   let answers = task.inputResponses;
   const retried = <T>(operation: string, work: () => Promise<T>, budgetMs: number) =>
-    withStoreRetry(work, {
-      health: settings.health,
-      operation,
-      budgetMs,
-      giveUp: () => run.leaseLost,
-    });
+    run.leaseLost
+      ? Promise.reject<T>(run.abort.reason)
+      : withStoreRetry(work, {
+          health: settings.health,
+          operation,
+          budgetMs,
+          giveUp: () => run.leaseLost,
+        });
   const storeNow = () => clock() + (run.storeOffsetMs ?? 0);
   const write = async (change: (current: TaskRecord) => TaskRecord | undefined) => {
     if (run.closed === true) throw closedError();
@@ -95,7 +100,7 @@ export function durableBackend(
       ).catch((error: unknown) => {
         // Never the task's failure: the store's trouble is logged once by `health`, and any
         // other error here is a bug worth one line.
-        if (!settings.health.down) {
+        if (!settings.health.down && !run.leaseLost) {
           settings.logger.warn('progress not recorded', { taskId: task.id, error: String(error) });
         }
       });

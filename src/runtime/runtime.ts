@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { TaskEvents } from '../store/events.js';
 import type { CreateOutcome, TaskStore } from '../store/port.js';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
@@ -215,6 +216,7 @@ export class TaskRuntime {
     const slot = this.#executor?.reserve?.();
     const lease = { owner: this.#settings.owner, leaseMs: this.#settings.leaseMs };
     let outcome: CreateOutcome;
+    const sentAt = performance.now();
     try {
       outcome = await this.store.create(record, slot === undefined ? {} : { lease });
     } catch (error) {
@@ -223,7 +225,7 @@ export class TaskRuntime {
     }
     const { task, created } = outcome;
     if (slot !== undefined && outcome.lease !== undefined) {
-      const run = startLeasedTask(this.#settings, task, outcome.lease);
+      const run = startLeasedTask(this.#settings, task, outcome.lease, sentAt);
       slot.run(task.id, () =>
         traced('taskrail.task.execute', { 'taskrail.task_id': task.id }, run),
       );
@@ -296,6 +298,7 @@ export class TaskRuntime {
     const slot = this.#executor.reserve?.();
     if (slot === undefined) return false;
     const { owner, leaseMs } = this.#settings;
+    const sentAt = performance.now();
     const lease = await this.store
       .claim(taskId, owner, leaseMs, { load: true })
       .catch(() => undefined);
@@ -305,7 +308,7 @@ export class TaskRuntime {
     }
     slot.run(taskId, () =>
       traced('taskrail.task.execute', { 'taskrail.task_id': taskId }, () =>
-        runClaimedTask(this.#settings, taskId, lease),
+        runClaimedTask(this.#settings, taskId, lease, sentAt),
       ),
     );
     return true;

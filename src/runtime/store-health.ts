@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isStoreUnavailable } from '../task/errors.js';
 import type { Logger } from './api.js';
+import { backoffDelayMs, type Backoff } from '../task/backoff.js';
 
 /**
  * Turns a storm of failed store calls into two log lines: one warning when the store first
@@ -57,8 +58,7 @@ export interface RetryOptions {
   giveUp?: () => boolean;
 }
 
-const FIRST_DELAY_MS = 25;
-const MAX_DELAY_MS = 1000;
+const STORE_RETRY: Backoff = { backoffMs: 25, maxBackoffMs: 1000, jitter: true };
 
 /**
  * Runs a store call, retrying with backoff (25 ms doubling to 1 s, jittered) while the store is
@@ -74,8 +74,7 @@ export async function withStoreRetry<T>(work: () => Promise<T>, options: RetryOp
     } catch (error) {
       if (!isStoreUnavailable(error)) throw error;
       options.health.failed(options.operation, error);
-      const delay =
-        Math.min(FIRST_DELAY_MS * 2 ** attempt, MAX_DELAY_MS) * (0.5 + Math.random() / 2);
+      const delay = backoffDelayMs(STORE_RETRY, attempt + 1);
       if (Date.now() + delay > deadline || options.giveUp?.() === true) throw error;
       await sleep(delay);
     }

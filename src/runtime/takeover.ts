@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { TaskStore } from '../store/port.js';
 import type { Executor, Logger } from './api.js';
 import { isGoneLocalOwner } from './owner.js';
@@ -22,6 +23,7 @@ export async function takeOverFromGone(
   for (const { id, owner } of held.filter((lease) => isGoneLocalOwner(lease.owner))) {
     const slot = executor.reserve();
     if (slot === undefined) break;
+    const sentAt = performance.now();
     const lease = await settings.store
       .claim(id, settings.owner, settings.leaseMs, { takeOverFrom: owner, load: true })
       .catch(() => undefined);
@@ -32,7 +34,7 @@ export async function takeOverFromGone(
     logger.warn('taking over a task whose process is gone', { taskId: id, owner });
     slot.run(id, () =>
       traced('taskrail.task.execute', { 'taskrail.task_id': id }, () =>
-        runClaimedTask(settings, id, lease),
+        runClaimedTask(settings, id, lease, sentAt),
       ),
     );
     taken += 1;

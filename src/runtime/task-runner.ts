@@ -1,12 +1,13 @@
+import { performance } from 'node:perf_hooks';
 import type { LeaseGrant } from '../store/port.js';
 import { RPC, isStoreUnavailable } from '../task/errors.js';
 import type { TaskRecord } from '../task/record.js';
-import { isTerminal } from '../task/status.js';
 import * as t from '../task/transitions.js';
-import { stopReasonOf, stopReasons } from './abort-reasons.js';
+import { stopReasonOf } from './abort-reasons.js';
 import { RunContext } from './context.js';
 import { durableBackend, type RunState } from './durable-backend.js';
 import { endFailedAttempt, settleAttempt, sleepDurably, type Settled } from './attempt.js';
+import { startHeartbeat } from './heartbeat.js';
 import { finish, interruptionRefusal, outcomeOfResult } from './outcome.js';
 import { isHandBackSignal, isParkSignal } from './park.js';
 import { RunAbort } from './run-abort.js';
@@ -26,6 +27,7 @@ export type { RunnerSettings } from './runner-settings.js';
  */
 export async function runTask(settings: RunnerSettings, taskId: string): Promise<void> {
   let lease: LeaseGrant | undefined;
+  const claimSentAt = performance.now();
   try {
     lease = await settings.store.claim(taskId, settings.owner, settings.leaseMs, { load: true });
     settings.health.ok();
@@ -34,16 +36,22 @@ export async function runTask(settings: RunnerSettings, taskId: string): Promise
     settings.health.failed('claim', error);
     return;
   }
-  if (lease !== undefined) await runClaimedTask(settings, taskId, lease);
+  if (lease !== undefined) await runClaimedTask(settings, taskId, lease, claimSentAt);
 }
 
-/** Runs a task whose lease this runner already holds (claimed, or taken over from the dead). */
+/**
+ * Runs a task whose lease this runner already holds (claimed, or taken over from the dead).
+ * `claimSentAt`: when the claiming write was sent (performance.now()); the self-fencing
+ * deadline counts from it.
+ */
 export function runClaimedTask(
   settings: RunnerSettings,
   taskId: string,
   lease: LeaseGrant,
+  claimSentAt = performance.now(),
 ): Promise<void> {
-  return runUnderLease(settings, taskId, lease, new RunAbort(), async () => {
+  const run = { abort: new RunAbort(), leaseLost: false, claimSentAt };
+  return runUnderLease(settings, taskId, lease, run, async () => {
     const { loaded } = lease;
     if (loaded !== undefined) {
       // The store read both in the claiming write.
@@ -68,12 +76,12 @@ export function startLeasedTask(
   settings: RunnerSettings,
   task: TaskRecord,
   lease: LeaseGrant,
+  createSentAt = performance.now(),
 ): () => Promise<void> {
-  const controller = new RunAbort();
-  settings.running.set(task.id, controller);
+  const run = { abort: new RunAbort(), leaseLost: false, claimSentAt: createSentAt };
+  settings.running.set(task.id, run.abort);
   settings.leases.set(task.id, lease.token);
-  return () =>
-    runUnderLease(settings, task.id, lease, controller, async () => ({ task, steps: {} }));
+  return () => runUnderLease(settings, task.id, lease, run, async () => ({ task, steps: {} }));
 }
 
 interface Loaded {
@@ -88,20 +96,23 @@ async function runUnderLease(
   settings: RunnerSettings,
   taskId: string,
   lease: LeaseGrant,
-  controller: RunAbort,
+  run: RunState & { claimSentAt: number },
   load: () => Promise<Loaded | undefined>,
 ): Promise<void> {
+  const controller = run.abort;
   settings.running.set(taskId, controller);
   settings.leases.set(taskId, lease.token);
   // The lease's expiry is on the store's clock: the difference dates durable waits on it.
-  const storeOffsetMs = lease.expiresAt - settings.leaseMs - settings.clock();
-  const run: RunState = { abort: controller, leaseLost: false, storeOffsetMs };
-  const stopHeartbeat = startHeartbeat(settings, taskId, lease, controller, run);
+  run.storeOffsetMs = lease.expiresAt - settings.leaseMs - settings.clock();
+  const stopHeartbeat = startHeartbeat(settings, taskId, lease, controller, run, run.claimSentAt);
   let end: RunEnd = 'release';
   let loaded: Loaded | undefined;
   try {
     loaded = controller.aborted ? undefined : await load();
     if (loaded !== undefined && (await mayStart(settings, loaded.task, lease))) {
+      // From here the tool may have started: a run that ends by throwing is not known to have
+      // ended cleanly, so its lease is abandoned (the next claim counts the interruption).
+      end = 'abandon';
       end = await execute(settings, loaded, run, lease);
     }
   } catch (error) {
@@ -128,10 +139,21 @@ export async function handBack(
   token: string,
   abandoned: boolean,
 ): Promise<void> {
-  await withStoreRetry(
-    () => settings.store.releaseLease(taskId, token, abandoned ? { abandoned: true } : {}),
-    { health: settings.health, operation: 'release lease', budgetMs: 2000 },
-  ).catch(() => undefined); // the lease then runs out, which says the same thing, later
+  let abandon = abandoned;
+  const release = async () => {
+    try {
+      await settings.store.releaseLease(taskId, token, abandon ? { abandoned: true } : {});
+    } catch (error) {
+      // Its fate is unknown: from now on only a release that keeps the evidence will do.
+      abandon = true;
+      throw error;
+    }
+  };
+  await withStoreRetry(release, {
+    health: settings.health,
+    operation: 'release lease',
+    budgetMs: 2000,
+  }).catch(() => undefined); // the lease then runs out, which says the same thing, later
 }
 
 /**
@@ -212,8 +234,14 @@ async function execute(
     latest: latest.task,
     storeOffsetMs: run.storeOffsetMs ?? 0,
   };
-  if ('timedOut' in settled) return endFailedAttempt(settings, waiting, run, settled);
   if (context.parkedOn !== undefined) return parked(settings, id, settled);
+  if (run.leaseLost) {
+    // The attempt no longer owns its task: nothing it did is written, and the lease (if still
+    // its own) is kept as evidence, so recovery counts the attempt as interrupted.
+    settings.logger.warn('outcome discarded: the run lost its lease', { taskId: id });
+    return 'abandon';
+  }
+  if ('timedOut' in settled) return endFailedAttempt(settings, waiting, run, settled);
   if (context.sleepingFor !== undefined) {
     if (!('threw' in settled && isSleepSignal(settled.threw))) warnSwallowed(settings, id);
     return sleepDurably(settings, waiting, context.sleepingFor);
@@ -282,43 +310,9 @@ function stopped(settings: RunnerSettings, taskId: string, signal: RunAbort): Ru
     );
     return 'abandon';
   }
-  if (why === 'lease-lost') {
-    settings.logger.warn('handler stopped: its lease was lost to another runner', { taskId });
-  } else {
-    settings.logger.info('handler stopped after its task ended', {
-      taskId,
-      reason: signal.reason instanceof Error ? signal.reason.message : String(signal.reason),
-    });
-  }
+  settings.logger.info('handler stopped after its task ended', {
+    taskId,
+    reason: signal.reason instanceof Error ? signal.reason.message : String(signal.reason),
+  });
   return 'release';
-}
-
-/**
- * Renews the lease while the handler runs. A lost lease or a status that is no longer
- * `working` (cancelled from another process, parked) aborts the handler's signal. A renewal
- * that fails is reported to the store's health (one line per outage), never thrown.
- */
-function startHeartbeat(
-  settings: RunnerSettings,
-  taskId: string,
-  lease: LeaseGrant,
-  controller: RunAbort,
-  run: RunState,
-): () => void {
-  const timer = setInterval(() => {
-    settings.store
-      .renewLease(taskId, lease.token, settings.leaseMs)
-      .then(({ held, status }) => {
-        settings.health.ok();
-        if (status !== undefined && isTerminal(status)) {
-          controller.abort(stopReasons.terminal(status));
-        } else if (!held && status === 'working') {
-          run.leaseLost = true;
-          controller.abort(stopReasons.leaseLost());
-        }
-      })
-      .catch((error: unknown) => settings.health.failed('renew lease', error));
-  }, settings.heartbeatMs);
-  timer.unref();
-  return () => clearInterval(timer);
 }

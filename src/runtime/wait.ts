@@ -1,13 +1,19 @@
 import type { TaskRecord } from '../task/record.js';
 import { isTerminal } from '../task/status.js';
-import type { TaskRuntime } from './runtime.js';
+import type { TaskEvents } from '../store/events.js';
+
+/** What a wait reads of the runtime: the caller's view of a task, and the store's changes. */
+export interface WaitSource {
+  getTask(id: string, principal: string): Promise<TaskRecord | undefined>;
+  readonly events: TaskEvents;
+}
 
 /**
  * Waits for a terminal status: woken at once by local store events, and re-reading the store at
  * the task's poll interval for changes made by other processes.
  */
 export async function waitForTerminal(
-  runtime: TaskRuntime,
+  runtime: WaitSource,
   id: string,
   principal: string,
   signal?: AbortSignal,
@@ -41,7 +47,7 @@ export interface SettleOptions {
  * returns the last version read. Used by the inline wait of hosts without tasks.
  */
 export async function waitForSettled(
-  runtime: TaskRuntime,
+  runtime: WaitSource,
   id: string,
   principal: string,
   options: SettleOptions,
@@ -77,7 +83,7 @@ function isSettled(task: TaskRecord): boolean {
 
 /** Resolves with the task a local write of it announced, or undefined on time-out or abort. */
 function changeOrTimeout(
-  runtime: TaskRuntime,
+  runtime: WaitSource,
   id: string,
   timeoutMs: number,
   signal?: AbortSignal,

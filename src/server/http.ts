@@ -2,16 +2,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthInfo, McpHttpHandler } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import type { HeaderReader } from '../protocol/index.js';
-import type { AuthReply, CallerAuth } from './core/auth.js';
-import { readNodeBody, readWebBody, type BodyOutcome } from './core/body.js';
+import type { AuthReply, CallerAuth } from './http/auth.js';
+import { readNodeBody, readWebBody, type BodyOutcome } from './http/body.js';
 import type { AdminFace } from './admin/index.js';
-import { decide, type FrontDeps } from './front.js';
+import { decide, type FrontDeps } from './wire-2026/route.js';
 import type { Wire2025Sessions } from './wire-2025/sessions.js';
-import { hostAllowed, hostsFor } from './host-check.js';
-import type { Reply } from './task-methods.js';
-import type { RequestLog } from './request-log.js';
-import { answerWithSdk } from './sdk-node.js';
-import { withTroubleStatus } from './core/server-trouble.js';
+import { hostAllowed, hostsFor } from './http/host-check.js';
+import type { Reply } from './wire-2026/tasks.js';
+import type { RequestLog } from './http/request-log.js';
+import { answerWithSdk } from './http/sdk-answer.js';
+import { withTroubleStatus } from './tasks/server-trouble.js';
 
 export interface HttpDeps extends FrontDeps {
   /** The SDK's handler as built: HTTP 503 for store trouble is applied here, per face. */

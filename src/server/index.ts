@@ -8,10 +8,10 @@
 export { createTaskServer, DEFAULT_MAX_BODY_BYTES } from './app.js';
 export type { HttpLimits, ListenInfo, TaskServer, TaskServerOptions } from './app.js';
 export type { SessionLimits } from './wire-2025/sessions.js';
-export { SERVER_TROUBLE_MESSAGE } from './core/server-trouble.js';
+export { SERVER_TROUBLE_MESSAGE } from './tasks/server-trouble.js';
 export { serveTaskServerStdio as serveStdio } from './stdio.js';
-export { loadTokenFile, type TokenMap } from './core/auth.js';
-export { ANONYMOUS } from './core/principal.js';
+export { loadTokenFile, type TokenMap } from './http/auth.js';
+export { ANONYMOUS } from './tasks/principal.js';
 export type {
   BeforeTaskContext,
   BeforeTaskHook,
@@ -19,7 +19,7 @@ export type {
   InstanceContext,
   McpConfigurer,
   TaskToolConfig,
-} from './core/types.js';
+} from './tasks/types.js';
 export type {
   ElicitAnswer,
   ElicitParams,

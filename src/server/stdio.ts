@@ -20,11 +20,11 @@ import {
 } from '../protocol/index.js';
 import type { JsonObject } from '../task/record.js';
 import type { TaskServer } from './app.js';
-import { missingFor } from './front-gates.js';
-import { buildMcpServer, followToolChanges } from './core/mcp-instance.js';
-import { ANONYMOUS, authInfoFor } from './core/principal.js';
-import { wireOfSdkEra, type SdkEra } from './core/sdk-era.js';
-import { answerTaskRequest, type TaskAnswer } from './core/task-methods.js';
+import { missingFor } from './wire-2026/capability-gate.js';
+import { buildMcpServer, followToolChanges } from './sdk/mcp-server.js';
+import { ANONYMOUS, authInfoFor } from './tasks/principal.js';
+import { wireOfSdkEra, type SdkEra } from './sdk/era.js';
+import { answerTaskRequest, type TaskAnswer } from './tasks/operations.js';
 import { asksForTasks, listenHubOf, openMessageListen } from './listen/index.js';
 import { buildStdioSessionServer } from './wire-2025/stdio-session.js';
 

@@ -19,10 +19,29 @@ export interface CreateOptions {
   lease?: { owner: string; leaseMs: number };
 }
 
+/**
+ * The lease a write is made under. An attempt's writes carry it, so that once another attempt
+ * holds the task (a claim after this lease expired, a takeover) they change nothing. Writers
+ * that are no attempt (a cancellation, an answer to an input request, an operator) pass none.
+ */
+export interface WriteFence {
+  /** The token of the lease the writing attempt was granted (`LeaseGrant.token`). */
+  leaseToken: string;
+}
+
 export type CompareAndSetOutcome =
   | { ok: true; task: TaskRecord }
   /** The write lost: the stored revision differs, the stored task is terminal, or it is gone. */
-  | { ok: false; current: TaskRecord | undefined };
+  | { ok: false; fenced?: false; current: TaskRecord | undefined }
+  /**
+   * A fenced write refused: the task is live and not terminal, but its lease token is no longer
+   * the fence's (another attempt claimed it, or the lease was released or dropped by parking).
+   * The writer no longer owns the task: it must stop, not re-read and retry.
+   */
+  | { ok: false; fenced: true; current: TaskRecord };
+
+/** A step save: refused (`fenced`) when its fence's lease no longer holds the task. */
+export type SaveStepOutcome = { ok: true } | { ok: false; fenced: true };
 
 export interface LeaseGrant {
   token: string;
@@ -48,7 +67,11 @@ export interface ReleaseOptions {
   /**
    * The run stopped before its handler finished (a graceful shutdown gave up on it): the lease
    * is kept, expired, so the next claim reports `interrupted`, counts the attempt, and refuses a
-   * `retry: false` tool, exactly as after a crash. Default false: a hand-back leaves no trace.
+   * `retry: false` tool, exactly as after a crash. Default false: a hand-back leaves no trace,
+   * but only while the lease is live: releasing a lease that already ran out behaves as
+   * abandoned (nobody knows that run ended cleanly, and another process may have seen it lost).
+   * A caller whose release, hand-back or outcome write failed with store trouble does not know
+   * what the store holds, and must treat the run as abandoned.
    */
   abandoned?: boolean;
 }
@@ -105,9 +128,18 @@ export interface ListPage {
  *   stored task is not terminal; `next.revision` must be `expectedRevision + 1`. The fields
  *   fixed at creation (id, principal, tool, arguments, createdAt, wire, idempotencyKey)
  *   keep their stored values whatever `next` says.
+ * - A fenced write (`compareAndSet` or `saveStep` with a `WriteFence`) also requires, in the
+ *   same atomic step, that the task's stored lease token equals the fence's; otherwise it
+ *   changes nothing and reports `fenced`. The fence is the token, not the clock: a lease that
+ *   expired but that nobody has claimed since still admits its holder's writes (no other
+ *   attempt has run; the runner stops writing on its own once it cannot renew). A claim,
+ *   a release or a write that leaves `working` ends the token, and with it the old writes.
  * - Expired tasks (`expiresAt <= now`) are reported as absent by `get`, whether swept or not.
  * - A lease exists only for a `working` task; `claim` succeeds when there is no lease or the
  *   lease expired, and says which (`interrupted`).
+ * - Every lost lease is an interruption: a claim after a lease ran out reports `interrupted`,
+ *   whether or not its holder then released it; only a release made while the lease was
+ *   live (judged on the store's clock) leaves no trace.
  */
 export interface TaskStore {
   /** A short description for logs, never containing secrets. */
@@ -116,7 +148,11 @@ export interface TaskStore {
 
   create(task: TaskRecord, options?: CreateOptions): Promise<CreateOutcome>;
   get(id: string): Promise<TaskRecord | undefined>;
-  compareAndSet(next: TaskRecord, expectedRevision: number): Promise<CompareAndSetOutcome>;
+  compareAndSet(
+    next: TaskRecord,
+    expectedRevision: number,
+    fence?: WriteFence,
+  ): Promise<CompareAndSetOutcome>;
 
   claim(
     id: string,
@@ -131,7 +167,8 @@ export interface TaskStore {
    * `working`, but `claim` refuses it and `findRunnable` skips it until the store's own clock
    * reaches now + `delayMs`; `findLeased` does not list it (nobody holds it). The claim after
    * the wait is not an interruption. Resolves the wake time on the store's clock, or undefined
-   * when `token` no longer holds the lease (nothing changed).
+   * when `token` no longer holds a live lease (nothing changed: a lease that ran out stays as
+   * the evidence of an interruption).
    */
   releaseUntil(id: string, token: string, delayMs: number): Promise<number | undefined>;
   /**
@@ -153,7 +190,8 @@ export interface TaskStore {
   /** Up to `limit` working tasks whose lease is live, with their holders (in no set order). */
   findLeased(limit: number): Promise<LeaseHolder[]>;
 
-  saveStep(id: string, name: string, value: unknown): Promise<void>;
+  /** Rejects with `TASK_NOT_FOUND` when the task is absent or expired. */
+  saveStep(id: string, name: string, value: unknown, fence?: WriteFence): Promise<SaveStepOutcome>;
   loadSteps(id: string): Promise<Record<string, unknown>>;
 
   list(query: ListQuery): Promise<ListPage>;

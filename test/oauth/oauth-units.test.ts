@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { unauthorizedError } from '../../src/client/errors.js';
 import { bearerFrom, parseAuthSpec } from '../../src/cli/options.js';
-import { SecretTable } from '../../src/server/core/auth.js';
+import { SecretTable } from '../../src/server/http/auth.js';
 import { metadataUrls } from '../../src/server/oauth/discovery.js';
 import { bearerChallenge, metadataUrlOf } from '../../src/server/oauth/resource-metadata.js';
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { taskResult } from '../../src/server/core/task-methods.js';
-import { nestingExceeds } from '../../src/server/core/body.js';
-import { GetAnswers } from '../../src/server/get-answers.js';
+import { taskResult } from '../../src/server/tasks/operations.js';
+import { nestingExceeds } from '../../src/server/http/body.js';
+import { GetAnswers } from '../../src/server/wire-2026/tasks-get-cache.js';
 import { newTaskRecord, type TaskRecord } from '../../src/task/record.js';
 import * as t from '../../src/task/transitions.js';
 

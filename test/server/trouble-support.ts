@@ -4,7 +4,7 @@ import {
   type TaskServer,
   type TaskServerOptions,
 } from '../../src/server/index.js';
-import { SERVER_TROUBLE_MESSAGE } from '../../src/server/core/server-trouble.js';
+import { SERVER_TROUBLE_MESSAGE } from '../../src/server/tasks/server-trouble.js';
 import type { Logger } from '../../src/runtime/api.js';
 import type { TaskStore } from '../../src/store/port.js';
 import type { JsonObject } from '../../src/task/record.js';

@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { ReadCache } from '../../src/stores/sqlite/read-cache.js';
+import { SqliteTaskStore } from '../../src/stores/sqlite/index.js';
 import { WalIndexWitness } from '../../src/stores/sqlite/wal-index.js';
 import { tempDir } from './temp-dir.js';
 
@@ -85,6 +88,41 @@ describe('ReadCache with a witness', () => {
     } finally {
       cache.close();
       file.close();
+    }
+  });
+});
+
+/** Whether another OS process can take the file's write lock right now (no waiting). */
+function otherProcessCanWrite(path: string): boolean {
+  const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+  const script =
+    `const Database = require(${JSON.stringify(driver)});` +
+    `const db = new Database(${JSON.stringify(path)}); db.pragma('busy_timeout = 0');` +
+    `try { db.exec('BEGIN IMMEDIATE'); db.exec('ROLLBACK'); console.log('free'); }` +
+    `catch (error) { console.log(error.code); }`;
+  const answer = execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' }).trim();
+  assert.match(answer, /^(free|SQLITE_BUSY)$/);
+  return answer === 'free';
+}
+
+describe('the witness and the locks SQLite holds in this process', () => {
+  it('closing one store leaves another connection’s write lock on the file in place', async () => {
+    // POSIX drops every lock a process holds on a file when it closes any descriptor of it:
+    // a store closing its own -shm descriptor let another process write the WAL alongside a
+    // connection of ours (the checkpoint thread), and commits were lost (sqlite-files test).
+    const path = join(dir.path, `locks-${++counter}.db`);
+    const serving = new SqliteTaskStore(path);
+    const writer = new Database(path);
+    try {
+      writer.pragma('busy_timeout = 0');
+      writer.exec('BEGIN IMMEDIATE');
+      assert.equal(otherProcessCanWrite(path), false, 'our connection holds the write lock');
+      await new SqliteTaskStore(path).close();
+      assert.equal(otherProcessCanWrite(path), false, 'still held after a store closed');
+      writer.exec('ROLLBACK');
+    } finally {
+      writer.close();
+      await serving.close();
     }
   });
 });

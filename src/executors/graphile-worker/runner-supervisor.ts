@@ -1,13 +1,10 @@
 import type { Runner } from 'graphile-worker';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { backoffDelayMs, type Backoff } from '../../task/backoff.js';
 
 /** The exit code graphile-worker sets when it shuts down on a breaking-migration notice. */
 const MIGRATION_EXIT_CODE = 57;
-const MAX_RETRY_DELAY_MS = 2000;
-
-function retryDelay(attempt: number): number {
-  return Math.min(50 * 2 ** attempt, MAX_RETRY_DELAY_MS);
-}
+const RELAUNCH: Backoff = { backoffMs: 50, maxBackoffMs: 2000 };
 
 /**
  * Keeps one graphile-worker runner taking jobs for as long as the executor runs.
@@ -91,7 +88,7 @@ export class RunnerSupervisor {
       } catch (error) {
         if (attempt === 0) this.#warn('graphile-worker could not start again; retrying', error);
       }
-      await sleep(retryDelay(attempt));
+      await sleep(backoffDelayMs(RELAUNCH, attempt + 1));
     }
     return undefined;
   }

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { readNodeBody } from '../core/body.js';
+import { readNodeBody } from '../http/body.js';
 
 const MAX_BODY = 1024 * 1024;
 

@@ -1,6 +1,6 @@
 import type { Logger } from '../../runtime/api.js';
 import { TaskrailError } from '../../task/errors.js';
-import { bearerOf, SecretTable } from '../core/auth.js';
+import { bearerOf, SecretTable } from '../http/auth.js';
 import { bearerChallenge, metadataUrlOf } from '../oauth/resource-metadata.js';
 import { OAuthVerifier } from '../oauth/verifier.js';
 import { json } from './api.js';

@@ -1,5 +1,5 @@
 import { TaskrailError } from '../../task/errors.js';
-import { readJsonFile } from '../core/auth.js';
+import { readJsonFile } from '../http/auth.js';
 
 /** One operator: the name shown in logs and cancel messages, and whether it may answer input. */
 export interface AdminOperator {

@@ -1,6 +1,6 @@
 import type { TaskEvents } from '../../store/events.js';
 import type { JsonObject } from '../../task/record.js';
-import type { TaskRuntimeFace } from '../core/runtime-port.js';
+import type { TaskRuntimeFace } from '../tasks/runtime-port.js';
 import { DEFAULT_LISTEN_OPTIONS, type ListenOptions } from './options.js';
 import type { ListenRequest } from './request.js';
 import type { ListenSink } from './sse-sink.js';

@@ -7,7 +7,7 @@ import {
 } from '../../protocol/index.js';
 import type { TaskEvents } from '../../store/events.js';
 import type { JsonObject } from '../../task/record.js';
-import type { TaskRuntimeFace } from '../core/runtime-port.js';
+import type { TaskRuntimeFace } from '../tasks/runtime-port.js';
 import { ListenHub } from './hub.js';
 import type { ListenOptions } from './options.js';
 import {

@@ -2,7 +2,7 @@ import { encodeDetailedTask, internalError, type RequestId } from '../../protoco
 import { isPlausibleTaskId } from '../../task/ids.js';
 import type { JsonObject, TaskRecord } from '../../task/record.js';
 import { isTerminal } from '../../task/status.js';
-import type { TaskRuntimeFace } from '../core/runtime-port.js';
+import type { TaskRuntimeFace } from '../tasks/runtime-port.js';
 import type { ListenOptions } from './options.js';
 import type { ListenRequest } from './request.js';
 import type { ListenSink } from './sse-sink.js';

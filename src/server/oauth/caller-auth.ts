@@ -1,7 +1,7 @@
 import type { Logger } from '../../runtime/api.js';
 import { TaskrailError } from '../../task/errors.js';
-import { bearerOf, type Authentication, type AuthReply, type CallerAuth } from '../core/auth.js';
-import { authInfoFor } from '../core/principal.js';
+import { bearerOf, type Authentication, type AuthReply, type CallerAuth } from '../http/auth.js';
+import { authInfoFor } from '../tasks/principal.js';
 import {
   bearerChallenge,
   metadataPaths,

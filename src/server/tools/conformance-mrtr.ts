@@ -13,7 +13,7 @@ import {
 } from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
 import type { TaskServer } from '../app.js';
-import { envelopeCapabilities, principalOf } from '../core/principal.js';
+import { envelopeCapabilities, principalOf } from '../tasks/principal.js';
 import { text } from './sleep.js';
 
 /** What a fixture keeps between MRTR rounds, sealed into `requestState`. */

@@ -1,7 +1,7 @@
 import type { ServerContext } from '@modelcontextprotocol/server';
 import type { Logger } from '../../runtime/api.js';
 import type { TaskRuntime } from '../../runtime/runtime.js';
-import type { InstanceDeps } from '../core/mcp-instance.js';
+import type { InstanceDeps } from '../sdk/mcp-server.js';
 
 /** What the 2025-11-25 session face needs: the instance recipe and the whole runtime. */
 export interface Wire2025Deps {

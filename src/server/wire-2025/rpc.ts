@@ -7,7 +7,7 @@ import {
   isStoreTrouble,
   troubleProtocolError,
   type TroubleReporter,
-} from '../core/server-trouble.js';
+} from '../tasks/server-trouble.js';
 
 /** Errors thrown into the SDK must be ProtocolErrors, or the client only sees "Internal error". */
 export function asProtocolError(error: unknown, trouble?: TroubleReporter): unknown {

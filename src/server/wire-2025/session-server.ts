@@ -5,11 +5,11 @@ import {
   WIRE_2025_SERVER_TASK_CAPABILITIES,
 } from '../../protocol/wire-2025.js';
 import { normalizeTaskOption } from '../../runtime/tool.js';
-import { buildMcpServer, followToolChanges, registeredTool } from '../core/mcp-instance.js';
-import type { RegisteredTaskTool } from '../core/types.js';
+import { buildMcpServer, followToolChanges, registeredTool } from '../sdk/mcp-server.js';
+import type { RegisteredTaskTool } from '../tasks/types.js';
 import { SESSION_META, type Wire2025Deps } from './deps.js';
-import { registerTaskMethods2025 } from './task-methods-2025.js';
-import { toolsCall2025 } from './tools-call-2025.js';
+import { registerTaskMethods2025 } from './tasks.js';
+import { toolsCall2025 } from './tools-call.js';
 
 /**
  * The SDK server behind one 2025-11-25 session: the usual instance (tools, resources, prompts,

@@ -7,8 +7,8 @@ import {
   type McpServer,
 } from '@modelcontextprotocol/server';
 import { isObject } from '../../protocol/envelope.js';
-import { principalOf } from '../core/principal.js';
-import { withTroubleStatus } from '../core/server-trouble.js';
+import { principalOf } from '../tasks/principal.js';
+import { withTroubleStatus } from '../tasks/server-trouble.js';
 import type { Wire2025Deps } from './deps.js';
 import {
   buildSessionServer,

@@ -9,7 +9,9 @@ import type {
   ListPage,
   ListQuery,
   ReleaseOptions,
+  SaveStepOutcome,
   TaskStore,
+  WriteFence,
 } from '../../store/port.js';
 import { TaskEvents } from '../../store/events.js';
 import { TaskrailError } from '../../task/errors.js';
@@ -21,6 +23,7 @@ import {
   assertDelayMs,
   assertLeaseMs,
   assertNextRevision,
+  fenceRefuses,
   storeClosedError,
 } from '../shared/checks.js';
 import {
@@ -116,13 +119,21 @@ export class MemoryTaskStore implements TaskStore {
     return jsonCopy(this.#visible(id));
   }
 
-  async compareAndSet(next: TaskRecord, expectedRevision: number): Promise<CompareAndSetOutcome> {
+  async compareAndSet(
+    next: TaskRecord,
+    expectedRevision: number,
+    fence?: WriteFence,
+  ): Promise<CompareAndSetOutcome> {
     this.#assertOpen();
     assertNextRevision(next, expectedRevision);
     const stored = this.#visible(next.id);
-    if (stored === undefined || stored.revision !== expectedRevision || isTerminal(stored.status)) {
+    if (stored === undefined || isTerminal(stored.status)) {
       return { ok: false, current: jsonCopy(stored) };
     }
+    if (fenceRefuses(fence, this.#leases.get(next.id)?.token)) {
+      return { ok: false, fenced: true, current: jsonCopy(stored) };
+    }
+    if (stored.revision !== expectedRevision) return { ok: false, current: jsonCopy(stored) };
     const written = withFixedFields(jsonCopy(next), stored);
     this.#tasks.set(next.id, written);
     if (written.status !== 'working') this.#leases.delete(next.id);
@@ -166,8 +177,10 @@ export class MemoryTaskStore implements TaskStore {
     this.#assertOpen();
     const lease = this.#leases.get(id);
     if (lease?.token !== token || token === '') return;
-    // Abandoned: kept, expired, so the next claim reports an interrupted run.
-    if (options.abandoned === true) this.#leases.set(id, { ...lease, expiresAt: 0 });
+    // Abandoned, or released after it ran out (the run's end is not known to be clean): kept,
+    // expired, so the next claim reports an interrupted run.
+    const expired = lease.expiresAt <= this.#clock();
+    if (options.abandoned === true || expired) this.#leases.set(id, { ...lease, expiresAt: 0 });
     else this.#leases.delete(id);
   }
 
@@ -175,10 +188,13 @@ export class MemoryTaskStore implements TaskStore {
     this.#assertOpen();
     assertDelayMs(delayMs);
     const lease = this.#leases.get(id);
+    const now = this.#clock();
     if (lease?.token !== token || token === '' || this.#visible(id)?.status !== 'working') {
       return undefined;
     }
-    const wakeAt = this.#clock() + delayMs;
+    // A lease that ran out proves nothing: it stays, so the next claim counts an interruption.
+    if (lease.expiresAt <= now) return undefined;
+    const wakeAt = now + delayMs;
     this.#leases.set(id, { owner: '', token: '', expiresAt: wakeAt });
     return wakeAt;
   }
@@ -208,14 +224,21 @@ export class MemoryTaskStore implements TaskStore {
       .slice(0, Math.max(0, limit));
   }
 
-  async saveStep(id: string, name: string, value: unknown): Promise<void> {
+  async saveStep(
+    id: string,
+    name: string,
+    value: unknown,
+    fence?: WriteFence,
+  ): Promise<SaveStepOutcome> {
     this.#assertOpen();
     if (this.#visible(id) === undefined) {
       throw new TaskrailError('TASK_NOT_FOUND', `task ${id} not found`);
     }
+    if (fenceRefuses(fence, this.#leases.get(id)?.token)) return { ok: false, fenced: true };
     let steps = this.#steps.get(id);
     if (steps === undefined) this.#steps.set(id, (steps = new Map()));
     steps.set(name, JSON.stringify(value ?? null));
+    return { ok: true };
   }
 
   async loadSteps(id: string): Promise<Record<string, unknown>> {

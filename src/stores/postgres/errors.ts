@@ -18,17 +18,57 @@ function unavailableReason(code: string): string | undefined {
   return undefined;
 }
 
-/** Node socket errors and node-postgres's own messages when a connection dies or times out. */
-const CONNECTION_MESSAGE =
-  /ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|EPIPE|EHOSTUNREACH|Connection terminated|connection timeout|Client has encountered a connection error|not queryable|Cannot use a pool after calling end/i;
+/** Node's socket errors: the connection to the database could not be made or was lost. */
+const SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ENOTFOUND',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EHOSTDOWN',
+  'ENETDOWN',
+  'EAI_AGAIN',
+]);
+
+/**
+ * Every connection-level failure the drivers raise without a SQLSTATE (the server never
+ * answered), by the driver that raises it. Each is the database being unreachable; none is the
+ * statement's fault. test/postgres/postgres-connection-errors.test.ts produces each for real.
+ */
+const CONNECTION_FAILURES: readonly { driver: string; message: RegExp }[] = [
+  // A pool with every client busy or connecting, for longer than `connectionTimeoutMillis`.
+  { driver: 'pg-pool', message: /^timeout exceeded when trying to connect/ },
+  // A new client that did not finish connecting within `connectionTimeoutMillis`.
+  { driver: 'pg-pool', message: /^Connection terminated due to connection timeout/ },
+  { driver: 'pg-pool', message: /^Cannot use a pool after calling end on the pool/ },
+  // The socket closed under a client ('Connection terminated' when it was ending anyway).
+  { driver: 'pg', message: /^Connection terminated( unexpectedly)?/ },
+  { driver: 'pg', message: /^Client has encountered a connection error and is not queryable/ },
+  { driver: 'pg', message: /^Client was closed and is not queryable/ },
+  { driver: 'pg', message: /^Query read timeout/ },
+  { driver: 'pg', message: /^timeout expired/ },
+];
+
+/** A failure to reach the database, whichever driver layer noticed it. */
+export function isConnectionFailure(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && SOCKET_CODES.has(code)) return true;
+  if (CONNECTION_FAILURES.some(({ message }) => message.test(error.message))) return true;
+  // AggregateError (several addresses refused) and wrapped errors: judge what they carry.
+  const inner = error instanceof AggregateError ? error.errors : [error.cause];
+  return inner.some((cause) => cause !== undefined && isConnectionFailure(cause));
+}
 
 /** Why the database cannot do the work now, or undefined when the error is the statement's. */
 function troubleReason(error: unknown): string | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return unavailableReason(code);
-  const message = String((error as { message?: unknown }).message);
-  return CONNECTION_MESSAGE.test(message) ? 'is unreachable' : undefined;
+  return isConnectionFailure(error) ? 'is unreachable' : undefined;
 }
 
 /** Database trouble becomes STORE_UNAVAILABLE (the runtime retries those); the rest passes. */

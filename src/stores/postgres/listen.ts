@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { PgModule } from './driver.js';
 import { quoteIdent } from './migrations.js';
+import { backoffDelayMs, type Backoff } from '../../task/backoff.js';
 
 export interface ListenerOptions {
   pg: PgModule;
@@ -13,9 +14,7 @@ export interface ListenerOptions {
   warn(message: string): void;
 }
 
-function reconnectDelay(attempt: number): number {
-  return Math.min(100 * 2 ** attempt, 2000);
-}
+const RECONNECT: Backoff = { backoffMs: 100, maxBackoffMs: 2000 };
 
 /**
  * One dedicated connection that LISTENs on the store's channel (a pooled connection cannot:
@@ -86,6 +85,7 @@ export class ChannelListener {
   }
 
   #schedule(): void {
+    const delay = backoffDelayMs(RECONNECT, this.#attempt + 1);
     this.#timer = setTimeout(() => {
       this.#connect().then(
         () => {
@@ -99,7 +99,7 @@ export class ChannelListener {
           if (!this.#closed) this.#schedule();
         },
       );
-    }, reconnectDelay(this.#attempt));
+    }, delay);
     this.#timer.unref();
   }
 }

@@ -12,16 +12,19 @@ import type {
   ListPage,
   ListQuery,
   ReleaseOptions,
+  SaveStepOutcome,
   TaskStore,
+  WriteFence,
 } from '../../store/port.js';
 import { TaskrailError } from '../../task/errors.js';
 import { newToken } from '../../task/ids.js';
 import type { TaskRecord } from '../../task/record.js';
-import type { TaskStatus } from '../../task/status.js';
+import { isTerminal, type TaskStatus } from '../../task/status.js';
 import {
   assertDelayMs,
   assertLeaseMs,
   assertNextRevision,
+  fenceRefuses,
   storeClosedError,
 } from '../shared/checks.js';
 import { clampListLimit, decodeListCursor, encodeListCursor } from '../shared/list-cursor.js';
@@ -108,16 +111,20 @@ export class PostgresTaskStore implements TaskStore {
     return row === undefined ? undefined : decodeRecord(row['fixed'], row['data']);
   }
 
-  async compareAndSet(next: TaskRecord, expectedRevision: number): Promise<CompareAndSetOutcome> {
+  async compareAndSet(
+    next: TaskRecord,
+    expectedRevision: number,
+    fence?: WriteFence,
+  ): Promise<CompareAndSetOutcome> {
     this.#assertOpen();
     assertNextRevision(next, expectedRevision);
     const data = encodeData(next);
     const rows = await this.#query(this.#sql.compareAndSet, [
       ...[this.#now(), this.#origin, next.id, expectedRevision, next.status, next.expiresAt],
-      data,
+      ...[data, fence?.leaseToken ?? null],
     ]);
     const row = rows[0];
-    if (row === undefined) return { ok: false, current: await this.get(next.id) };
+    if (row === undefined) return this.#casLost(next.id, fence);
     const written = decodeRecord(row['fixed'], data);
     const previous = row['previous_status'] as TaskStatus;
     if (this.#listened(next.id, previous, written.status)) {
@@ -163,8 +170,8 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   async releaseLease(id: string, token: string, options: ReleaseOptions = {}): Promise<void> {
-    const statement = options.abandoned === true ? this.#sql.abandon : this.#sql.release;
-    await this.#query(statement, [id, token]);
+    if (options.abandoned === true) await this.#query(this.#sql.abandon, [id, token]);
+    else await this.#query(this.#sql.release, [this.#now(), id, token]);
   }
 
   async releaseUntil(id: string, token: string, delayMs: number): Promise<number | undefined> {
@@ -187,17 +194,25 @@ export class PostgresTaskStore implements TaskStore {
     return rows.map((row) => ({ id: row['id'] as string, owner: row['owner'] as string }));
   }
 
-  async saveStep(id: string, name: string, value: unknown): Promise<void> {
+  async saveStep(
+    id: string,
+    name: string,
+    value: unknown,
+    fence?: WriteFence,
+  ): Promise<SaveStepOutcome> {
     const json = JSON.stringify(value ?? null);
     let saved: Row[];
     try {
-      saved = await this.#query(this.#sql.saveStep, [this.#now(), id, name, json]);
+      const token = fence?.leaseToken ?? null;
+      saved = await this.#query(this.#sql.saveStep, [this.#now(), id, name, json, token]);
     } catch (error) {
       // The task was swept between the check and the insert.
       if ((error as { code?: unknown }).code !== '23503') throw error;
       saved = [];
     }
-    if (saved.length === 0) throw new TaskrailError('TASK_NOT_FOUND', `task ${id} not found`);
+    const row = saved[0];
+    if (row === undefined) throw new TaskrailError('TASK_NOT_FOUND', `task ${id} not found`);
+    return row['saved'] === true ? { ok: true } : { ok: false, fenced: true };
   }
 
   async loadSteps(id: string): Promise<Record<string, unknown>> {
@@ -308,6 +323,17 @@ export class PostgresTaskStore implements TaskStore {
       throw new TaskrailError('CONFLICT', `task ${task.id}: its idempotency key changed hands`);
     }
     return { task: decodeRecord(row['fixed'], row['data']), created: false };
+  }
+
+  /** What a compare-and-set that wrote nothing reports: fenced out, or lost a race. */
+  async #casLost(id: string, fence: WriteFence | undefined): Promise<CompareAndSetOutcome> {
+    const row = (await this.#query(this.#sql.casLost, [this.#now(), id]))[0];
+    if (row === undefined) return { ok: false, current: undefined };
+    const current = decodeRecord(row['fixed'], row['data']);
+    const live = !isTerminal(row['status'] as TaskStatus);
+    return live && fenceRefuses(fence, row['lease_token'] as string | null)
+      ? { ok: false, fenced: true, current }
+      : { ok: false, current };
   }
 
   /** Copying a record for listeners costs time, so it is skipped when nobody listens. */

@@ -39,7 +39,10 @@ export function statementsFor(s: string, channel: string) {
       SELECT id, ${notify(channel, 'd', "'id', id")} FROM gone`,
     /** $1 now, $2 id. */
     get: `SELECT fixed, data FROM ${t} WHERE id = $2 AND ${LIVE}`,
-    /** $1 now, $2 origin, $3 id, $4 expected revision, $5 status, $6 expires, $7 data. */
+    /**
+     * $1 now, $2 origin, $3 id, $4 expected revision, $5 status, $6 expires, $7 data,
+     * $8 the writer's lease token (null = unfenced).
+     */
     compareAndSet: `WITH row AS (
         UPDATE ${t} SET previous_status = status, status = $5, revision = $4 + 1,
           expires_at = $6, data = $7,
@@ -47,8 +50,11 @@ export function statementsFor(s: string, channel: string) {
           lease_token = CASE WHEN $5 = 'working' THEN lease_token END,
           lease_expires_at = CASE WHEN $5 = 'working' THEN lease_expires_at END
         WHERE id = $3 AND revision = $4 AND status NOT IN ${TERMINAL} AND ${LIVE}
+          AND ($8::text IS NULL OR lease_token = $8::text)
         RETURNING id, fixed, previous_status, revision)
       SELECT fixed, previous_status, ${changed} FROM row`,
+    /** $1 now, $2 id: what a lost compare-and-set reports, and whether it was fenced out. */
+    casLost: `SELECT fixed, data, status, lease_token FROM ${t} WHERE id = $2 AND ${LIVE}`,
     /** Parameters as `claim` above. */
     claim: `${claim} RETURNING lease_expires_at, lease_taken_over`,
     /**
@@ -67,18 +73,26 @@ export function statementsFor(s: string, channel: string) {
         renewed AS (UPDATE ${t} SET lease_expires_at = ${NOW} + $4::float8
           WHERE id = $2 AND lease_token = $3 AND ${LIVE} RETURNING 1)
       SELECT status, EXISTS (SELECT 1 FROM renewed) AS held FROM head`,
-    /** $1 id, $2 token. */
-    release: `UPDATE ${t} SET lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
-      WHERE id = $1 AND lease_token = $2`,
+    /**
+     * $1 now, $2 id, $3 token. A lease that already ran out is kept (expired) rather than
+     * cleared: nobody knows that run ended cleanly, so the next claim must count it.
+     */
+    release: `UPDATE ${t} SET
+          lease_owner = CASE WHEN lease_expires_at <= ${NOW} THEN lease_owner END,
+          lease_token = CASE WHEN lease_expires_at <= ${NOW} THEN lease_token END,
+          lease_expires_at = CASE WHEN lease_expires_at <= ${NOW} THEN 0 END
+        WHERE id = $2 AND lease_token = $3`,
     /** $1 id, $2 token. Keeps the token, so the next claim counts as an interruption. */
     abandon: `UPDATE ${t} SET lease_expires_at = 0 WHERE id = $1 AND lease_token = $2`,
     /**
      * $1 now, $2 id, $3 token, $4 wait ms. A durable wait: no holder and no token (the claim
      * after it is no interruption), runnable once the database's clock reaches the wake time.
+     * Only a live lease is turned into a wait: one that ran out stays as evidence.
      */
     releaseUntil: `UPDATE ${t} SET lease_owner = '', lease_token = NULL,
         lease_expires_at = ${NOW} + $4::float8
       WHERE id = $2 AND lease_token = $3 AND status = 'working' AND ${LIVE}
+        AND lease_expires_at > ${NOW}
       RETURNING lease_expires_at`,
     /** $1 now, $2 limit. */
     runnable: `SELECT id FROM ${t} WHERE status = 'working' AND ${LIVE}
@@ -88,11 +102,17 @@ export function statementsFor(s: string, channel: string) {
     leased: `SELECT id, lease_owner AS owner FROM ${t} WHERE status = 'working' AND ${LIVE}
         AND lease_expires_at > ${NOW} AND lease_token IS NOT NULL
       ORDER BY lease_expires_at LIMIT $2`,
-    /** $1 now, $2 id, $3 name, $4 value. */
-    saveStep: `INSERT INTO ${s}.steps (task_id, name, value)
-        SELECT id, $3, $4 FROM ${t} WHERE id = $2 AND ${LIVE}
-      ON CONFLICT (task_id, name) DO UPDATE SET value = excluded.value
-      RETURNING 1`,
+    /**
+     * $1 now, $2 id, $3 name, $4 value, $5 the writer's lease token (null = unfenced). No row:
+     * the task is absent; saved false: fenced out. FOR SHARE holds off a claim (which
+     * changes the token) until the step is in, so the check and the insert are one step.
+     */
+    saveStep: `WITH head AS (SELECT id, lease_token FROM ${t} WHERE id = $2 AND ${LIVE} FOR SHARE),
+        saved AS (INSERT INTO ${s}.steps (task_id, name, value)
+          SELECT id, $3, $4 FROM head WHERE $5::text IS NULL OR lease_token = $5::text
+          ON CONFLICT (task_id, name) DO UPDATE SET value = excluded.value
+          RETURNING 1)
+      SELECT EXISTS (SELECT 1 FROM saved) AS saved FROM head`,
     /** $1 now, $2 id. */
     loadSteps: `SELECT st.name, st.value FROM ${s}.steps st JOIN ${t} ON ${t}.id = st.task_id
       WHERE st.task_id = $2 AND ${LIVE}`,

@@ -2,6 +2,7 @@ import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { TaskrailError } from '../../task/errors.js';
 import type { RedisClient } from './scripts.js';
 import type { RedisLocation } from './url.js';
+import { backoffDelayMs, type Backoff } from '../../task/backoff.js';
 
 export type WarningSink = (message: string) => void;
 
@@ -15,8 +16,11 @@ export interface ConnectOptions {
 /** How often a Cluster client re-reads the slot map, to notice a failover nobody wrote through. */
 const TOPOLOGY_CHECK_MS = 5_000;
 
+/** ioredis counts reconnect attempts from 1: 200 ms, 400 ms, … up to 2 s. */
+const RECONNECT: Backoff = { backoffMs: 200, maxBackoffMs: 2000 };
+
 function reconnectDelay(attempt: number): number {
-  return Math.min(100 * 2 ** attempt, 2000);
+  return backoffDelayMs(RECONNECT, attempt);
 }
 
 /**

@@ -12,7 +12,9 @@ import type {
   LeaseDurability,
   ListQuery,
   ReleaseOptions,
+  SaveStepOutcome,
   TaskStore,
+  WriteFence,
 } from '../../store/port.js';
 import { TaskrailError } from '../../task/errors.js';
 import { newToken } from '../../task/ids.js';
@@ -62,6 +64,8 @@ const CREATE_CONFIRM_MS = 5_000;
 const LEASE_CONFIRM_MS = 10_000;
 
 type Reply = Array<string | number | null>;
+/** The reply code of a fenced write the scripts refused (compare-and-set, save-step). */
+const FENCED = 2;
 /** The claim script's reply: lease expiry, interrupted, and when loading fixed, data, steps. */
 type ClaimReply = [number, number, string?, string?, string[]?];
 
@@ -199,7 +203,11 @@ export class RedisTaskStore implements TaskStore {
     return isExpired(task, this.#clock()) ? undefined : task;
   }
 
-  async compareAndSet(next: TaskRecord, expectedRevision: number): Promise<CompareAndSetOutcome> {
+  async compareAndSet(
+    next: TaskRecord,
+    expectedRevision: number,
+    fence?: WriteFence,
+  ): Promise<CompareAndSetOutcome> {
     this.#assertOpen();
     assertNextRevision(next, expectedRevision);
     const data = encodeData(next);
@@ -217,8 +225,11 @@ export class RedisTaskStore implements TaskStore {
         this.#keys.channel,
         this.#origin,
         writeNotice(next),
+        fence?.leaseToken ?? '',
       ],
     )) as Reply;
+    if (reply[0] === FENCED)
+      return { ok: false, fenced: true, current: decodeRecord(reply[1], reply[2]) };
     if (reply[0] === 0) {
       return {
         ok: false,
@@ -282,6 +293,7 @@ export class RedisTaskStore implements TaskStore {
     await this.#scripts.run('release-lease', this.#leaseKeys(id), [
       token,
       options.abandoned === true ? '1' : '0',
+      this.#callerLeaseNow(),
     ]);
   }
 
@@ -313,14 +325,21 @@ export class RedisTaskStore implements TaskStore {
     return findLeased(this.#scanParts(), limit, this.#clock(), this.#callerLeaseNow());
   }
 
-  async saveStep(id: string, name: string, value: unknown): Promise<void> {
+  async saveStep(
+    id: string,
+    name: string,
+    value: unknown,
+    fence?: WriteFence,
+  ): Promise<SaveStepOutcome> {
     this.#assertOpen();
     const saved = await this.#scripts.run(
       'save-step',
       [this.#keys.task(id), this.#keys.steps(id)],
-      [name, JSON.stringify(value ?? null), this.#clock()],
+      [name, JSON.stringify(value ?? null), this.#clock(), fence?.leaseToken ?? ''],
     );
+    if (saved === FENCED) return { ok: false, fenced: true };
     if (saved !== 1) throw new TaskrailError('TASK_NOT_FOUND', `task ${id} not found`);
+    return { ok: true };
   }
 
   async loadSteps(id: string): Promise<Record<string, unknown>> {

@@ -22,6 +22,14 @@ export function storeClosedError(_description?: string): TaskrailError {
   return new TaskrailError('STORE_UNAVAILABLE', 'the task store is closed');
 }
 
+/** A fence admits a write only while its token is the task's stored lease token. */
+export function fenceRefuses(
+  fence: { leaseToken: string } | undefined,
+  storedToken: string | null | undefined,
+): boolean {
+  return fence !== undefined && storedToken !== fence.leaseToken;
+}
+
 export function assertDelayMs(delayMs: number): void {
   if (!Number.isFinite(delayMs) || delayMs < 0) {
     throw new TaskrailError('INVALID_ARGUMENT', `a wait must be ≥ 0 ms, got ${delayMs}`);

@@ -6,17 +6,11 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { walBytes } from './checkpointer.js';
-
-export interface CheckpointWorkerData {
-  path: string;
-  /** Checkpoint once this many committed frames wait in the WAL (SQLite's own default: 1000). */
-  thresholdFrames: number;
-  pageSize: number;
-  pollMs: number;
-}
-
-export type CheckpointWorkerMessage = { type: 'checkpointed'; frames: number } | { type: 'closed' };
+import {
+  walBytes,
+  type CheckpointWorkerData,
+  type CheckpointWorkerMessage,
+} from './checkpoint-messages.js';
 
 function isLockError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;

@@ -1,8 +1,11 @@
-import { statSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
-import type { CheckpointWorkerData, CheckpointWorkerMessage } from './checkpoint-worker.js';
+import {
+  walBytes,
+  type CheckpointWorkerData,
+  type CheckpointWorkerMessage,
+} from './checkpoint-messages.js';
 
 /** SQLite's own `wal_autocheckpoint` default, in pages (frames). */
 export const AUTOCHECKPOINT_FRAMES = 1000;
@@ -10,19 +13,6 @@ export const AUTOCHECKPOINT_FRAMES = 1000;
 const CLOSE_GRACE_MS = 5000;
 /** Until the first write, how often the WAL is looked at (one stat) to start the worker. */
 const WAKE_POLL_MS = 100;
-
-/**
- * Bytes in the WAL. Read with stat, never by opening the -shm or -wal file: closing any
- * descriptor of a file drops every POSIX lock this process holds on it, SQLite's included
- * (https://sqlite.org/howtocorrupt.html#_posix_advisory_locks_canceled_by_a_separate_thread_doing_close_).
- */
-export function walBytes(walPath: string): number {
-  try {
-    return statSync(walPath).size;
-  } catch {
-    return 0; // no WAL yet
-  }
-}
 
 /** A WAL up to this size found at open is checkpointed on the spot (~1 ms on a warm disk). */
 const SMALL_WAL_BYTES = 256 * 1024;

@@ -1,13 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { storeClosedError } from '../shared/checks.js';
 import { isLockError, storeError } from './open-database.js';
+import { backoffDelayMs, type Backoff } from '../../task/backoff.js';
 
 /** SQLite's own (thread-blocking) busy wait per try; longer locks are waited for async. */
 export const SYNC_BUSY_WAIT_MS = 5;
 
-function lockBackoffMs(attempt: number): number {
-  return Math.min(2 * 2 ** attempt, 50) * (0.5 + Math.random() / 2);
-}
+const LOCK_WAIT: Backoff = { backoffMs: 2, maxBackoffMs: 50, jitter: true };
 
 /**
  * Runs one synchronous database operation. SQLite's own busy wait blocks the thread (and so
@@ -37,7 +36,7 @@ async function retryAfterLock<T>(
   deadline: number,
   isClosed: () => boolean,
 ): Promise<T> {
-  await sleep(Math.min(lockBackoffMs(0), deadline - Date.now()));
+  await sleep(Math.min(backoffDelayMs(LOCK_WAIT, 1), deadline - Date.now()));
   for (let attempt = 1; ; attempt += 1) {
     if (isClosed()) throw storeClosedError();
     try {
@@ -45,7 +44,7 @@ async function retryAfterLock<T>(
     } catch (error) {
       const left = deadline - Date.now();
       if (!isLockError(error) || left <= 0) throw storeError(error);
-      await sleep(Math.min(lockBackoffMs(attempt), left));
+      await sleep(Math.min(backoffDelayMs(LOCK_WAIT, attempt + 1), left));
     }
   }
 }

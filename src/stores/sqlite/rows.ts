@@ -61,12 +61,14 @@ export type TaskHead = FixedColumns & {
   revision: number;
   ttl_ms: number | null;
   expires_at: number | null;
+  /** The lease a fenced write must still hold. */
+  lease_token: string | null;
 };
 
 /** TaskHead's columns, in the order rawHead reads them. */
 export const HEAD_COLUMNS =
   'status, revision, ttl_ms, expires_at, ' +
-  'id, principal, tool, arguments, created_at, generation, idempotency_key';
+  'id, principal, tool, arguments, created_at, generation, idempotency_key, lease_token';
 
 export function rawHead(values: unknown[]): TaskHead {
   return {
@@ -81,6 +83,7 @@ export function rawHead(values: unknown[]): TaskHead {
     created_at: values[8],
     generation: values[9],
     idempotency_key: values[10],
+    lease_token: values[11],
   } as TaskHead;
 }
 

@@ -11,7 +11,9 @@ import type {
   ListPage,
   ListQuery,
   ReleaseOptions,
+  SaveStepOutcome,
   TaskStore,
+  WriteFence,
 } from '../../store/port.js';
 import { TaskEvents } from '../../store/events.js';
 import { TaskrailError } from '../../task/errors.js';
@@ -20,7 +22,12 @@ import { isExpired, type TaskRecord } from '../../task/record.js';
 import type { TaskStatus } from '../../task/status.js';
 import { isTerminal } from '../../task/status.js';
 import { systemClock, type Clock } from '../../task/time.js';
-import { assertDelayMs, assertLeaseMs, assertNextRevision } from '../shared/checks.js';
+import {
+  assertDelayMs,
+  assertLeaseMs,
+  assertNextRevision,
+  fenceRefuses,
+} from '../shared/checks.js';
 import { Checkpointer } from './checkpointer.js';
 import { GroupCommit } from './group-commit.js';
 import { SYNC_BUSY_WAIT_MS, withLockWaits } from './lock-wait.js';
@@ -150,10 +157,14 @@ export class SqliteTaskStore implements TaskStore {
     });
   }
 
-  async compareAndSet(next: TaskRecord, expectedRevision: number): Promise<CompareAndSetOutcome> {
+  async compareAndSet(
+    next: TaskRecord,
+    expectedRevision: number,
+    fence?: WriteFence,
+  ): Promise<CompareAndSetOutcome> {
     assertNextRevision(next, expectedRevision);
     const { outcome, previous, row } = await this.#group.write(() =>
-      this.#casInTx(next, expectedRevision, this.#clock()),
+      this.#casInTx(next, expectedRevision, this.#clock(), fence),
     );
     if (outcome.ok && previous !== undefined && row !== undefined) {
       // Listeners get their own copy, read back from the written columns as a `get` would.
@@ -183,7 +194,7 @@ export class SqliteTaskStore implements TaskStore {
     const statement = options.abandoned === true ? this.#sql.abandonLease : this.#sql.releaseLease;
     await this.#group.write(() => {
       this.#cache.drop(id);
-      return statement.run(id, token);
+      return statement.run({ id, token, now: this.#clock() });
     });
   }
 
@@ -191,8 +202,9 @@ export class SqliteTaskStore implements TaskStore {
     assertDelayMs(delayMs);
     return this.#group.write(() => {
       this.#cache.drop(id);
-      const wakeAt = this.#clock() + delayMs;
-      const changed = this.#sql.waitLease.run({ id, token, wake_at: wakeAt }).changes > 0;
+      const now = this.#clock();
+      const wakeAt = now + delayMs;
+      const changed = this.#sql.waitLease.run({ id, token, now, wake_at: wakeAt }).changes > 0;
       return changed ? wakeAt : undefined;
     });
   }
@@ -211,8 +223,14 @@ export class SqliteTaskStore implements TaskStore {
     });
   }
 
-  async saveStep(id: string, name: string, value: unknown): Promise<void> {
-    await this.#group.write(() => this.#saveStepInTx(id, name, JSON.stringify(value ?? null)));
+  async saveStep(
+    id: string,
+    name: string,
+    value: unknown,
+    fence?: WriteFence,
+  ): Promise<SaveStepOutcome> {
+    const json = JSON.stringify(value ?? null);
+    return this.#group.write(() => this.#saveStepInTx(id, name, json, fence));
   }
 
   async loadSteps(id: string): Promise<Record<string, unknown>> {
@@ -251,8 +269,10 @@ export class SqliteTaskStore implements TaskStore {
       // a lock held by another process: the WAL stays, nothing is lost
     }
     this.#db.close();
-    this.#cache.close();
+    // Only now, with no connection of ours left on the file: closing the witness's descriptor
+    // earlier dropped the checkpoint thread's locks (wal-index.ts, SharedShmFile).
     await workerStopped;
+    this.#cache.close();
   }
 
   /**
@@ -326,16 +346,17 @@ export class SqliteTaskStore implements TaskStore {
     return { token, expiresAt, interrupted };
   }
 
-  #casInTx(next: TaskRecord, expected: number, now: number): CasResult {
+  #casInTx(next: TaskRecord, expected: number, now: number, fence?: WriteFence): CasResult {
     const values = this.#sql.selectHead.get(next.id) as unknown[] | undefined;
     const stored = values === undefined ? undefined : rawHead(values);
     if (stored === undefined || isExpired({ expiresAt: stored.expires_at }, now)) {
       return { outcome: { ok: false, current: undefined } };
     }
     const status = stored.status as TaskStatus;
-    if (stored.revision !== expected || isTerminal(status)) {
-      const row = this.#sql.selectTask.get(next.id) as TaskRow;
-      return { outcome: { ok: false, current: rowToRecord(row) } };
+    const fenced = !isTerminal(status) && fenceRefuses(fence, stored.lease_token);
+    if (fenced || stored.revision !== expected || isTerminal(status)) {
+      const current = rowToRecord(this.#sql.selectTask.get(next.id) as TaskRow);
+      return { outcome: fenced ? { ok: false, fenced, current } : { ok: false, current } };
     }
     // One object serves as the statement's parameters and, read back, as the stored record.
     const row = casParams(stored, next, expected);
@@ -394,11 +415,13 @@ export class SqliteTaskStore implements TaskStore {
     return { held, status: row.status };
   }
 
-  #saveStepInTx(id: string, name: string, json: string): void {
-    if (this.#sql.selectVisibleStatus.get({ id, now: this.#clock() }) === undefined) {
-      throw new TaskrailError('TASK_NOT_FOUND', `task ${id} not found`);
-    }
+  #saveStepInTx(id: string, name: string, json: string, fence?: WriteFence): SaveStepOutcome {
+    const row = this.#sql.selectVisibleLease.get({ id, now: this.#clock() }) as
+      { lease_token: string | null } | undefined;
+    if (row === undefined) throw new TaskrailError('TASK_NOT_FOUND', `task ${id} not found`);
+    if (fenceRefuses(fence, row.lease_token)) return { ok: false, fenced: true };
     this.#sql.upsertStep.run(id, name, json);
+    return { ok: true };
   }
 
   #sweepInTx(limit: number): string[] {

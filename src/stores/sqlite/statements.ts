@@ -32,6 +32,7 @@ const STATEMENT_SQL = {
   selectVisibleTask: `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = ? AND (expires_at IS NULL OR expires_at > ?)`,
   selectHead: `SELECT ${HEAD_COLUMNS} FROM tasks WHERE id = ?`,
   selectVisibleStatus: `SELECT status FROM tasks WHERE id = @id AND ${VISIBLE}`,
+  selectVisibleLease: `SELECT lease_token FROM tasks WHERE id = @id AND ${VISIBLE}`,
   selectByIdempotencyKey: `SELECT ${TASK_COLUMNS} FROM tasks WHERE principal = ? AND idempotency_key = ?`,
   updateTask: `UPDATE tasks SET ${ASSIGNMENTS}, ${KEEP_LEASE_IF_WORKING} ${CAS_WHERE}`,
   updateTaskAndExpiry: `UPDATE tasks SET ${WITH_EXPIRY}, ${KEEP_LEASE_IF_WORKING} ${CAS_WHERE}`,
@@ -44,16 +45,19 @@ const STATEMENT_SQL = {
   selectClaimRow: `SELECT ${TASK_COLUMNS}, lease_owner, lease_token, lease_expires_at FROM tasks WHERE id = ?`,
   setLease: 'UPDATE tasks SET lease_owner = ?, lease_token = ?, lease_expires_at = ? WHERE id = ?',
   renewLease: 'UPDATE tasks SET lease_expires_at = ? WHERE id = ? AND lease_token = ?',
-  releaseLease:
-    'UPDATE tasks SET lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL ' +
-    'WHERE id = ? AND lease_token = ?',
+  // A lease that already ran out is kept (expired) instead: see `abandonLease`.
+  releaseLease: `UPDATE tasks SET
+       lease_owner = CASE WHEN lease_expires_at > @now THEN NULL ELSE lease_owner END,
+       lease_token = CASE WHEN lease_expires_at > @now THEN NULL ELSE lease_token END,
+       lease_expires_at = CASE WHEN lease_expires_at > @now THEN NULL ELSE 0 END
+     WHERE id = @id AND lease_token = @token`,
   // The lease stays, expired: the next claim sees an interrupted run.
-  abandonLease: 'UPDATE tasks SET lease_expires_at = 0 WHERE id = ? AND lease_token = ?',
+  abandonLease: 'UPDATE tasks SET lease_expires_at = 0 WHERE id = @id AND lease_token = @token',
   // A durable wait: no holder, no token (the claim after it is no interruption), and runnable
   // only once the store's clock reaches the wake time.
   waitLease:
     "UPDATE tasks SET lease_owner = '', lease_token = NULL, lease_expires_at = @wake_at " +
-    "WHERE id = @id AND lease_token = @token AND status = 'working'",
+    "WHERE id = @id AND lease_token = @token AND status = 'working' AND lease_expires_at > @now",
   selectLeased: `SELECT id, lease_owner AS owner FROM tasks
        WHERE status = 'working' AND ${VISIBLE} AND lease_expires_at > @now
          AND lease_token IS NOT NULL

@@ -20,13 +20,16 @@ const WAL_INDEX_VERSION = 3007000;
  * change the header too: the next check is then a precise one.
  */
 export class WalIndexWitness {
+  readonly #file: SharedShmFile;
   readonly #fd: number;
   readonly #seen = Buffer.alloc(HEADER_BYTES);
   readonly #read = Buffer.alloc(HEADER_BYTES);
   #remembered = false;
+  #closed = false;
 
-  private constructor(fd: number) {
-    this.#fd = fd;
+  private constructor(file: SharedShmFile) {
+    this.#file = file;
+    this.#fd = file.fd;
   }
 
   /**
@@ -35,15 +38,11 @@ export class WalIndexWitness {
    * wal-index): the caller then checks precisely every time.
    */
   static open(dbPath: string): WalIndexWitness | undefined {
-    let fd: number;
-    try {
-      fd = openSync(`${dbPath}-shm`, 'r');
-    } catch {
-      return undefined;
-    }
-    const witness = new WalIndexWitness(fd);
+    const file = SharedShmFile.acquire(`${dbPath}-shm`);
+    if (file === undefined) return undefined;
+    const witness = new WalIndexWitness(file);
     if (witness.#readHeader() && witness.#looksLikeWalIndex()) return witness;
-    closeSync(fd);
+    // Not released: SQLite may hold locks on this file in this process (see SharedShmFile).
     return undefined;
   }
 
@@ -58,9 +57,12 @@ export class WalIndexWitness {
     this.#remembered = true;
   }
 
+  /** Call only once the store's connections to the file are closed (see SharedShmFile). */
   close(): void {
     this.#remembered = false;
-    closeSync(this.#fd);
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#file.release();
   }
 
   #readHeader(): boolean {
@@ -75,5 +77,53 @@ export class WalIndexWitness {
   #looksLikeWalIndex(): boolean {
     const version = endianness() === 'LE' ? this.#read.readUInt32LE(0) : this.#read.readUInt32BE(0);
     return version === WAL_INDEX_VERSION;
+  }
+}
+
+/**
+ * One read-only descriptor of a `-shm` file per process, shared by every witness of it.
+ * SQLite keeps its WAL locks (the write lock, the readers' marks, the "dead man switch" that
+ * tells a newcomer the wal-index is live) as POSIX advisory locks on this file, and POSIX
+ * drops every lock a process holds on a file when the process closes any descriptor of it
+ * (https://sqlite.org/howtocorrupt.html#_posix_advisory_locks_canceled_by_a_separate_thread_doing_close_).
+ * A witness that closed its own descriptor while another connection of the process (the
+ * checkpoint thread mid-checkpoint, a second store on the file) held a lock let another
+ * process write the WAL at the same time: commits were lost. So the descriptor is closed only
+ * when the last witness of the file lets go, which the store does after closing its
+ * connections and stopping its checkpoint thread.
+ */
+class SharedShmFile {
+  static readonly #open = new Map<string, SharedShmFile>();
+  readonly fd: number;
+  readonly #path: string;
+  #holders = 1;
+
+  private constructor(path: string, fd: number) {
+    this.#path = path;
+    this.fd = fd;
+  }
+
+  static acquire(path: string): SharedShmFile | undefined {
+    const shared = SharedShmFile.#open.get(path);
+    if (shared !== undefined) {
+      shared.#holders += 1;
+      return shared;
+    }
+    let fd: number;
+    try {
+      fd = openSync(path, 'r');
+    } catch {
+      return undefined;
+    }
+    const file = new SharedShmFile(path, fd);
+    SharedShmFile.#open.set(path, file);
+    return file;
+  }
+
+  release(): void {
+    this.#holders -= 1;
+    if (this.#holders > 0) return;
+    SharedShmFile.#open.delete(this.#path);
+    closeSync(this.fd);
   }
 }

@@ -4,6 +4,7 @@ import { registerCompareAndSetCases } from './compare-and-set.js';
 import { registerCreateLeaseCases } from './create-lease.js';
 import { registerEventCases } from './events.js';
 import { registerExpiryCases } from './expiry.js';
+import { registerFencingCases } from './fencing.js';
 import { caseDefiner, type StoreContractOptions, type StoreFactory } from './harness.js';
 import { registerIdempotencyCases } from './idempotency.js';
 import { registerLeaseCases } from './leases.js';
@@ -47,6 +48,7 @@ export function taskStoreContract(
     void describe('leases taken at creation', () => registerCreateLeaseCases(define));
     void describe('leases of gone holders', () => registerTakeoverCases(define));
     void describe('durable waits', () => registerWaitCases(define));
+    void describe('fenced writes', () => registerFencingCases(define));
     void describe('steps', () => registerStepCases(define));
     void describe('list', () => registerListCases(define));
     void describe('events', () => registerEventCases(define));

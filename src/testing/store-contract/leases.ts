@@ -174,4 +174,32 @@ export function registerLeaseCases(define: DefineCase): void {
     const fourth = await h.store.claim(task.id, 'worker-3', 60_000);
     assert.equal(fourth?.interrupted, false, 'a plain release leaves no trace');
   });
+
+  define('releasing a lease that already ran out keeps the interruption on record', async (h) => {
+    const task = await h.create();
+    const first = await h.store.claim(task.id, 'worker-1', 1000);
+    assert.ok(first);
+    h.clock.advance(1000);
+    // A plain release, but the lease ran out first: nobody knows that run ended cleanly.
+    await h.store.releaseLease(task.id, first.token);
+    assert.deepEqual(await h.store.findRunnable(10), [task.id]);
+    const second = await h.store.claim(task.id, 'worker-2', 1000);
+    assert.equal(second?.interrupted, true, 'the next claim counts the lost run');
+  });
+
+  define('a re-claim after a lost lease is an interruption whatever the loser does', async (h) => {
+    const task = await h.create();
+    const first = await h.store.claim(task.id, 'worker-1', 1000);
+    assert.ok(first);
+    h.clock.advance(1000);
+    const second = await h.store.claim(task.id, 'worker-2', 1000);
+    assert.equal(second?.interrupted, true);
+    // The cut-off holder comes back and lets go: its token no longer holds anything.
+    await h.store.releaseLease(task.id, first.token);
+    await h.store.releaseLease(task.id, first.token, { abandoned: true });
+    assert.equal(await h.store.claim(task.id, 'worker-3', 1000), undefined, 'still held');
+    h.clock.advance(1000);
+    await h.store.releaseLease(task.id, second?.token ?? '');
+    assert.equal((await h.store.claim(task.id, 'worker-3', 1000))?.interrupted, true);
+  });
 }

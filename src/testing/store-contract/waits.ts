@@ -64,4 +64,16 @@ export function registerWaitCases(define: DefineCase): void {
       assert.equal(loaded?.statusMessage, 'attempt 2 of 3 soon');
     },
   );
+
+  define(
+    'a lease that ran out is not turned into a wait: the next claim is an interruption',
+    async (h) => {
+      const task = await h.create();
+      const grant = await h.store.claim(task.id, 'worker-1', 1000);
+      assert.ok(grant);
+      h.clock.advance(1000);
+      assert.equal(await h.store.releaseUntil(task.id, grant.token, 5000), undefined);
+      assert.equal((await h.store.claim(task.id, 'worker-2', 1000))?.interrupted, true);
+    },
+  );
 }

@@ -1,17 +1,23 @@
 --[[
-  Write a task's next version if the stored revision is the expected one and it is not terminal.
+  Write a task's next version if the stored revision is the expected one and it is not terminal;
+  a fenced write (ARGV[10] a lease token) also only while that token is the task's lease.
   Leaving 'working' deletes the lease; entering it makes the task runnable.
   KEYS[1] P:{b}:task:<id>   read/write
   KEYS[2] P:{b}:working     write
   KEYS[3] P:{b}:expiry      write when expiresAt changed
   ARGV: 1 expected revision, 2 data JSON, 3 status, 4 expiresAt ('' = never),
-        5 redis expiry in ms ('' = none), 6 now, 7 channel, 8 origin, 9 the notice body
+        5 redis expiry in ms ('' = none), 6 now, 7 channel, 8 origin, 9 the notice body,
+        10 the writer's lease token ('' = unfenced)
   Returns {1, fixed, previous status} | {0} absent or expired | {0, fixed, data} lost the race
+          | {2, fixed, data} fenced: another lease (or none) holds the task
 ]]
 local now = tonumber(ARGV[6])
-local cur = redis.call('HMGET', KEYS[1], 'revision', 'status', 'expiresAt', 'member', 'fixed', 'data')
+local cur = redis.call('HMGET', KEYS[1], 'revision', 'status', 'expiresAt', 'member', 'fixed', 'data',
+  'leaseToken')
 if not isLive(cur[3], now) then return {0} end
-if tonumber(cur[1]) ~= tonumber(ARGV[1]) or terminal[cur[2]] then return {0, cur[5], cur[6]} end
+if terminal[cur[2]] then return {0, cur[5], cur[6]} end
+if ARGV[10] ~= '' and cur[7] ~= ARGV[10] then return {2, cur[5], cur[6]} end
+if tonumber(cur[1]) ~= tonumber(ARGV[1]) then return {0, cur[5], cur[6]} end
 redis.call('HSET', KEYS[1], 'data', ARGV[2], 'revision', tonumber(ARGV[1]) + 1, 'status', ARGV[3])
 if ARGV[3] ~= 'working' then
   redis.call('HDEL', KEYS[1], 'leaseToken', 'leaseOwner', 'leaseExpiresAt')

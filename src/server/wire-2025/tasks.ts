@@ -7,9 +7,9 @@ import {
 } from '../../protocol/wire-2025.js';
 import { isExpired, type JsonObject, type TaskRecord } from '../../task/record.js';
 import { isTerminal } from '../../task/status.js';
-import { ANONYMOUS, principalOf } from '../core/principal.js';
+import { ANONYMOUS, principalOf } from '../tasks/principal.js';
 import { SESSION_META, sessionOf, type Wire2025Deps } from './deps.js';
-import { runTaskOperation } from '../core/task-methods.js';
+import { runTaskOperation } from '../tasks/operations.js';
 import { invalidParams, protocolErrorOf, rethrowing, taskNotFound } from './rpc.js';
 import { InputForwarder } from './input-2025.js';
 

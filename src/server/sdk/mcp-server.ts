@@ -7,14 +7,15 @@ import {
 import * as z from 'zod/v4';
 import { TASKS_EXTENSION } from '../../protocol/index.js';
 import type { JsonObject } from '../../task/record.js';
-import type { ToolRegistry } from './registry.js';
-import type { TaskRuntimeFace } from './runtime-port.js';
-import { callTaskTool } from './tool-call.js';
-import { DEFAULT_INLINE_WAIT_MS } from './inline-wait.js';
+import type { ToolRegistry } from '../tasks/tool-registry.js';
+import type { TaskRuntimeFace } from '../tasks/runtime-port.js';
+import { callTaskTool } from './tools-call.js';
+import { DEFAULT_INLINE_WAIT_MS } from '../tasks/inline-wait.js';
 import { registerFallbackTools } from './fallback-tools.js';
-import { surfaceCallTrouble, type TroubleReporter } from './server-trouble.js';
+import type { TroubleReporter } from '../tasks/server-trouble.js';
+import { surfaceCallTrouble } from './call-trouble.js';
 import { assertToolsCallWrapped, wrapToolsCall, type ToolsCallWrapper } from './tools-call-hook.js';
-import type { InstanceContext, McpConfigurer, RegisteredTaskTool } from './types.js';
+import type { InstanceContext, McpConfigurer, RegisteredTaskTool } from '../tasks/types.js';
 import { normalizeTaskOption } from '../../runtime/tool.js';
 import { schemaConvertedOnce } from './schema-once.js';
 

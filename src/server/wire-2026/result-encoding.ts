@@ -1,6 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { isObject, META, type RequestId } from '../protocol/index.js';
-import type { JsonObject } from '../task/record.js';
+import { isObject, META, type RequestId } from '../../protocol/index.js';
+import type { JsonObject } from '../../task/record.js';
 
 /** The keys of a result the front encodes itself. */
 const PLAIN_KEYS = new Set(['content', 'structuredContent', 'isError']);

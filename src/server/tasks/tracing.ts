@@ -1,5 +1,5 @@
-import { traced } from '../runtime/tracing.js';
-import type { TaskRuntimeFace } from './core/runtime-port.js';
+import { traced } from '../../runtime/tracing.js';
+import type { TaskRuntimeFace } from './runtime-port.js';
 
 /**
  * The runtime face with an OpenTelemetry span around task creation and each `tasks/*` call

@@ -16,11 +16,17 @@ import {
 import { assertIdempotencyKey } from '../../runtime/idempotency.js';
 import { normalizeTaskOption } from '../../runtime/tool.js';
 import type { InputRequest, JsonObject, TaskRecord } from '../../task/record.js';
-import { envelopeCapabilities, principalOf } from './principal.js';
-import { isServerTrouble, noteCallTrouble } from './server-trouble.js';
-import type { TaskRuntimeFace } from './runtime-port.js';
-import type { RegisteredTaskTool } from './types.js';
-import { callBehindTheScenes, DEFAULT_INLINE_WAIT_MS, type InlineRequest } from './inline-wait.js';
+import { envelopeCapabilities, principalOf } from '../tasks/principal.js';
+import { isServerTrouble } from '../tasks/server-trouble.js';
+import { noteCallTrouble } from './call-trouble.js';
+import { objectResponses } from '../tasks/operations.js';
+import type { TaskRuntimeFace } from '../tasks/runtime-port.js';
+import type { RegisteredTaskTool } from '../tasks/types.js';
+import {
+  callBehindTheScenes,
+  DEFAULT_INLINE_WAIT_MS,
+  type InlineRequest,
+} from '../tasks/inline-wait.js';
 
 /** What an McpServer tool callback returns; a CreateTaskResult passes through the SDK as-is. */
 type CallOutcome = CallToolResult;
@@ -28,15 +34,6 @@ type CallOutcome = CallToolResult;
 function clientCapabilities(ctx: ServerContext): JsonObject {
   const caps = envelopeCapabilities(ctx);
   return isObject(caps) ? caps : {};
-}
-
-/** Only answers that are objects can be elicitation/sampling/roots results. */
-export function objectResponses(
-  raw: Record<string, unknown> | undefined,
-): Record<string, JsonObject> {
-  const responses: Record<string, JsonObject> = {};
-  for (const [key, value] of Object.entries(raw ?? {})) if (isObject(value)) responses[key] = value;
-  return responses;
 }
 
 function askFirst(requests: Record<string, InputRequest>): CallOutcome {

@@ -4,10 +4,11 @@ import { withStructuredText } from '../../protocol/index.js';
 import { isPlausibleTaskId } from '../../task/ids.js';
 import type { JsonObject, TaskRecord } from '../../task/record.js';
 import { isTerminal } from '../../task/status.js';
-import { principalOf } from './principal.js';
-import type { TaskRuntimeFace } from './runtime-port.js';
-import { endedWithoutResult, questionsOf, taskHandle } from './task-handle.js';
-import { isServerTrouble, noteCallTrouble } from './server-trouble.js';
+import { principalOf } from '../tasks/principal.js';
+import type { TaskRuntimeFace } from '../tasks/runtime-port.js';
+import { endedWithoutResult, questionsOf, taskHandle } from '../tasks/task-handle.js';
+import { isServerTrouble } from '../tasks/server-trouble.js';
+import { noteCallTrouble } from './call-trouble.js';
 import { schemaConvertedOnce } from './schema-once.js';
 
 /**

@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { AuthInfo } from '@modelcontextprotocol/server';
 import { TaskrailError } from '../../task/errors.js';
-import { ANONYMOUS, authInfoFor, principalOfAuthInfo } from './principal.js';
+import { ANONYMOUS, authInfoFor, principalOfAuthInfo } from '../tasks/principal.js';
 
 /** Bearer tokens → principal names (`{"s3cret-a": "alice"}`). */
 export type TokenMap = Readonly<Record<string, string>>;

@@ -8,19 +8,19 @@ import {
   withStructuredText,
   type HeaderReader,
   type IncomingRequest,
-} from '../protocol/index.js';
-import { normalizeTaskOption } from '../runtime/tool.js';
-import type { JsonObject } from '../task/record.js';
-import type { FrontCreateDeps } from './front-create.js';
-import { missingFor } from './front-gates.js';
-import { isJsonContentType, mirrorsParamHeaders, validArguments } from './front-plain.js';
-import { encodePlainResult, sdkResultMessage } from './front-result.js';
-import type { ToolRegistry } from './core/registry.js';
-import { callBehindTheScenes, DEFAULT_INLINE_WAIT_MS } from './core/inline-wait.js';
-import { sdkResultEncoder, type EncodedReply } from './core/sdk-encode.js';
-import { isServerTrouble, troubleWire } from './core/server-trouble.js';
-import { checkWire2026, errorReply, type Reply } from './task-methods.js';
-import type { RegisteredTaskTool } from './core/types.js';
+} from '../../protocol/index.js';
+import { normalizeTaskOption } from '../../runtime/tool.js';
+import type { JsonObject } from '../../task/record.js';
+import type { FrontCreateDeps } from './tools-call-create.js';
+import { missingFor } from './capability-gate.js';
+import { isJsonContentType, mirrorsParamHeaders, validArguments } from './plain-call.js';
+import { encodePlainResult, sdkResultMessage } from './result-encoding.js';
+import type { ToolRegistry } from '../tasks/tool-registry.js';
+import { callBehindTheScenes, DEFAULT_INLINE_WAIT_MS } from '../tasks/inline-wait.js';
+import { sdkResultEncoder, type EncodedReply } from '../sdk/encode-result.js';
+import { isServerTrouble, troubleWire } from '../tasks/server-trouble.js';
+import { checkWire2026, errorReply, type Reply } from './tasks.js';
+import type { RegisteredTaskTool } from '../tasks/types.js';
 
 export interface FrontSyncDeps extends FrontCreateDeps {
   fallbackTools?: boolean;

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from '../runtime/api.js';
-import type { JsonObject } from '../task/record.js';
+import type { Logger } from '../../runtime/api.js';
+import type { JsonObject } from '../../task/record.js';
 
 type NodeHandler = (req: IncomingMessage, res: ServerResponse) => void;
 type DebugLog = NonNullable<Logger['debug']>;

@@ -1,5 +1,5 @@
-import type { JsonObject, TaskRecord } from '../task/record.js';
-import { taskResult } from './core/task-methods.js';
+import type { JsonObject, TaskRecord } from '../../task/record.js';
+import { taskResult } from '../tasks/operations.js';
 
 /** Bounds: tasks remembered, and the longest answer kept (a large result is encoded each time). */
 const MAX_TASKS = 1000;

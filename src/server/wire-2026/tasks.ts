@@ -9,11 +9,11 @@ import {
   type Wire2026Envelope,
   type RequestId,
   type WireError,
-} from '../protocol/index.js';
-import type { JsonObject } from '../task/record.js';
-import type { TaskRuntimeFace } from './core/runtime-port.js';
-import { runTaskRequest, taskResult } from './core/task-methods.js';
-import { getAnswersOf } from './get-answers.js';
+} from '../../protocol/index.js';
+import type { JsonObject } from '../../task/record.js';
+import type { TaskRuntimeFace } from '../tasks/runtime-port.js';
+import { runTaskRequest, taskResult } from '../tasks/operations.js';
+import { getAnswersOf } from './tasks-get-cache.js';
 
 /** A finished HTTP answer: status and JSON body (empty for 202). */
 export interface Reply {

@@ -8,17 +8,17 @@ import {
   resultMessage,
   type HeaderReader,
   type IncomingRequest,
-} from '../protocol/index.js';
-import { normalizeTaskOption } from '../runtime/tool.js';
-import type { JsonObject } from '../task/record.js';
-import { missingFor } from './front-gates.js';
-import { isJsonContentType, mirrorsParamHeaders, validArguments } from './front-plain.js';
-import type { ToolRegistry } from './core/registry.js';
-import type { TaskRuntimeFace } from './core/runtime-port.js';
-import { isServerTrouble, troubleWire } from './core/server-trouble.js';
-import { checkWire2026, errorReply, type Reply } from './task-methods.js';
-import { startToolTask } from './core/tool-call.js';
-import type { RegisteredTaskTool } from './core/types.js';
+} from '../../protocol/index.js';
+import { normalizeTaskOption } from '../../runtime/tool.js';
+import type { JsonObject } from '../../task/record.js';
+import { missingFor } from './capability-gate.js';
+import { isJsonContentType, mirrorsParamHeaders, validArguments } from './plain-call.js';
+import type { ToolRegistry } from '../tasks/tool-registry.js';
+import type { TaskRuntimeFace } from '../tasks/runtime-port.js';
+import { isServerTrouble, troubleWire } from '../tasks/server-trouble.js';
+import { checkWire2026, errorReply, type Reply } from './tasks.js';
+import { startToolTask } from '../sdk/tools-call.js';
+import type { RegisteredTaskTool } from '../tasks/types.js';
 
 export interface FrontCreateDeps {
   runtime: () => TaskRuntimeFace;

@@ -7,11 +7,11 @@ import {
   type IncomingRequest,
   type Wire2026Envelope,
   type WireError,
-} from '../protocol/index.js';
-import type { JsonObject } from '../task/record.js';
-import { normalizeTaskOption } from '../runtime/tool.js';
-import type { ToolRegistry } from './core/registry.js';
-import { checkWire2026, errorReply, type Reply } from './task-methods.js';
+} from '../../protocol/index.js';
+import type { JsonObject } from '../../task/record.js';
+import { normalizeTaskOption } from '../../runtime/tool.js';
+import type { ToolRegistry } from '../tasks/tool-registry.js';
+import { checkWire2026, errorReply, type Reply } from './tasks.js';
 
 /**
  * -32021 (HTTP 400) for a 2026-07-28 `tools/call` that lacks a capability the tool needs: the

@@ -1,7 +1,7 @@
 import type { StandardSchemaV1 } from '@modelcontextprotocol/server';
-import { isObject } from '../protocol/index.js';
-import type { JsonObject } from '../task/record.js';
-import type { RegisteredTaskTool } from './core/types.js';
+import { isObject } from '../../protocol/index.js';
+import type { JsonObject } from '../../task/record.js';
+import type { RegisteredTaskTool } from '../tasks/types.js';
 
 /**
  * Checks shared by the `tools/call` fast paths in front of the SDK (task creation, synchronous

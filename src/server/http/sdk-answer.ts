@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthInfo } from '@modelcontextprotocol/server';
-import { troubleStatus } from './core/server-trouble.js';
+import { troubleStatus } from '../tasks/server-trouble.js';
 
 type SdkFetch = (
   request: Request,

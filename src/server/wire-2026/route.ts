@@ -10,16 +10,16 @@ import {
   peekId,
   readRequest,
   type HeaderReader,
-} from '../protocol/index.js';
-import type { JsonObject } from '../task/record.js';
-import { nestingExceeds } from './core/body.js';
-import { routeListen, type ListenHub, type ListenStream } from './listen/index.js';
-import type { ToolRegistry } from './core/registry.js';
-import type { TaskRuntimeFace } from './core/runtime-port.js';
-import { capabilityGate } from './front-gates.js';
-import { createInFront } from './front-create.js';
-import { callInFront, type ClosedSignal } from './front-sync.js';
-import { errorReply, serveTaskMethod, type Reply } from './task-methods.js';
+} from '../../protocol/index.js';
+import type { JsonObject } from '../../task/record.js';
+import { nestingExceeds } from '../http/body.js';
+import { routeListen, type ListenHub, type ListenStream } from '../listen/index.js';
+import type { ToolRegistry } from '../tasks/tool-registry.js';
+import type { TaskRuntimeFace } from '../tasks/runtime-port.js';
+import { capabilityGate } from './capability-gate.js';
+import { createInFront } from './tools-call-create.js';
+import { callInFront, type ClosedSignal } from './tools-call-inline.js';
+import { errorReply, serveTaskMethod, type Reply } from './tasks.js';
 
 /** Either an answer made here, or the parsed body for the SDK handler. */
 export type Decision =

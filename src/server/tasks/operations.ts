@@ -16,7 +16,6 @@ import { isPlausibleTaskId } from '../../task/ids.js';
 import type { JsonObject, TaskRecord } from '../../task/record.js';
 import type { TaskRuntimeFace } from './runtime-port.js';
 import { isServerTrouble, troubleWire } from './server-trouble.js';
-import { objectResponses } from './tool-call.js';
 
 /**
  * The one implementation of `tasks/*` behind every transport (HTTP front, stdio) and both wires
@@ -26,6 +25,15 @@ import { objectResponses } from './tool-call.js';
 
 /** A JSON-RPC answer: the result, or the error with the HTTP status it goes out with. */
 export type TaskAnswer = { result: JsonObject } | { error: WireError };
+
+/** Only answers that are objects can be elicitation/sampling/roots results. */
+export function objectResponses(
+  raw: Record<string, unknown> | undefined,
+): Record<string, JsonObject> {
+  const responses: Record<string, JsonObject> = {};
+  for (const [key, value] of Object.entries(raw ?? {})) if (isObject(value)) responses[key] = value;
+  return responses;
+}
 
 /** The runtime call behind each method; undefined: no such task for this caller. */
 type Operation = (

@@ -1,0 +1,57 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { backoffDelayMs } from '../../src/task/backoff.js';
+
+describe('backoffDelayMs', () => {
+  it('grows by the factor from backoffMs, first retry first', () => {
+    const backoff = { backoffMs: 1000, backoffFactor: 3, maxBackoffMs: 1_000_000 };
+    assert.deepEqual(
+      [1, 2, 3, 4].map((retry) => backoffDelayMs(backoff, retry)),
+      [1000, 3000, 9000, 27000],
+    );
+  });
+
+  it('doubles when no factor is given', () => {
+    const backoff = { backoffMs: 25, maxBackoffMs: 10_000 };
+    assert.deepEqual(
+      [1, 2, 3].map((retry) => backoffDelayMs(backoff, retry)),
+      [25, 50, 100],
+    );
+  });
+
+  it('never exceeds maxBackoffMs, however many retries', () => {
+    const backoff = { backoffMs: 100, maxBackoffMs: 2000 };
+    assert.equal(backoffDelayMs(backoff, 5), 1600);
+    assert.equal(backoffDelayMs(backoff, 6), 2000);
+    assert.equal(backoffDelayMs(backoff, 10_000), 2000);
+  });
+
+  it('treats a retry below 1 as the first', () => {
+    const backoff = { backoffMs: 100, maxBackoffMs: 2000 };
+    assert.equal(backoffDelayMs(backoff, 0), 100);
+    assert.equal(backoffDelayMs(backoff, -3), 100);
+  });
+
+  it('jitters the capped delay into [½·delay, delay)', () => {
+    const backoff = { backoffMs: 100, maxBackoffMs: 300, jitter: true };
+    assert.equal(
+      backoffDelayMs(backoff, 1, () => 0),
+      50,
+    );
+    assert.equal(
+      backoffDelayMs(backoff, 9, () => 0.5),
+      225,
+    );
+    for (let i = 0; i < 100; i += 1) {
+      const delay = backoffDelayMs(backoff, 3);
+      assert.ok(delay >= 150 && delay < 300, `${delay} outside [150, 300)`);
+    }
+  });
+
+  it('does not jitter unless asked', () => {
+    assert.equal(
+      backoffDelayMs({ backoffMs: 100, maxBackoffMs: 300 }, 2, () => 0),
+      200,
+    );
+  });
+});
