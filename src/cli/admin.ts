@@ -6,14 +6,12 @@ import { pendingInputRequests, type TaskRecord } from '../task/record.js';
 import { isTerminal } from '../task/status.js';
 import { isoTime } from '../task/time.js';
 import {
-  isTaskOutcome,
   listByOutcome,
   OUTCOME_SCAN_LIMIT,
-  outcomeOf,
-  TOOL_ERROR,
   type OutcomeListQuery,
-  type TaskOutcome,
 } from '../server/admin/outcomes.js';
+import { EXIT_CODES } from '../client/outcome.js';
+import { isTaskOutcome, outcomeOf, splitOutcomeList, type TaskOutcome } from '../task/outcome.js';
 import { cancel } from '../task/transitions.js';
 
 interface StoreFlag {
@@ -28,12 +26,6 @@ interface ListFlags extends StoreFlag {
   json?: boolean;
 }
 
-/** Exit codes shared with `call` and `tasks` (interface.md). */
-const EXIT_TOOL_ERROR = 1;
-const EXIT_FAILED = 2;
-const EXIT_CANCELLED = 3;
-/** An unknown or expired task (interface.md: "task lost"). */
-const EXIT_LOST = 4;
 /** An id prefix scans this many tasks at most. */
 const SCAN_LIMIT = OUTCOME_SCAN_LIMIT;
 
@@ -43,7 +35,7 @@ const SCAN_LIMIT = OUTCOME_SCAN_LIMIT;
  * `/metrics`), such a task is a tool error and not `completed`.
  */
 function parseStatuses(value: string): TaskOutcome[] {
-  const statuses = value.split(',').map((s) => (s.trim() === 'tool-error' ? TOOL_ERROR : s.trim()));
+  const statuses = splitOutcomeList(value);
   if (!statuses.every(isTaskOutcome)) {
     throw new InvalidArgumentError(
       'must be working, input_required, completed, tool_error, failed or cancelled (comma-separated)',
@@ -183,11 +175,12 @@ async function cancelTask(store: TaskStore, idOrPrefix: string, message: string)
   return exitCodeOf(after);
 }
 
+/** The exit code `call` and `tasks` give the same ending; a task not ended yet counts as lost. */
 function exitCodeOf(task: TaskRecord): number {
-  if (task.status === 'cancelled') return EXIT_CANCELLED;
-  if (task.status === 'failed') return EXIT_FAILED;
-  if (task.status === 'completed') return task.result?.['isError'] === true ? EXIT_TOOL_ERROR : 0;
-  return EXIT_LOST;
+  const outcome = outcomeOf(task);
+  return outcome === 'working' || outcome === 'input_required'
+    ? EXIT_CODES.lost
+    : EXIT_CODES[outcome];
 }
 
 /** The task with this id, else the one task whose id starts with it (ids are long). */
@@ -211,5 +204,5 @@ async function findTask(store: TaskStore, idOrPrefix: string): Promise<TaskRecor
 
 function lost(id: string): number {
   process.stderr.write(`taskrail: task ${id} not found (unknown or expired)\n`);
-  return EXIT_LOST;
+  return EXIT_CODES.lost;
 }

@@ -5,9 +5,8 @@ import {
   type CallOutcome,
   type ToolCall,
 } from '../client/index.js';
+import { EXIT_USAGE } from '../client/outcome.js';
 import type { ProgressLine } from './host-progress.js';
-
-export const EXIT_USAGE = 4;
 
 /**
  * SIGINTs closer together than this are one keypress: `npm exec`/`npx` forwards the terminal's

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from 'commander';
+import { EXIT_USAGE } from '../client/outcome.js';
 import { packageVersion } from './package-info.js';
 
-/** Usage errors exit 4 (interface.md); --help and --version exit 0. */
-export const EXIT_USAGE = 4;
+// Usage errors exit EXIT_USAGE; --help and --version exit 0.
 
 type Register = (program: Command) => void;
 

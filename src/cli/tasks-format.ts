@@ -9,7 +9,7 @@ export function formatAge(ms: number): string {
   return `${Math.floor(s / 86_400)}d`;
 }
 
-/** The `tasks show --json` object: the fields interface.md fixes, then a few extras. */
+/** The `tasks show --json` object: the fields docs/host-client.md lists, then a few extras. */
 /** The wire the task lives on; an entry without `protocolVersion` is on 2026-07-28. */
 function wireOf(e: LedgerEntry): string {
   return e.protocolVersion ?? '2026-07-28';

@@ -7,8 +7,10 @@ import {
   type Ledger,
   type LedgerEntry,
 } from '../client/index.js';
-import { WIRE_2025_VERSION, Session2025 } from '../client/session-2025.js';
+import { Session2025 } from '../client/session-2025.js';
+import { WIRE_2025_VERSION } from '../protocol/constants.js';
 import { packageVersion } from '../client/package-version.js';
+import { outcomeOfStatus, splitOutcomeList } from '../task/outcome.js';
 import { bearerFrom } from './options.js';
 import { formatAge, showJson } from './tasks-format.js';
 
@@ -36,9 +38,7 @@ const STATUS_FILTERS = [
 
 /** Parses `--status a,b`; `tool-error` is taken for `tool_error`. */
 export function parseStatusFilter(value: string): Set<string> {
-  const statuses = value
-    .split(',')
-    .map((s) => (s.trim() === 'tool-error' ? 'tool_error' : s.trim()));
+  const statuses = splitOutcomeList(value);
   const known: readonly string[] = STATUS_FILTERS;
   if (!statuses.every((s) => known.includes(s))) {
     throw new InvalidArgumentError(`must be ${STATUS_FILTERS.join(', ')} (comma-separated)`);
@@ -51,9 +51,7 @@ export function parseStatusFilter(value: string): Set<string> {
  * a task that completed with an `isError` result is a `tool_error`, as on the dashboard.
  */
 function shownStatus(row: Row): string {
-  return row.status === 'completed' && row.entry.outcome === 'tool_error'
-    ? 'tool_error'
-    : row.status;
+  return outcomeOfStatus(row.status, row.entry.outcome === 'tool_error');
 }
 
 /**

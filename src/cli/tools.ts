@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { MemoryLedger, TaskrailClient, type Tool } from '../client/index.js';
 import { Session2025 } from '../client/session-2025.js';
 import { packageVersion } from './package-info.js';
-import { EXIT_USAGE, reportError } from './host-output.js';
+import { EXIT_USAGE } from '../client/outcome.js';
+import { reportError } from './host-output.js';
 import { bearerFrom } from './options.js';
 
 interface ToolsFlags {

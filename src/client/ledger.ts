@@ -15,6 +15,7 @@ import type {
   Settlement,
   TaskLedger,
 } from './ledger-port.js';
+import { WIRE_2026_VERSION } from '../protocol/constants.js';
 
 export type { LedgerEntry, LedgerStatus, Observation, PendingCall, Settlement, TaskLedger };
 
@@ -60,7 +61,7 @@ CREATE TABLE IF NOT EXISTS pending_calls (
 `;
 
 /** The wire an entry without `protocolVersion` stands for (ledgers from before the column). */
-const WIRE_2026 = '2026-07-28';
+const WIRE_2026 = WIRE_2026_VERSION;
 
 /**
  * Columns added after the first release, added to an older ledger file when it is opened (in

@@ -4,12 +4,15 @@ import { nodePost, type HttpAnswer } from './http-post.js';
 import { withEnvelope, type RequestFraming } from './rpc-http.js';
 import { readBoundedText, readSseMessages, type ByteStream } from './sse.js';
 import { parsePushedTask } from './wire.js';
+import {
+  HEADER,
+  LISTEN_METHOD,
+  META,
+  TASKRAIL_META,
+  TASKS_NOTIFICATION,
+} from '../protocol/constants.js';
 
 type JsonObject = Record<string, unknown>;
-
-const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
-/** taskrail servers send every acknowledged task's current state right after the ack. */
-const INITIAL_STATE = 'dev.taskrail/initialState';
 
 /** Where and as whom a listen stream is opened (the same as the client's requests). */
 export interface ListenConnection {
@@ -51,7 +54,7 @@ const UNSUPPORTED_STATUSES = new Set([401, 403, 404, 405, 406, 415, 501]);
 
 function requestBody(id: string, taskIds: string[], framing: RequestFraming): string {
   const params = { notifications: { taskIds }, _meta: withEnvelope(undefined, framing) };
-  return JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params });
+  return JSON.stringify({ jsonrpc: '2.0', id, method: LISTEN_METHOD, params });
 }
 
 function requestHeaders(conn: ListenConnection): Record<string, string> {
@@ -62,8 +65,8 @@ function requestHeaders(conn: ListenConnection): Record<string, string> {
   }
   headers['content-type'] = 'application/json';
   headers['accept'] = 'application/json, text/event-stream';
-  headers['mcp-protocol-version'] = conn.framing.protocolVersion;
-  headers['mcp-method'] = 'subscriptions/listen';
+  headers[HEADER.protocolVersion] = conn.framing.protocolVersion;
+  headers[HEADER.method] = LISTEN_METHOD;
   if (conn.bearer !== undefined) headers['authorization'] = `Bearer ${conn.bearer}`;
   return headers;
 }
@@ -148,13 +151,13 @@ function route(
       : { kind: 'refused', unsupported: false };
   }
   const parts = paramsOf(m);
-  if (parts === undefined || parts.meta[SUBSCRIPTION_ID] !== id) return undefined;
+  if (parts === undefined || parts.meta[META.subscriptionId] !== id) return undefined;
   if (m['method'] === 'notifications/subscriptions/acknowledged') {
     const taskIds = (parts.params['notifications'] as JsonObject | undefined)?.['taskIds'];
     acked.value = true;
     const ids = Array.isArray(taskIds) ? taskIds.filter((t) => typeof t === 'string') : undefined;
-    handlers.acknowledged(ids, parts.meta[INITIAL_STATE] === true);
-  } else if (m['method'] === 'notifications/tasks') {
+    handlers.acknowledged(ids, parts.meta[TASKRAIL_META.initialState] === true);
+  } else if (m['method'] === TASKS_NOTIFICATION) {
     const task = readTask(parts.params);
     const taskId = parts.params['taskId'];
     if (task === undefined) handlers.invalid(typeof taskId === 'string' ? taskId : undefined);

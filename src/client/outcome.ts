@@ -22,23 +22,23 @@ export type CallOutcome =
 
 export type OutcomeKind = CallOutcome['kind'];
 
-/** The `taskrail call` exit codes of interface.md. */
+/** The exit codes of `taskrail call`, `tasks` and `admin`: one per outcome. */
+export const EXIT_CODES: Readonly<Record<OutcomeKind, number>> = {
+  completed: 0,
+  tool_error: 1,
+  failed: 2,
+  invalid_output: 2,
+  cancelled: 3,
+  lost: 4,
+  rejected: 5,
+};
+
+/** A command line the CLI cannot run (a bad flag, a missing argument). */
+export const EXIT_USAGE = 4;
+
+/** The exit code of `taskrail call` for how the call ended. */
 export function exitCodeFor(outcome: CallOutcome): number {
-  switch (outcome.kind) {
-    case 'completed':
-      return 0;
-    case 'tool_error':
-      return 1;
-    case 'failed':
-    case 'invalid_output':
-      return 2;
-    case 'cancelled':
-      return 3;
-    case 'lost':
-      return 4;
-    case 'rejected':
-      return 5;
-  }
+  return EXIT_CODES[outcome.kind];
 }
 
 /** The text content of a result, joined by newlines (what a terminal user wants to read). */

@@ -3,12 +3,10 @@ import type { JsonRpcErrorObject } from '../task/errors.js';
 import { TaskrailClientError, unauthorizedError } from './errors.js';
 import { fetchPost, nodePost, type HttpAnswer } from './http-post.js';
 import { readSseMessages } from './sse.js';
+import { HEADER, META, TASKS_EXTENSION, WIRE_2026_VERSION } from '../protocol/constants.js';
 
-export const PROTOCOL_VERSION = '2026-07-28';
-export const TASKS_EXTENSION_ID = 'io.modelcontextprotocol/tasks';
-const META_PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
-const META_CLIENT_INFO = 'io.modelcontextprotocol/clientInfo';
-const META_CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
+export const PROTOCOL_VERSION = WIRE_2026_VERSION;
+export const TASKS_EXTENSION_ID = TASKS_EXTENSION;
 
 type JsonObject = Record<string, unknown>;
 
@@ -103,9 +101,9 @@ function frameRequest(request: unknown, framing: RequestFraming | undefined): Fr
 export function withEnvelope(meta: unknown, framing: RequestFraming): JsonObject {
   const base: JsonObject =
     meta !== null && typeof meta === 'object' ? { ...(meta as JsonObject) } : {};
-  base[META_PROTOCOL_VERSION] ??= framing.protocolVersion;
-  base[META_CLIENT_INFO] ??= framing.clientInfo;
-  base[META_CLIENT_CAPABILITIES] ??= framing.clientCapabilities;
+  base[META.protocolVersion] ??= framing.protocolVersion;
+  base[META.clientInfo] ??= framing.clientInfo;
+  base[META.clientCapabilities] ??= framing.clientCapabilities;
   return base;
 }
 
@@ -121,11 +119,11 @@ function requestHeaders(
   for (const [name, value] of Object.entries(options.headers ?? {})) set(name, value);
   set('content-type', 'application/json');
   set('accept', 'application/json, text/event-stream');
-  const version = (body.params._meta as JsonObject | undefined)?.[META_PROTOCOL_VERSION];
-  set('mcp-protocol-version', typeof version === 'string' ? version : PROTOCOL_VERSION);
-  set('mcp-method', body.method);
+  const version = (body.params._meta as JsonObject | undefined)?.[META.protocolVersion];
+  set(HEADER.protocolVersion, typeof version === 'string' ? version : PROTOCOL_VERSION);
+  set(HEADER.method, body.method);
   const name = routingName(body.method, body.params);
-  if (name !== undefined) set('mcp-name', encodeHeaderValue(name));
+  if (name !== undefined) set(HEADER.name, encodeHeaderValue(name));
   if (options.bearer !== undefined) set('authorization', `Bearer ${options.bearer}`);
   for (const [key, value] of Object.entries(perRequest ?? {})) set(key, value);
   return headers;

@@ -3,6 +3,7 @@ import type { JsonRpcErrorObject } from '../task/errors.js';
 import { TaskrailClientError, unauthorizedError } from './errors.js';
 import type { RpcReply } from './rpc-http.js';
 import { readBoundedText, readSseMessages } from './sse.js';
+import { HEADER, WIRE_2025_VERSION } from '../protocol/constants.js';
 
 /**
  * A small 2025-11-25 Streamable HTTP session (initialize, `Mcp-Session-Id`, SSE replies), for
@@ -12,8 +13,6 @@ import { readBoundedText, readSseMessages } from './sse.js';
  */
 
 type JsonObject = Record<string, unknown>;
-
-export const WIRE_2025_VERSION = '2025-11-25';
 
 export interface Session2025Options {
   url: string;
@@ -97,8 +96,8 @@ export class Session2025 {
 
   #headers(): Record<string, string> {
     return {
-      'mcp-protocol-version': this.protocolVersion,
-      ...(this.#sessionId === undefined ? {} : { 'mcp-session-id': this.#sessionId }),
+      [HEADER.protocolVersion]: this.protocolVersion,
+      ...(this.#sessionId === undefined ? {} : { [HEADER.sessionId]: this.#sessionId }),
     };
   }
 
@@ -145,10 +144,10 @@ async function initialize(options: Session2025Options): Promise<Opened> {
   if (reply.kind === 'error' || typeof reply.result['protocolVersion'] !== 'string') {
     throw new TaskrailClientError('PROTOCOL', `${options.url} refused initialize`);
   }
-  const sessionId = response.headers.get('mcp-session-id') ?? undefined;
+  const sessionId = response.headers.get(HEADER.sessionId) ?? undefined;
   const headers = {
-    'mcp-protocol-version': reply.result['protocolVersion'],
-    ...(sessionId === undefined ? {} : { 'mcp-session-id': sessionId }),
+    [HEADER.protocolVersion]: reply.result['protocolVersion'],
+    ...(sessionId === undefined ? {} : { [HEADER.sessionId]: sessionId }),
   };
   const sent = await post(
     options,

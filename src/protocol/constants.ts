@@ -7,12 +7,16 @@ export const TASKS_EXTENSION = TASKS_EXTENSION_ID_V2;
 export const WIRE_2026_VERSION = '2026-07-28';
 export const SUPPORTED_WIRE_2026_VERSIONS: readonly string[] = [WIRE_2026_VERSION];
 
+/** The session-based protocol revision whose core has tasks (`params.task`, `tasks/result`). */
+export const WIRE_2025_VERSION = '2025-11-25';
+
 export const META = {
   protocolVersion: 'io.modelcontextprotocol/protocolVersion',
   clientInfo: 'io.modelcontextprotocol/clientInfo',
   clientCapabilities: 'io.modelcontextprotocol/clientCapabilities',
   serverInfo: 'io.modelcontextprotocol/serverInfo',
   relatedTask: 'io.modelcontextprotocol/related-task',
+  subscriptionId: 'io.modelcontextprotocol/subscriptionId',
 } as const;
 
 /**
@@ -21,6 +25,8 @@ export const META = {
  */
 export const TASKRAIL_META = {
   idempotencyKey: 'dev.taskrail/idempotency-key',
+  /** On a `subscriptions/listen` ack: every acknowledged task's current state follows at once. */
+  initialState: 'dev.taskrail/initialState',
 } as const;
 
 /** Lower-case HTTP header names (SEP-2243 routing headers). */
@@ -28,7 +34,15 @@ export const HEADER = {
   protocolVersion: 'mcp-protocol-version',
   method: 'mcp-method',
   name: 'mcp-name',
+  /** The 2025-11-25 session. */
+  sessionId: 'mcp-session-id',
 } as const;
+
+/** Push: the stream request, and the notification it carries on the 2026-07-28 wire. */
+export const LISTEN_METHOD = 'subscriptions/listen';
+export const TASKS_NOTIFICATION = 'notifications/tasks';
+/** The 2025-11-25 wire's task status notification. */
+export const TASK_STATUS_NOTIFICATION_2025 = 'notifications/tasks/status';
 
 /** The methods the extension adds on the 2026-07-28 wire, and the 2025-11-25 ones it removed. */
 export const TASK_METHODS = ['tasks/get', 'tasks/update', 'tasks/cancel'] as const;

@@ -11,7 +11,6 @@ import { withStructuredText } from './structured-text.js';
  * with the 2026-07-28 wire, so every status is mapped here when a record is rendered for 2025-11-25.
  */
 
-export const WIRE_2025_VERSION = '2025-11-25';
 export const IMMEDIATE_RESPONSE_META = 'io.modelcontextprotocol/model-immediate-response';
 
 /** What a server that runs tool calls as 2025-11-25 tasks declares in `initialize`. */

@@ -18,8 +18,8 @@ import {
   type UpstreamClient,
   type UpstreamConnection,
 } from './upstream.js';
+import { WIRE_2026_VERSION as WIRE_2026 } from '../protocol/constants.js';
 
-const WIRE_2026 = '2026-07-28';
 const CAPABILITIES = { elicitation: { form: {} }, sampling: {} };
 /** A server that does not answer `server/discover` by then is not a 2026-07-28 server. */
 const CONNECT_TIMEOUT_MS = 15_000;

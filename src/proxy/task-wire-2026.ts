@@ -8,8 +8,7 @@ import type { ToolResult } from '../runtime/tool.js';
 import { RpcError } from '../task/errors.js';
 import type { InputRequest, JsonObject } from '../task/record.js';
 import type { UpstreamTaskWire } from './task-wire-2025.js';
-
-export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+import { TASKS_EXTENSION } from '../protocol/constants.js';
 
 const InputRequestSchema = z.looseObject({
   method: z.string(),

@@ -7,7 +7,8 @@ import type { AdminFeed } from './feed.js';
 import type { TaskJournal } from './journal.js';
 import { feedStream } from './sse.js';
 import type { AdminOperator } from './tokens.js';
-import { isTaskOutcome, listByOutcome, type OutcomeListQuery } from './outcomes.js';
+import { isTaskOutcome } from '../../task/outcome.js';
+import { listByOutcome, type OutcomeListQuery } from './outcomes.js';
 import { detailOf, summaryOf } from './views.js';
 
 export interface ApiDeps {

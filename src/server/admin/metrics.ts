@@ -4,7 +4,7 @@ import { importWithPeers } from '../../task/peer-dependency.js';
 import type { TaskRecord } from '../../task/record.js';
 import type { TaskStatus } from '../../task/status.js';
 import type { StoreProbe } from './instrument-store.js';
-import { outcomeOf } from './outcomes.js';
+import { outcomeOf } from '../../task/outcome.js';
 
 type PromClient = typeof import('prom-client');
 

@@ -1,25 +1,7 @@
 import type { ListQuery, TaskStore } from '../../store/port.js';
 import type { TaskRecord } from '../../task/record.js';
-import { isTaskStatus, type TaskStatus } from '../../task/status.js';
-
-/**
- * How a task ended as an operator reads it: its status, or `tool_error` for a task that
- * completed with an `isError` result (stored `completed` on the 2026-07-28 wire, but the
- * tool's own failure: it must not look, filter or count like a success).
- */
-export type TaskOutcome = TaskStatus | 'tool_error';
-
-export const TOOL_ERROR = 'tool_error';
-
-export function isTaskOutcome(value: string): value is TaskOutcome {
-  return value === TOOL_ERROR || isTaskStatus(value);
-}
-
-export function outcomeOf(task: TaskRecord): TaskOutcome {
-  return task.status === 'completed' && task.result?.['isError'] === true
-    ? TOOL_ERROR
-    : task.status;
-}
+import { outcomeOf, TOOL_ERROR, type TaskOutcome } from '../../task/outcome.js';
+import type { TaskStatus } from '../../task/status.js';
 
 /** A list filtered past what the store can filter scans this many tasks at most. */
 export const OUTCOME_SCAN_LIMIT = 100_000;

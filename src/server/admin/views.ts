@@ -1,6 +1,6 @@
 import { pendingInputRequests, type TaskRecord, type TaskWire } from '../../task/record.js';
 import { isoTime } from '../../task/time.js';
-import { outcomeOf } from './outcomes.js';
+import { outcomeOf } from '../../task/outcome.js';
 import type { TimelineEntry } from './journal.js';
 
 /** One row of the dashboard table. */

@@ -12,8 +12,7 @@ import {
   type WireError,
 } from '../../protocol/index.js';
 import type { ListenOptions } from './options.js';
-
-export const LISTEN_METHOD = 'subscriptions/listen';
+import { LISTEN_METHOD } from '../../protocol/constants.js';
 
 /** A checked task listen request: its id (the subscription id) and the task ids it names. */
 export interface ListenRequest {

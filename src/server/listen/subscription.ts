@@ -6,14 +6,15 @@ import type { TaskRuntimeFace } from '../tasks/runtime-port.js';
 import type { ListenOptions } from './options.js';
 import type { ListenRequest } from './request.js';
 import type { ListenSink } from './sse-sink.js';
+import { META, TASKRAIL_META, TASKS_NOTIFICATION } from '../../protocol/constants.js';
 
-export const SUBSCRIPTION_ID_META = 'io.modelcontextprotocol/subscriptionId';
+export const SUBSCRIPTION_ID_META = META.subscriptionId;
 /**
  * Set on our acknowledgement: every acknowledged task's current state follows at once, so a
  * taskrail client need not re-read them with `tasks/get` (other clients may ignore it).
  */
-export const INITIAL_STATE_META = 'dev.taskrail/initialState';
-const SERVER_INFO_META = 'io.modelcontextprotocol/serverInfo';
+export const INITIAL_STATE_META = TASKRAIL_META.initialState;
+const SERVER_INFO_META = META.serverInfo;
 
 export interface SubscriptionDeps {
   runtime: Pick<TaskRuntimeFace, 'getTask'>;
@@ -119,7 +120,7 @@ export class TaskSubscription {
 
   #notify(task: TaskRecord): void {
     const params = { _meta: { [SUBSCRIPTION_ID_META]: this.id }, ...encodeDetailedTask(task) };
-    this.#write({ jsonrpc: '2.0', method: 'notifications/tasks', params });
+    this.#write({ jsonrpc: '2.0', method: TASKS_NOTIFICATION, params });
     if (!isTerminal(task.status)) return void this.#live.set(task.id, task.revision);
     this.#live.delete(task.id);
     this.#deps.unroute(task.id);

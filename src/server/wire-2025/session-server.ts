@@ -10,6 +10,7 @@ import type { RegisteredTaskTool } from '../tasks/types.js';
 import { SESSION_META, type Wire2025Deps } from './deps.js';
 import { registerTaskMethods2025 } from './tasks.js';
 import { toolsCall2025 } from './tools-call.js';
+import { TASK_STATUS_NOTIFICATION_2025 } from '../../protocol/constants.js';
 
 /**
  * The SDK server behind one 2025-11-25 session: the usual instance (tools, resources, prompts,
@@ -64,7 +65,7 @@ export function forwardStatusNotifications(
   return deps.runtime.events.on('task:updated', ({ task }) => {
     if (task.meta[SESSION_META] !== sessionId) return;
     const notification = {
-      method: 'notifications/tasks/status',
+      method: TASK_STATUS_NOTIFICATION_2025,
       params: { ...encodeTask2025(task) },
     };
     mcp.server.notification(notification as never).catch((error: unknown) => {

@@ -94,7 +94,7 @@ async function cancelTask(deps: Wire2025Deps, request: Request, ctx: ServerConte
 
 /**
  * The caller's tasks, newest first. An anonymous caller owns only the tasks its session
- * created (interface.md; on stdio the one session every stdio process shares, see
+ * created (docs/auth.md; on stdio the one session every stdio process shares, see
  * stdio-session.ts); an authenticated one sees every task of its principal, whichever wire
  * created it.
  */
