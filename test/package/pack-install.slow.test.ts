@@ -103,14 +103,16 @@ describe('the packed package in an empty project (SQLite only)', () => {
     assert.equal(result.stdout.trim(), '', 'tsc reported errors');
   });
 
+  // Every package the store needs, named at start in one install command.
   const driverHints = [
+    ['redis://127.0.0.1:1/0', 'are not installed: ', 'Install them: npm install ioredis bullmq'],
     [
-      'redis://127.0.0.1:1/0',
-      'a redis:// store needs the ioredis and bullmq packages: npm install ioredis bullmq',
+      'postgres://127.0.0.1:1/x',
+      'are not installed: ',
+      'Install them: npm install pg graphile-worker',
     ],
-    ['postgres://127.0.0.1:1/x', 'a postgres:// store needs the pg package: npm install pg'],
   ] as const;
-  for (const [storeUrl, hint] of driverHints) {
+  for (const [storeUrl, missing, hint] of driverHints) {
     it(`fails ${storeUrl} without its drivers with one line naming what to install`, async () => {
       const bin = join(app, 'node_modules', '.bin', 'taskrail');
       const failure = await run(bin, ['serve', '--port', '0', '--store', storeUrl], {
@@ -121,6 +123,7 @@ describe('the packed package in an empty project (SQLite only)', () => {
         (error: { code?: number; stderr?: string }) => error,
       );
       assert.notEqual(failure.code, 0);
+      assert.ok((failure.stderr ?? '').includes(missing), failure.stderr);
       assert.ok((failure.stderr ?? '').includes(hint), failure.stderr);
       assert.doesNotMatch(failure.stderr ?? '', /\n\s+at /, 'printed a stack trace');
     });
