@@ -86,7 +86,7 @@ async function sdkV2(): Promise<Handler> {
     return server;
   });
   // taskrail reads and parses the body itself and hands the SDK the parsed value with its own
-  // Node adapter (src/server/sdk-node.ts: no re-serialized body, a JSON answer in one write);
+  // Node adapter (src/server/http/sdk-answer.ts: no re-serialized body, a JSON answer in one write);
   // the baseline gets the same advantage, so the ratio measures the task layer alone.
   const { readNodeBody } = await import('../../src/server/http/body.js');
   const { answerWithSdk } = await import('../../src/server/http/sdk-answer.js');

@@ -4,7 +4,7 @@
  * now; a run stopped by a graceful shutdown is handed back as interrupted.
  */
 export class RunStopped extends Error {
-  readonly why: 'cancelled' | 'lease-lost' | 'shutdown' | 'terminal' | 'parked';
+  readonly why: 'cancelled' | 'lease-lost' | 'shutdown' | 'terminal' | 'parked' | 'timed-out';
   constructor(why: RunStopped['why'], message: string) {
     super(message);
     this.name = 'RunStopped';
@@ -25,6 +25,8 @@ export const stopReasons = {
   shutdown: () => new RunStopped('shutdown', 'shutting down: the grace period ran out'),
   terminal: (status: string) => new RunStopped('terminal', `task ${status}`),
   parked: () => new RunStopped('parked', 'task parked waiting for input'),
+  timedOut: (limitMs: number) =>
+    new RunStopped('timed-out', `timed out after ${limitMs} ms (the tool's timeoutMs)`),
 };
 
 /** `signal`: an AbortSignal or a RunAbort (anything with the abort's reason). */

@@ -47,6 +47,14 @@ export interface Executor {
    * came from a store that does not report them.
    */
   dispatchRecovered?(tasks: readonly { id: string; revision?: number }[]): Promise<void>;
+  /**
+   * Optional: a task now waits durably (a retry's backoff, a sleep) and is runnable again in
+   * `delayMs`. An executor that can keep a delayed run durably (a BullMQ delayed job) does so,
+   * or says the store does it (graphile-worker: the wait's own write adds a job at `run_at`)
+   * by doing nothing; without it the runtime keeps a timer here, and after a restart the
+   * recovery scan finds the task once its wait is over.
+   */
+  dispatchAfter?(taskId: string, delayMs: number): Promise<void>;
   /** Resolves once the executor is connected and set up; serve waits for it before listening. */
   ready?(): Promise<void>;
   /**

@@ -1,6 +1,7 @@
 import type { InputRequest, JsonObject } from '../task/record.js';
 import { formatProgress } from './limits.js';
 import { ParkSignal } from './park.js';
+import { SleepSignal } from './sleep-signal.js';
 import type { ElicitAnswer, ElicitParams, ProgressUpdate, TaskContext } from './tool.js';
 
 /**
@@ -20,6 +21,11 @@ export interface ContextBackend {
   writeProgress(statusMessage: string): Promise<void>;
   loadStep(name: string): { found: boolean; value?: unknown };
   saveStep(name: string, value: unknown): Promise<void>;
+  /**
+   * The `n`-th sleep of this run, `ms` long: resolves 0 when it is over (replayed, or slept in
+   * place), else the ms still to wait durably (it is recorded; the handler then unwinds).
+   */
+  sleep(n: number, ms: number): Promise<number>;
 }
 
 const PROGRESS_WRITE_INTERVAL_MS = 200;
@@ -31,6 +37,8 @@ export class RunContext implements TaskContext {
   #pendingMessage: string | undefined;
   #flushTimer: NodeJS.Timeout | undefined;
   #parkedOn: Record<string, InputRequest> | undefined;
+  #sleeps = 0;
+  #sleepingFor: number | undefined;
 
   constructor(backend: ContextBackend) {
     this.#backend = backend;
@@ -58,8 +66,13 @@ export class RunContext implements TaskContext {
     return this.#parkedOn;
   }
 
+  /** The ms this run is to wait durably once it called `sleep`; from then on its outcome is ignored. */
+  get sleepingFor(): number | undefined {
+    return this.#sleepingFor;
+  }
+
   async progress(update: ProgressUpdate | string): Promise<void> {
-    if (this.#parkedOn !== undefined) return;
+    if (this.#suspended) return;
     const normalized = typeof update === 'string' ? { message: update } : update;
     if (normalized.increment !== undefined) this.#progressTotal += normalized.increment;
     if (normalized.progress !== undefined) this.#progressTotal = normalized.progress;
@@ -96,11 +109,21 @@ export class RunContext implements TaskContext {
     this.#pendingMessage = undefined;
   }
 
+  get #suspended(): boolean {
+    return this.#parkedOn !== undefined || this.#sleepingFor !== undefined;
+  }
+
+  /** A handler that swallowed a park or sleep signal must not run past it. */
+  #assertNotSuspended(): void {
+    if (this.#parkedOn !== undefined) throw new ParkSignal(this.#parkedOn);
+    if (this.#sleepingFor !== undefined) throw new SleepSignal(this.#sleepingFor);
+  }
+
   async input(
     requests: Record<string, InputRequest>,
     statusMessage?: string,
   ): Promise<Record<string, JsonObject>> {
-    if (this.#parkedOn !== undefined) throw new ParkSignal(this.#parkedOn);
+    this.#assertNotSuspended();
     const answers = this.#backend.answers();
     const keys = Object.keys(requests);
     if (keys.length === 0) throw new TypeError('ctx.input() needs at least one request');
@@ -123,12 +146,24 @@ export class RunContext implements TaskContext {
   }
 
   async step<T>(name: string, fn: () => T | Promise<T>): Promise<T> {
-    // A handler that swallowed the park signal must not run past its question.
-    if (this.#parkedOn !== undefined) throw new ParkSignal(this.#parkedOn);
+    this.#assertNotSuspended();
     const recorded = this.#backend.loadStep(name);
     if (recorded.found) return recorded.value as T;
     const value = await fn();
     await this.#backend.saveStep(name, value === undefined ? null : value);
     return value;
+  }
+
+  async sleep(ms: number): Promise<void> {
+    if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
+      throw new TypeError(`ctx.sleep(ms) needs a number of milliseconds ≥ 0, got ${String(ms)}`);
+    }
+    this.#assertNotSuspended();
+    this.#sleeps += 1;
+    const remaining = await this.#backend.sleep(this.#sleeps, Math.round(ms));
+    if (remaining <= 0) return;
+    this.dispose();
+    this.#sleepingFor = remaining;
+    throw new SleepSignal(remaining);
   }
 }

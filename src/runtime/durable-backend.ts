@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { SaveStepOutcome } from '../store/port.js';
 import { RPC, RpcError } from '../task/errors.js';
 import type { InputRequest, TaskRecord } from '../task/record.js';
@@ -8,6 +9,7 @@ import { isFencedOut, noteFencedOut, type AttemptFence } from './fence.js';
 import type { RunnerSettings } from './runner-settings.js';
 import { withStoreRetry } from './store-health.js';
 import type { RunAbort } from './run-abort.js';
+import { IN_PLACE_SLEEP_MS, sleepStepName } from './sleep-signal.js';
 import { updateTask } from './writes.js';
 
 /** Progress is superseded by the next report: it gets a short retry, never a long wait. */
@@ -21,6 +23,18 @@ export interface RunState extends AttemptFence {
    * lease in time (self-fencing): the attempt writes nothing more.
    */
   leaseLost: boolean;
+  /**
+   * True once the attempt timed out: the runner has moved on, so nothing the handler does later
+   * (progress, steps, questions, sleeps) is written.
+   */
+  closed?: boolean;
+  /** The store's clock minus this process's, estimated from the lease grant. */
+  storeOffsetMs?: number;
+}
+
+/** What a write from an attempt the runner gave up on gets. */
+function closedError(): RpcError {
+  return new RpcError(RPC.INTERNAL_ERROR, 'the attempt timed out; its writes are discarded');
 }
 
 /**
@@ -49,7 +63,9 @@ export function durableBackend(
           giveUp: () => run.leaseLost,
         });
   const fencedOut = () => noteFencedOut(settings.logger, task.id, run);
+  const storeNow = () => clock() + (run.storeOffsetMs ?? 0);
   const write = async (change: (current: TaskRecord) => TaskRecord | undefined) => {
+    if (run.closed === true) throw closedError();
     if (run.fencedOut) throw fencedOut();
     // Only this attempt may write: after a re-claim (attempt + 1) the new runner owns the task.
     const guarded = (current: TaskRecord) =>
@@ -83,6 +99,7 @@ export function durableBackend(
       answers = parked.inputResponses;
     },
     async writeProgress(statusMessage: string) {
+      if (run.closed === true) return;
       const budget = settings.health.down ? 0 : PROGRESS_BUDGET_MS;
       await retried(
         'write progress',
@@ -100,8 +117,13 @@ export function durableBackend(
         }
       });
     },
-    loadStep: (name) => (name in steps ? { found: true, value: steps[name] } : { found: false }),
+    loadStep(name) {
+      // A timed-out attempt runs no further step: its result could not be kept anyway.
+      if (run.closed === true) throw closedError();
+      return name in steps ? { found: true, value: steps[name] } : { found: false };
+    },
     async saveStep(name: string, value: unknown) {
+      if (run.closed === true) throw closedError();
       if (run.fencedOut) throw fencedOut();
       const saved = await retried(
         'save step',
@@ -112,5 +134,27 @@ export function durableBackend(
       if ((saved as SaveStepOutcome | undefined)?.ok === false) throw fencedOut();
       steps[name] = value;
     },
+    async sleep(n: number, ms: number) {
+      const name = sleepStepName(n);
+      const recorded = steps[name] as { wakeAt?: unknown } | undefined;
+      if (recorded !== undefined && typeof recorded.wakeAt === 'number') {
+        return remainingSleep(recorded.wakeAt - storeNow(), run);
+      }
+      if (ms <= IN_PLACE_SLEEP_MS) return remainingSleep(ms, run);
+      await this.saveStep(name, { wakeAt: storeNow() + ms });
+      return ms;
+    },
   };
+}
+
+/**
+ * A recorded sleep seen again: over (the store woke the task on its own clock, so what is
+ * left is the estimate's error), short enough to sleep in place, or still to wait (the run that
+ * recorded it stopped before its wait was set).
+ */
+async function remainingSleep(remainingMs: number, run: RunState): Promise<number> {
+  if (remainingMs <= 0) return 0;
+  if (remainingMs > IN_PLACE_SLEEP_MS) return remainingMs;
+  await delay(remainingMs, undefined, { signal: run.abort.signal }).catch(() => undefined);
+  return 0;
 }

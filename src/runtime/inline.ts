@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { InputRequest } from '../task/record.js';
 import type { InlineOutcome, InlineRunInput } from './api.js';
 import { RunContext, type ContextBackend } from './context.js';
@@ -27,6 +28,11 @@ export async function runInline(tool: RunnableTool, input: InlineRunInput): Prom
       steps.has(name) ? { found: true, value: steps.get(name) } : { found: false },
     async saveStep(name, value) {
       steps.set(name, value);
+    },
+    // Without a task there is nothing durable to wait in: the call simply waits.
+    async sleep(_n, ms) {
+      await delay(ms, undefined, input.signal === undefined ? {} : { signal: input.signal });
+      return 0;
     },
   };
   const context = new RunContext(backend);

@@ -9,6 +9,7 @@ import type { JsonObject, TaskRecord } from '../task/record.js';
 import * as t from '../task/transitions.js';
 import { isFencedOut } from './fence.js';
 import { jsonSize, resultTooLarge } from './limits.js';
+import { runPolicyOf } from './run-policy.js';
 import type { RunnerSettings } from './runner-settings.js';
 import { describeError, withStoreRetry } from './store-health.js';
 import type { RunnableTool, ToolResult } from './tool.js';
@@ -49,11 +50,11 @@ export function interruptionRefusal(
   task: TaskRecord,
   defaultMaxAttempts: number,
 ): string | undefined {
-  const retry = tool.task.retry ?? true;
+  const { retry } = runPolicyOf(tool.task, defaultMaxAttempts);
   if (retry === false) {
     return `Task interrupted: the process running it stopped, and tool '${task.tool}' is not safe to re-run.`;
   }
-  const maxAttempts = retry === true ? defaultMaxAttempts : retry.maxAttempts;
+  const { maxAttempts } = retry;
   if (task.attempt >= maxAttempts) {
     return `Task interrupted ${task.attempt} time(s); giving up after ${maxAttempts} attempts.`;
   }

@@ -24,4 +24,6 @@ export interface RunnerSettings {
   leases: Map<string, string>;
   /** Called once a task's handler has returned (or thrown), before its outcome is written. */
   handlerDone?: (taskId: string) => void;
+  /** A task is about to wait durably, runnable again in `delayMs`: run it then. */
+  wake?: (taskId: string, delayMs: number) => Promise<void>;
 }

@@ -57,6 +57,13 @@ const DEFAULTS = {
 };
 
 /**
+ * A wake-up timer fires this much after the wait's end: timers and the store's clock may
+ * disagree by a little, and a claim a moment early is refused (the task would then wait for the
+ * next recovery scan).
+ */
+const WAKE_MARGIN_MS = 5;
+
+/**
  * The engine: creates tasks durably, runs them through an executor, parks and resumes them on
  * input, cancels them, recovers them after crashes and sweeps them when they expire. Nothing
  * (no timer, no executor, no listener) starts until `start()` — which `createTask` calls — so
@@ -76,6 +83,7 @@ export class TaskRuntime {
   readonly #leases = new Map<string, string>();
   readonly #health: StoreHealth;
   #timers: NodeJS.Timeout[] = [];
+  readonly #wakeTimers = new Map<string, NodeJS.Timeout>();
   #unsubscribe: (() => void) | undefined;
   #started = false;
 
@@ -112,6 +120,7 @@ export class TaskRuntime {
       running: this.#running,
       leases: this.#leases,
       handlerDone: (taskId) => this.#executor?.handlerDone?.(taskId),
+      wake: (taskId, delayMs) => this.#wakeLater(taskId, delayMs),
     };
   }
 
@@ -157,6 +166,8 @@ export class TaskRuntime {
     if (!this.#started) return;
     this.#started = false;
     for (const timer of this.#timers.splice(0)) clearInterval(timer);
+    for (const timer of this.#wakeTimers.values()) clearTimeout(timer);
+    this.#wakeTimers.clear();
     this.#unsubscribe?.();
     // A stop that waits says what for and how long at most, instead of going quiet.
     if (this.#leases.size > 0) this.#logger.info(waitNotice(this.#leases.size, graceMs));
@@ -361,6 +372,33 @@ export class TaskRuntime {
       batch = nextSweepBatch(batch, performance.now() - started);
       await yieldToLoop();
     }
+  }
+
+  /**
+   * A task waits durably until `delayMs` from now (on the store's clock). The executor keeps the
+   * delayed run if it can; else a timer here dispatches it then (the store refuses an early
+   * claim, and after a restart the recovery scan finds it once due).
+   */
+  async #wakeLater(taskId: string, delayMs: number): Promise<void> {
+    const executor = this.#executor;
+    if (executor === undefined || !this.#started) return;
+    if (executor.dispatchAfter !== undefined) {
+      // Trouble here is not the wait's failure: the recovery scan runs the task once it is due.
+      await executor.dispatchAfter(taskId, delayMs).catch((error: unknown) => {
+        this.#logger.warn('could not queue a wake-up; the recovery scan will run the task', {
+          taskId,
+          error: String(error),
+        });
+      });
+      return;
+    }
+    clearTimeout(this.#wakeTimers.get(taskId));
+    const timer = setTimeout(() => {
+      this.#wakeTimers.delete(taskId);
+      this.#background('wake a waiting task', this.#dispatch(taskId, 'recovery'));
+    }, delayMs + WAKE_MARGIN_MS);
+    timer.unref();
+    this.#wakeTimers.set(taskId, timer);
   }
 
   async #dispatch(taskId: string, reason: DispatchReason): Promise<void> {

@@ -7,19 +7,16 @@ import { stopReasonOf } from './abort-reasons.js';
 import { RunContext } from './context.js';
 import { durableBackend, type RunState } from './durable-backend.js';
 import { isFencedOut, noteFencedOut } from './fence.js';
+import { endFailedAttempt, settleAttempt, sleepDurably, type Settled } from './attempt.js';
 import { startHeartbeat } from './heartbeat.js';
-import {
-  errorObject,
-  finish,
-  interruptionRefusal,
-  outcomeOfResult,
-  type FinishResult,
-} from './outcome.js';
+import { finish, interruptionRefusal, outcomeOfResult, type FinishResult } from './outcome.js';
 import { isHandBackSignal, isParkSignal } from './park.js';
 import { RunAbort } from './run-abort.js';
+import { runPolicyOf } from './run-policy.js';
+import { isSleepSignal } from './sleep-signal.js';
 import type { RunnerSettings } from './runner-settings.js';
 import { describeError, withStoreRetry } from './store-health.js';
-import type { RunnableTool, ToolResult } from './tool.js';
+import type { RunnableTool } from './tool.js';
 import { updateTask } from './writes.js';
 
 export type { RunnerSettings } from './runner-settings.js';
@@ -116,6 +113,8 @@ async function runUnderLease(
   const controller = run.abort;
   settings.running.set(taskId, controller);
   settings.leases.set(taskId, lease.token);
+  // The lease's expiry is on the store's clock: the difference dates durable waits on it.
+  run.storeOffsetMs = lease.expiresAt - settings.leaseMs - settings.clock();
   const stopHeartbeat = startHeartbeat(settings, taskId, lease, controller, run, run.claimSentAt);
   let end: RunEnd = 'release';
   let loaded: Loaded | undefined;
@@ -125,7 +124,7 @@ async function runUnderLease(
       // From here the tool may have started: a run that ends by throwing is not known to have
       // ended cleanly, so its lease is abandoned (the next claim counts the interruption).
       end = 'abandon';
-      end = await execute(settings, loaded, run);
+      end = await execute(settings, loaded, run, lease);
     }
   } catch (error) {
     if (!isStoreUnavailable(error)) throw error;
@@ -226,19 +225,18 @@ async function mayStart(
   return false;
 }
 
-type Settled = { returned: ToolResult } | { threw: unknown };
-
 /** Runs the handler and records where it came to rest. */
-async function execute(settings: RunnerSettings, loaded: Loaded, run: RunState): Promise<RunEnd> {
+async function execute(
+  settings: RunnerSettings,
+  loaded: Loaded,
+  run: RunState,
+  lease: LeaseGrant,
+): Promise<RunEnd> {
   const tool = settings.tools.get(loaded.task.tool) as RunnableTool;
   const latest = { task: loaded.task };
   const context = new RunContext(durableBackend(settings, latest, loaded.steps, run));
-  let settled: Settled;
-  try {
-    settled = { returned: await tool.handler(loaded.task.arguments, context) };
-  } catch (error) {
-    settled = { threw: error };
-  }
+  const { timeoutMs } = runPolicyOf(tool.task, settings.maxAttempts);
+  const settled = await settleAttempt(tool, loaded.task, context, run, timeoutMs);
   settings.handlerDone?.(loaded.task.id);
   // Once the handler is done there is nothing left to abort: the task's own terminal write
   // must not fire its signal.
@@ -247,12 +245,24 @@ async function execute(settings: RunnerSettings, loaded: Loaded, run: RunState):
   if (settings.running.get(id) === run.abort) settings.running.delete(id);
   // The store refused one of its writes: the task and its lease are another attempt's now.
   if (run.fencedOut) return 'rested';
+  const waiting = {
+    taskId: id,
+    token: lease.token,
+    attempt: loaded.task.attempt,
+    latest: latest.task,
+    storeOffsetMs: run.storeOffsetMs ?? 0,
+  };
   if (context.parkedOn !== undefined) return parked(settings, id, settled);
   if (run.leaseLost) {
     // The attempt no longer owns its task: nothing it did is written, and the lease (if still
     // its own) is kept as evidence, so recovery counts the attempt as interrupted.
     settings.logger.warn('outcome discarded: the run lost its lease', { taskId: id });
     return 'abandon';
+  }
+  if ('timedOut' in settled) return endFailedAttempt(settings, waiting, run, settled);
+  if (context.sleepingFor !== undefined) {
+    if (!('threw' in settled && isSleepSignal(settled.threw))) warnSwallowed(settings, id);
+    return sleepDurably(settings, waiting, context.sleepingFor);
   }
   if ('threw' in settled && isHandBackSignal(settled.threw)) {
     settings.logger.info('run handed back: it belongs in another process', {
@@ -284,8 +294,15 @@ async function execute(settings: RunnerSettings, loaded: Loaded, run: RunState):
     return 'abandon';
   }
   if (run.abort.aborted) return stopped(settings, id, run.abort);
-  const outcome = { error: errorObject(settings, loaded.task, error) };
-  return finished(await finish(settings, id, outcome, finishing));
+  return endFailedAttempt(settings, waiting, run, settled);
+}
+
+function warnSwallowed(settings: RunnerSettings, taskId: string): void {
+  settings.logger.warn(
+    'the handler went on after ctx.sleep; its outcome is ignored and the task sleeps ' +
+      '(let the error from ctx.sleep propagate)',
+    { taskId },
+  );
 }
 
 /** A fenced-out run holds no lease any more: it ends as at rest, releasing nothing. */

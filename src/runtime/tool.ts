@@ -13,11 +13,32 @@ export interface TaskSettings {
   /** Retention from creation in ms; `null` = unlimited (only where the server allows it). */
   ttlMs?: number | null;
   /**
-   * What happens when the process running the task dies. `true` (default): re-run it, up to
-   * `maxAttempts` (default 3), with finished steps and answered input replayed. `false`: the
-   * tool must not run twice, so the task ends `failed` with an "interrupted" error.
+   * What happens when an attempt does not finish. `true` (default): a crash or a lost lease
+   * re-runs it, up to 3 attempts, with finished steps and answered input replayed; a thrown
+   * error or a time-out fails the task. `false`: the tool never runs twice (a crash ends the
+   * task `failed` "interrupted"). An object sets the attempts and, with `onError: true`,
+   * re-runs after errors and time-outs too, after a durable backoff wait.
    */
-  retry?: boolean | { maxAttempts: number };
+  retry?: boolean | RetryOptions;
+  /**
+   * The limit of one attempt in ms. At expiry the signal aborts, the slot is given back, and
+   * whatever the handler does later is discarded; the attempt fails "timed out".
+   */
+  timeoutMs?: number;
+}
+
+/** `retry` as an object (see "Run policy" in docs/tool-authors.md). */
+export interface RetryOptions {
+  /** Every attempt counts, crashes and errors together. Default 3. */
+  maxAttempts?: number;
+  /** Re-run after a thrown error (not an RpcError/ProtocolError) or a time-out. Default false. */
+  onError?: boolean;
+  /** The wait before the second attempt, in ms. Default 1000. */
+  backoffMs?: number;
+  /** Each further wait is this many times longer. Default 2. */
+  backoffFactor?: number;
+  /** The longest wait, in ms. Default 60000. */
+  maxBackoffMs?: number;
 }
 
 /** `true` = optional, `false` = forbidden, or the full settings. */
@@ -61,7 +82,7 @@ export interface TaskContext {
   readonly taskId: string | undefined;
   /** Who called: the authenticated principal, or `anonymous`. */
   readonly principal: string;
-  /** 1 on the first run; higher when re-run after a crash. */
+  /** 1 on the first attempt; 2, 3, … on re-runs after a crash, an error or a time-out. */
   readonly attempt: number;
   /** Fires when the task is cancelled (from any process) or the server shuts down. */
   readonly signal: AbortSignal;
@@ -81,6 +102,13 @@ export interface TaskContext {
   elicit(key: string, params: ElicitParams): Promise<ElicitAnswer>;
   /** Run `fn` once per task: a finished step's value is recorded and returned on re-runs. */
   step<T>(name: string, fn: () => T | Promise<T>): Promise<T>;
+  /**
+   * A durable pause of `ms`: the task stays `working`, holds no slot, and goes on at the
+   * original wake time on any process, also after a restart. The handler then runs again from
+   * the start with finished steps (and this sleep) replayed, so code before it should be cheap
+   * or wrapped in `step`. In a call without a task it is an ordinary in-process wait.
+   */
+  sleep(ms: number): Promise<void>;
 }
 
 export type ToolHandler = (args: JsonObject, ctx: TaskContext) => ToolResult | Promise<ToolResult>;

@@ -11,7 +11,7 @@ import { TaskRuntime } from '../runtime/runtime.js';
 import type { ToolHandler } from '../runtime/tool.js';
 import type { TaskStore } from '../store/port.js';
 import { createAdmin, type AdminFace, type AdminOptions } from './admin/index.js';
-import { tracedFace } from './tasks/tracing.js';
+import { tracedRuntime } from './tasks/tracing.js';
 import { anonymousAuth, tokenAuth, type CallerAuth, type TokenMap } from './http/auth.js';
 import { checkResourceUrl, oauthAuth, type OAuthOptions } from './oauth/caller-auth.js';
 import { createFetchHandler, createNodeHandler, type HttpDeps } from './http.js';
@@ -24,8 +24,8 @@ import { isLoopbackHost, localHostSet } from './http/host-check.js';
 import { ToolRegistry } from './tasks/tool-registry.js';
 import { wireOfSdkEra } from './sdk/era.js';
 import { RequestLog } from './http/request-log.js';
-import type { TaskRuntimeFace } from './tasks/runtime-port.js';
-import { guardFace, TroubleReporter } from './tasks/server-trouble.js';
+import type { TaskRuntimePort } from './tasks/runtime-port.js';
+import { guardedRuntime, TroubleReporter } from './tasks/server-trouble.js';
 import type { McpConfigurer, TaskToolConfig } from './tasks/types.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -195,8 +195,8 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     ...(options.logger === undefined ? {} : { logger: options.logger }),
   });
   const trouble = new TroubleReporter(options.logger ?? stderrLogger('warn'));
-  const guarded = guardFace(tracedFace(runtime), trouble);
-  const face = (): TaskRuntimeFace => guarded;
+  const guarded = guardedRuntime(tracedRuntime(runtime), trouble);
+  const face = (): TaskRuntimePort => guarded;
   const instanceDeps: InstanceDeps = {
     name: options.name ?? 'taskrail',
     version: options.version ?? '0.0.0',

@@ -1,19 +1,26 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthInfo, McpHttpHandler } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import type { HeaderReader } from '../protocol/index.js';
+import { parseError, type HeaderReader } from '../protocol/index.js';
 import type { AuthReply, CallerAuth } from './http/auth.js';
-import { readNodeBody, readWebBody, type BodyOutcome } from './http/body.js';
+import { parseJsonBody, readNodeBody, readWebBody, type BodyOutcome } from './http/body.js';
 import type { AdminFace } from './admin/index.js';
-import { decide, type FrontDeps } from './wire-2026/route.js';
+import { openNodeListen, openWebListen } from './listen/index.js';
+import { classify, route } from './wire-2026/route.js';
+import {
+  errorReply,
+  type Answer,
+  type Carrier,
+  type Reply,
+  type Wire2026Deps,
+} from './wire-2026/call.js';
 import type { Wire2025Sessions } from './wire-2025/sessions.js';
 import { hostAllowed, hostsFor } from './http/host-check.js';
-import type { Reply } from './wire-2026/tasks.js';
 import type { RequestLog } from './http/request-log.js';
 import { answerWithSdk } from './http/sdk-answer.js';
 import { withTroubleStatus } from './tasks/server-trouble.js';
 
-export interface HttpDeps extends FrontDeps {
+export interface HttpDeps extends Wire2026Deps {
   /** The SDK's handler as built: HTTP 503 for store trouble is applied here, per face. */
   sdk: McpHttpHandler;
   path: string;
@@ -85,6 +92,31 @@ function failedBody(outcome: Exclude<BodyOutcome, { ok: true }>): { status: numb
     : { status: 400, body: '' };
 }
 
+/** What the POST of a JSON-RPC body gets: an answer made here, or the parsed body for the SDK. */
+type Decision = Exclude<Answer, { kind: 'sdk' }> | { kind: 'delegate'; parsed: unknown };
+
+/** Parses the body, then the 2026-07-28 route classifies and answers what is not the SDK's. */
+async function decide(deps: HttpDeps, text: string, carrier: Carrier): Promise<Decision> {
+  const parsed = parseJsonBody(text);
+  if (!parsed.ok) return { kind: 'reply', reply: errorReply(null, parseError()) };
+  const classified = classify(parsed.value, carrier.headers);
+  if (classified.kind === 'invalid') return { kind: 'reply', reply: classified.reply };
+  if (classified.kind === 'sdk') return { kind: 'delegate', parsed: parsed.value };
+  const answer = await route(deps, classified.req, carrier);
+  return answer.kind === 'sdk' ? { kind: 'delegate', parsed: parsed.value } : answer;
+}
+
+function carrierOf(headers: HeaderReader, principal: string, closed: () => AbortSignal): Carrier {
+  return {
+    headers,
+    routingHeaders: true,
+    toolsCallFastPath: true,
+    refusesInitialize: true,
+    principal,
+    closed,
+  };
+}
+
 /** The `node:http` / Express face: fast path first, then the SDK's own Node adapter. */
 export function createNodeHandler(
   deps: HttpDeps,
@@ -119,10 +151,13 @@ export function createNodeHandler(
       return send(res, failed.status, failed.body, true);
     }
     deps.requestLog?.note(req, body.text, auth.principal);
-    const closed = () => closeSignal(res);
-    const decision = await decide(deps, body.text, nodeHeaders(req), auth.principal, closed);
+    const carrier = carrierOf(nodeHeaders(req), auth.principal, () => closeSignal(res));
+    const decision = await decide(deps, body.text, carrier);
     if (decision.kind === 'reply') return send(res, decision.reply.status, decision.reply.body);
-    if (decision.kind === 'stream') return decision.stream.serveNode(res);
+    if (decision.kind === 'listen') {
+      const { hub, request } = decision;
+      return openNodeListen(hub, request, auth.principal, deps.serverInfo, res);
+    }
     if (deps.wire2025?.claimsInitialize(decision.parsed))
       return deps.wire2025.node(withAuth, res, decision.parsed);
     return answerWithSdk(deps.sdk.fetch, withAuth, res, decision.parsed);
@@ -176,9 +211,12 @@ export function createFetchHandler(deps: HttpDeps): (request: Request) => Promis
     const body = await readWebBody(request, deps.maxBodyBytes);
     if (!body.ok) return toResponse(failedBody(body));
     const headers: HeaderReader = (name) => request.headers.get(name) ?? undefined;
-    const decision = await decide(deps, body.text, headers, auth.principal, () => request.signal);
+    const carrier = carrierOf(headers, auth.principal, () => request.signal);
+    const decision = await decide(deps, body.text, carrier);
     if (decision.kind === 'reply') return toResponse(decision.reply);
-    if (decision.kind === 'stream') return decision.stream.response();
+    if (decision.kind === 'listen') {
+      return openWebListen(decision.hub, decision.request, auth.principal, deps.serverInfo);
+    }
     const replay = new Request(request.url, {
       method: 'POST',
       headers: request.headers,

@@ -5,75 +5,84 @@ import {
   type StdioServerHandle,
 } from '@modelcontextprotocol/server/stdio';
 import {
-  checkEnvelope,
   internalError,
   isIncomingRequest,
-  isWire2026Request,
   isObject,
-  isRemovedTaskMethod,
-  isTaskMethod,
-  isWireError,
   readRequest,
   type IncomingRequest,
   type RequestId,
-  type WireError,
 } from '../protocol/index.js';
-import type { JsonObject } from '../task/record.js';
 import type { TaskServer } from './app.js';
-import { missingFor } from './wire-2026/capability-gate.js';
 import { buildMcpServer, followToolChanges } from './sdk/mcp-server.js';
 import { ANONYMOUS, authInfoFor } from './tasks/principal.js';
 import { wireOfSdkEra, type SdkEra } from './sdk/era.js';
-import { answerTaskRequest, type TaskAnswer } from './tasks/operations.js';
-import { asksForTasks, listenHubOf, openMessageListen } from './listen/index.js';
+import { listenHubOf, openMessageListen } from './listen/index.js';
+import { errorReply, type Answer, type Carrier, type Wire2026Deps } from './wire-2026/call.js';
+import { classify, route } from './wire-2026/route.js';
 import { buildStdioSessionServer } from './wire-2025/stdio-session.js';
 
 /** stdio has no headers: every check reads the body alone. */
 const NO_HEADERS = (): undefined => undefined;
 
+/** A stdio request is never abandoned halfway: the connection is the caller. */
+const NEVER_CLOSED = (): AbortSignal => new AbortController().signal;
+
 type Send = (message: object) => void;
 
-function frame(id: RequestId, answer: TaskAnswer | { error: WireError }): object {
-  return 'error' in answer
-    ? { jsonrpc: '2.0', id, error: answer.error.error }
-    : { jsonrpc: '2.0', id, result: answer.result };
-}
-
 /**
- * What taskrail answers itself on a stdio connection, before the SDK's entry sees the message
- * (HTTP does the same in front.ts): the 2026-07-28 `tasks/*` methods through the shared
- * implementation, task `subscriptions/listen` streams (the SDK's listen router drops task ids),
- * and the -32021 of a `tools/call` whose tool needs a capability the request lacks (the SDK
- * would turn that error into an `isError` result). Only the framing is stdio's.
+ * The 2026-07-28 route (wire-2026/route.ts) on a stdio connection, before the SDK's entry sees
+ * the message: what the route answers goes out as a JSON-RPC line, a task stream opens as
+ * messages, the rest reaches the SDK in order. Only the framing is stdio's.
  */
 class StdioFront {
-  readonly #server: TaskServer;
-  readonly #principal: string;
+  readonly #deps: Wire2026Deps;
+  readonly #carrier: Carrier;
   readonly #send: Send;
-  readonly #serverInfo: JsonObject;
   /** Open task streams by listen request id (the id `notifications/cancelled` names). */
   readonly #listens = new Map<RequestId, () => void>();
 
   constructor(server: TaskServer, principal: string, send: Send) {
-    this.#server = server;
-    this.#principal = principal;
-    this.#send = send;
     const deps = server.instanceDeps;
-    this.#serverInfo = { name: deps.name, version: deps.version };
+    this.#deps = {
+      runtime: deps.runtime,
+      tools: server.tools,
+      serverInfo: { name: deps.name, version: deps.version },
+      fallbackTools: deps.fallbackTools === true,
+      listen: listenHubOf(server.runtime),
+    };
+    this.#carrier = {
+      headers: NO_HEADERS,
+      routingHeaders: false,
+      toolsCallFastPath: false,
+      refusesInitialize: false,
+      principal,
+      closed: NEVER_CLOSED,
+    };
+    this.#send = send;
   }
 
-  /** True when the message was answered here and must not reach the SDK. */
-  take(message: JSONRPCMessage): boolean {
+  /** Answers the message here, or hands it to the SDK with `pass`. */
+  take(message: JSONRPCMessage, pass: () => void): void {
     const req = readRequest(message);
-    if (!isIncomingRequest(req)) return false;
-    if (req.method === 'notifications/cancelled') return this.#cancelListen(req.params);
-    if (!isWire2026Request(NO_HEADERS, req.params)) return false;
-    if (isTaskMethod(req.method) || isRemovedTaskMethod(req.method)) {
-      void this.#answer(req);
-      return true;
+    if (isIncomingRequest(req) && req.method === 'notifications/cancelled') {
+      if (!this.#cancelListen(req.params)) pass();
+      return;
     }
-    if (asksForTasks(req)) return this.#listen(req);
-    return this.#gate(req);
+    const classified = classify(message, NO_HEADERS);
+    if (classified.kind !== 'wire-2026') return pass();
+    let answer: Answer | Promise<Answer>;
+    try {
+      answer = route(this.#deps, classified.req, this.#carrier);
+    } catch {
+      return this.#failed(classified.req);
+    }
+    // What the route hands to the SDK it decides at once on stdio (no fast path), so the SDK
+    // sees messages in their order; an answer that takes I/O (tasks/*) goes out when ready.
+    if (!(answer instanceof Promise)) return this.#deliver(classified.req, answer, pass);
+    answer.then(
+      (ready) => this.#deliver(classified.req, ready, pass),
+      () => this.#failed(classified.req),
+    );
   }
 
   /** Ends every open task stream (the connection is gone). */
@@ -81,37 +90,26 @@ class StdioFront {
     for (const stop of [...this.#listens.values()]) stop();
   }
 
-  async #answer(req: IncomingRequest): Promise<void> {
-    const envelope = checkEnvelope(req.params, NO_HEADERS);
-    let answer: TaskAnswer | undefined;
-    try {
-      answer = isWireError(envelope)
-        ? { error: envelope }
-        : await answerTaskRequest(
-            this.#server.instanceDeps.runtime(),
-            req,
-            envelope,
-            this.#principal,
-            this.#serverInfo,
-          );
-    } catch {
-      answer = { error: internalError() };
+  #deliver(req: IncomingRequest, answer: Answer, pass: () => void): void {
+    if (answer.kind === 'sdk') return pass();
+    // A notification gets no answer (HTTP says 202; stdio says nothing).
+    if (req.id === undefined) return;
+    if (answer.kind === 'reply') {
+      if (answer.reply.body !== '') this.#send(JSON.parse(answer.reply.body) as object);
+      return;
     }
-    if (answer !== undefined && req.id !== undefined) this.#send(frame(req.id, answer));
-  }
-
-  #listen(req: IncomingRequest): boolean {
-    const hub = listenHubOf(this.#server.runtime);
-    if (hub === undefined) return false;
-    const opened = openMessageListen(hub, req, this.#principal, this.#serverInfo, this.#send);
-    if ('error' in opened) {
-      if (req.id !== undefined) this.#send(frame(req.id, opened));
-      return true;
-    }
-    const id = req.id as RequestId;
+    const { hub, request } = answer;
+    const { principal } = this.#carrier;
+    const opened = openMessageListen(hub, request, principal, this.#deps.serverInfo, this.#send);
+    const id = req.id;
     this.#listens.set(id, opened.stop);
     opened.done(() => this.#listens.delete(id));
-    return true;
+  }
+
+  /** A bug met while answering: the caller learns, the connection goes on. */
+  #failed(req: IncomingRequest): void {
+    const reply = errorReply(req.id ?? null, internalError());
+    if (req.id !== undefined) this.#send(JSON.parse(reply.body) as object);
   }
 
   #cancelListen(params: unknown): boolean {
@@ -119,18 +117,6 @@ class StdioFront {
     const stop = this.#listens.get(requestId as RequestId);
     if (stop === undefined) return false;
     stop();
-    return true;
-  }
-
-  /** With fallback tools a required tool answers hosts without tasks, as on HTTP. */
-  #gate(req: IncomingRequest): boolean {
-    if (req.method !== 'tools/call' || req.id === undefined) return false;
-    if (this.#server.instanceDeps.fallbackTools === true) return false;
-    const envelope = checkEnvelope(req.params, NO_HEADERS);
-    if (isWireError(envelope)) return false;
-    const missing = missingFor(this.#server.tools, req, envelope);
-    if (missing === undefined) return false;
-    this.#send(frame(req.id, { error: missing }));
     return true;
   }
 }
@@ -149,7 +135,7 @@ function frontedTransport(inner: Transport, server: TaskServer, principal: strin
   };
   const front = new StdioFront(server, principal, send);
   inner.onmessage = (message, extra) => {
-    if (!front.take(message)) outer.onmessage?.(message, extra);
+    front.take(message, () => outer.onmessage?.(message, extra));
   };
   inner.onclose = () => {
     front.close();
@@ -162,7 +148,7 @@ function frontedTransport(inner: Transport, server: TaskServer, principal: strin
 /**
  * Makes `principal` the caller of every request the SDK server handles on this connection, both
  * wires: its handlers (tools/call, the 2025-11-25 `tasks/*`) read the principal from the
- * request's AuthInfo (core/principal.ts), which stdio has none of. serveStdio passes no
+ * request's AuthInfo (tasks/principal.ts), which stdio has none of. serveStdio passes no
  * per-message extra to the instance, so the delivery the SDK installs on connect is wrapped.
  */
 function actingAs(mcp: McpServer, principal: string): McpServer {

@@ -163,12 +163,24 @@ export interface TaskStore {
   renewLease(id: string, token: string, leaseMs: number): Promise<LeaseRenewal>;
   releaseLease(id: string, token: string, options?: ReleaseOptions): Promise<void>;
   /**
+   * Gives the lease back for a durable wait (a retry's backoff, `ctx.sleep`): the task stays
+   * `working`, but `claim` refuses it and `findRunnable` skips it until the store's own clock
+   * reaches now + `delayMs`; `findLeased` does not list it (nobody holds it). The claim after
+   * the wait is not an interruption. Resolves the wake time on the store's clock, or undefined
+   * when `token` no longer holds a live lease (nothing changed: a lease that ran out stays as
+   * the evidence of an interruption).
+   */
+  releaseUntil(id: string, token: string, delayMs: number): Promise<number | undefined>;
+  /**
    * Optional, for a store whose acknowledged writes a failover can lose (Redis Cluster:
    * asynchronous replication). The runner asks before a `retry: false` tool starts and runs it
    * only when `durable`; a store without it is taken as durable.
    */
   confirmLease?(id: string, token: string): Promise<LeaseDurability>;
-  /** Working tasks nobody holds: new, resumed after input, or whose holder's lease expired. */
+  /**
+   * Working tasks nobody holds: new, resumed after input, whose holder's lease expired, or
+   * whose `releaseUntil` wait is over.
+   */
   findRunnable(limit: number): Promise<string[]>;
   /**
    * Optional: `findRunnable` with each task's revision, for an executor that deduplicates jobs

@@ -142,3 +142,19 @@ export function retry(task: TaskRecord, now: number): TaskRecord {
   }
   return next(task, now, { attempt: task.attempt + 1 });
 }
+
+/**
+ * A durable wait (a retry's backoff, a sleep): still `working`, its status message saying what
+ * it waits for; a retry also moves the task to the attempt that runs after the wait.
+ */
+export function wait(
+  task: TaskRecord,
+  statusMessage: string,
+  now: number,
+  attempt = task.attempt,
+): TaskRecord {
+  if (task.status !== 'working') {
+    throw new TaskrailError('INVALID_TRANSITION', `task ${task.id}: only a working task waits`);
+  }
+  return next(task, now, { statusMessage, attempt });
+}

@@ -7,8 +7,8 @@ import {
   type Tracer,
   type TracerProvider,
 } from '@opentelemetry/api';
-import { tracedFace } from '../../src/server/tasks/tracing.js';
-import type { TaskRuntimeFace } from '../../src/server/tasks/runtime-port.js';
+import { tracedRuntime as tracedFace } from '../../src/server/tasks/tracing.js';
+import type { TaskRuntimePort as TaskRuntimeFace } from '../../src/server/tasks/runtime-port.js';
 import type { TaskRecord } from '../../src/task/record.js';
 import { waitFor } from '../helpers/wait.js';
 import { startHarness, type Harness } from './harness.js';

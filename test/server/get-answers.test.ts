@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { taskResult } from '../../src/server/tasks/operations.js';
 import { nestingExceeds } from '../../src/server/http/body.js';
-import { GetAnswers } from '../../src/server/wire-2026/tasks-get-cache.js';
+import { TaskGetCache as GetAnswers } from '../../src/server/wire-2026/tasks-get-cache.js';
 import { newTaskRecord, type TaskRecord } from '../../src/task/record.js';
 import * as t from '../../src/task/transitions.js';
 

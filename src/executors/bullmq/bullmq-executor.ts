@@ -42,6 +42,9 @@ export interface BullmqExecutorOptions {
   logger?: Logger;
 }
 
+/** Added to a delayed job's wait: see `dispatchAfter`. */
+const DELAY_MARGIN_MS = 20;
+
 /** States in which a deduplicated job has yet to start, so it will run the task. */
 const WILL_RUN = new Set(['waiting', 'delayed', 'prioritized', 'waiting-children']);
 
@@ -150,6 +153,21 @@ export class BullmqExecutor implements Executor {
     if (!WILL_RUN.has(state)) await this.#add(taskId, `${unique}.again`);
   }
 
+  /**
+   * A waiting task's run as a BullMQ delayed job, kept in Redis: any worker takes it when its
+   * time comes, also after this process is gone. Deduplicated by the task's revision as other
+   * dispatches are, so a recovery scan after the wake joins this job. BullMQ dates the delay by
+   * this process's clock, the store judges the wait by Redis's, so a margin is added (a claim
+   * that comes early is refused, and the next recovery scan runs the task).
+   */
+  async dispatchAfter(taskId: string, delayMs: number): Promise<void> {
+    if (this.#closing !== undefined) return;
+    const revision = await this.#workingRevision(taskId);
+    if (this.#options.store !== undefined && revision === undefined) return;
+    const dedupe = revision === undefined ? undefined : `${taskId}.${revision}`;
+    await this.#add(taskId, this.#uniqueJobId(taskId), dedupe, delayMs + DELAY_MARGIN_MS);
+  }
+
   #uniqueJobId(taskId: string): string {
     return `${taskId}.${this.#nonce}.${++this.#counter}`;
   }
@@ -165,13 +183,14 @@ export class BullmqExecutor implements Executor {
    * job completes or fails (jobs are removed on completion, so a key never outlives its job),
    * and a new revision (the task was answered, or resumed) is a new id anyway.
    */
-  async #add(taskId: string, jobId: string, dedupeId?: string): Promise<string> {
+  async #add(taskId: string, jobId: string, dedupeId?: string, delayMs?: number): Promise<string> {
     const job = await this.#getQueue().add(
       'run',
       { taskId },
       {
         ...jobOptions(jobId),
         ...(dedupeId === undefined ? {} : { deduplication: { id: dedupeId } }),
+        ...(delayMs === undefined ? {} : { delay: delayMs }),
       },
     );
     return job.id ?? jobId;

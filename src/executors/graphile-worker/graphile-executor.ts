@@ -132,6 +132,23 @@ export class GraphileExecutor implements Executor {
     });
   }
 
+  /**
+   * A waiting task's run as a job at `run_at`, judged by the database's clock like the wait.
+   * With the store's trigger installed, the wait's own write added it already.
+   */
+  async dispatchAfter(taskId: string, delayMs: number): Promise<void> {
+    if (this.#closing !== undefined || this.#enqueuedByStore) return;
+    const jobKey = await this.#jobKey(taskId);
+    if (jobKey === undefined) return;
+    const { utils } = await this.#getEngine();
+    await utils.addJob(TASK_IDENTIFIER, { taskId } satisfies JobPayload, {
+      jobKey,
+      jobKeyMode: 'replace',
+      maxAttempts: 1,
+      runAt: new Date(Date.now() + delayMs),
+    });
+  }
+
   async stop(graceMs: number): Promise<void> {
     this.#closing ??= this.#close();
     await waitAtMost(this.#closing, graceMs);

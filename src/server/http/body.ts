@@ -106,3 +106,15 @@ function closingQuote(text: string, from: number): number {
     at = quote + 1;
   }
 }
+
+const MAX_NESTING = 64;
+
+/** A JSON-RPC body parsed, or not: malformed JSON, or nested deeper than any request needs. */
+export function parseJsonBody(text: string): { ok: true; value: unknown } | { ok: false } {
+  if (nestingExceeds(text, MAX_NESTING)) return { ok: false };
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch {
+    return { ok: false };
+  }
+}

@@ -1,6 +1,6 @@
 import type { TaskEvents } from '../../store/events.js';
 import type { JsonObject } from '../../task/record.js';
-import type { TaskRuntimeFace } from '../tasks/runtime-port.js';
+import type { TaskRuntimePort } from '../tasks/runtime-port.js';
 import { DEFAULT_LISTEN_OPTIONS, type ListenOptions } from './options.js';
 import type { ListenRequest } from './request.js';
 import type { ListenSink } from './sse-sink.js';
@@ -14,7 +14,7 @@ import { TaskSubscription } from './subscription.js';
  */
 export class ListenHub {
   options: ListenOptions;
-  readonly #runtime: Pick<TaskRuntimeFace, 'getTask'>;
+  readonly #runtime: Pick<TaskRuntimePort, 'getTask'>;
   readonly #events: TaskEvents;
   readonly #byTask = new Map<string, Set<TaskSubscription>>();
   readonly #perPrincipal = new Map<string, number>();
@@ -22,7 +22,7 @@ export class ListenHub {
   #detach: (() => void) | undefined;
 
   constructor(
-    runtime: Pick<TaskRuntimeFace, 'getTask'>,
+    runtime: Pick<TaskRuntimePort, 'getTask'>,
     events: TaskEvents,
     options: Partial<ListenOptions> = {},
   ) {

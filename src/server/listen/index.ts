@@ -1,46 +1,20 @@
 import type { ServerResponse } from 'node:http';
-import {
-  errorMessage,
-  type HeaderReader,
-  type IncomingRequest,
-  type WireError,
-} from '../../protocol/index.js';
+import type { IncomingRequest, Wire2026Envelope, WireError } from '../../protocol/index.js';
 import type { TaskEvents } from '../../store/events.js';
 import type { JsonObject } from '../../task/record.js';
-import type { TaskRuntimeFace } from '../tasks/runtime-port.js';
+import type { TaskRuntimePort } from '../tasks/runtime-port.js';
 import { ListenHub } from './hub.js';
 import type { ListenOptions } from './options.js';
-import {
-  asksForTasks,
-  checkListen,
-  checkListenBody,
-  tooManySubscriptions,
-  type ListenRequest,
-} from './request.js';
+import { checkListenRequest, tooManySubscriptions, type ListenRequest } from './request.js';
 import { messageSink, nodeSink, webSink } from './sse-sink.js';
 
 export { DEFAULT_LISTEN_OPTIONS, type ListenOptions } from './options.js';
-export { asksForTasks } from './request.js';
+export { asksForTasks, type ListenRequest } from './request.js';
 export type { ListenHub } from './hub.js';
 export { INITIAL_STATE_META, SUBSCRIPTION_ID_META } from './subscription.js';
 
-/** A listen request accepted for streaming; `http.ts` serves it on its own face. */
-export interface ListenStream {
-  serveNode(res: ServerResponse): void;
-  response(): Response;
-}
-
-export type ListenDecision =
-  | { kind: 'reply'; reply: { status: number; body: string } }
-  | { kind: 'stream'; stream: ListenStream };
-
-interface ListenFront {
-  listen?: ListenHub | undefined;
-  serverInfo: JsonObject;
-}
-
 /** What the hub needs of the runtime: owner-checked reads and the store's change events. */
-export type ListenRuntime = Pick<TaskRuntimeFace, 'getTask'> & { readonly events: TaskEvents };
+export type ListenRuntime = Pick<TaskRuntimePort, 'getTask'> & { readonly events: TaskEvents };
 
 // The hub of each runtime, so tests and metrics can reach it through `app.runtime`.
 const hubs = new WeakMap<ListenRuntime, ListenHub>();
@@ -74,71 +48,61 @@ export function listenStats(runtime: ListenRuntime): {
   return hubs.get(runtime)?.stats ?? { subscriptions: 0, routedTasks: 0 };
 }
 
-function errorDecision(id: IncomingRequest['id'], wire: WireError): ListenDecision {
-  return {
-    kind: 'reply',
-    reply: { status: wire.httpStatus, body: errorMessage(id ?? null, wire.error) },
-  };
+/**
+ * A 2026-07-28 `subscriptions/listen` naming `notifications.taskIds` (the SDK's listen router
+ * drops task ids), its envelope checked by the route: the request to stream, its slot reserved
+ * for `principal`, or the error to answer. The transport opens it on its own sink (below).
+ */
+export function acceptListen(
+  hub: ListenHub,
+  req: IncomingRequest,
+  envelope: WireError | Wire2026Envelope,
+  principal: string,
+): WireError | ListenRequest {
+  const checked = checkListenRequest(req, envelope, hub.options);
+  if ('httpStatus' in checked) return checked;
+  if (!hub.reserve(principal)) {
+    return tooManySubscriptions(hub.options.maxSubscriptionsPerPrincipal);
+  }
+  return checked;
 }
 
-function streamOf(
+/** An accepted task stream as SSE on a Node response. */
+export function openNodeListen(
   hub: ListenHub,
   request: ListenRequest,
   principal: string,
-  front: ListenFront,
-): ListenStream {
-  const maxBuffered = hub.options.maxBufferedBytes;
-  return {
-    serveNode(res) {
-      hub.open(request, principal, nodeSink(res, maxBuffered), front.serverInfo);
-    },
-    response() {
-      const { sink, response } = webSink(maxBuffered);
-      hub.open(request, principal, sink, front.serverInfo);
-      return response;
-    },
-  };
+  serverInfo: JsonObject,
+  res: ServerResponse,
+): void {
+  hub.open(request, principal, nodeSink(res, hub.options.maxBufferedBytes), serverInfo);
 }
 
-/**
- * A 2026-07-28 `subscriptions/listen` naming `notifications.taskIds`, served here because the SDK's
- * listen router drops task ids. Undefined: not ours, hand the request to the SDK.
- */
-export function routeListen(
-  front: ListenFront,
-  req: IncomingRequest,
-  headers: HeaderReader,
+/** An accepted task stream as the SSE body of a web Response. */
+export function openWebListen(
+  hub: ListenHub,
+  request: ListenRequest,
   principal: string,
-): ListenDecision | undefined {
-  const hub = front.listen;
-  if (hub === undefined || !asksForTasks(req)) return undefined;
-  const checked = checkListen(req, headers, hub.options);
-  if ('httpStatus' in checked) return errorDecision(req.id, checked);
-  if (!hub.reserve(principal)) {
-    return errorDecision(req.id, tooManySubscriptions(hub.options.maxSubscriptionsPerPrincipal));
-  }
-  return { kind: 'stream', stream: streamOf(hub, checked, principal, front) };
+  serverInfo: JsonObject,
+): Response {
+  const { sink, response } = webSink(hub.options.maxBufferedBytes);
+  hub.open(request, principal, sink, serverInfo);
+  return response;
 }
 
 /**
- * A listen stream on a message transport (stdio): the same checks as on HTTP except the routing
- * headers, which stdio does not have; the stream's messages go to `send`. Returns the error to
- * answer with, or the function that ends the stream from outside (the client's
- * `notifications/cancelled`, the connection closing).
+ * An accepted task stream on a message transport (stdio): its messages go to `send`; there is
+ * no keep-alive. Returns the function that ends it from outside (the client's
+ * `notifications/cancelled`, the connection closing) and a way to learn that it ended.
  */
 export function openMessageListen(
   hub: ListenHub,
-  req: IncomingRequest,
+  request: ListenRequest,
   principal: string,
   serverInfo: JsonObject,
   send: (message: object) => void,
-): { error: WireError } | { stop: () => void; done: (listener: () => void) => void } {
-  const checked = checkListenBody(req, () => undefined, hub.options);
-  if ('httpStatus' in checked) return { error: checked };
-  if (!hub.reserve(principal)) {
-    return { error: tooManySubscriptions(hub.options.maxSubscriptionsPerPrincipal) };
-  }
+): { stop: () => void; done: (listener: () => void) => void } {
   const sink = messageSink(send);
-  hub.open(checked, principal, sink, serverInfo);
+  hub.open(request, principal, sink, serverInfo);
   return { stop: () => sink.close(), done: (listener) => sink.onClose(listener) };
 }

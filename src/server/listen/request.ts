@@ -1,14 +1,12 @@
 import {
-  checkEnvelope,
-  checkRoutingHeaders,
   invalidParams,
   invalidRequest,
   isObject,
   isWireError,
   missingTasksCapability,
-  type HeaderReader,
   type IncomingRequest,
   type RequestId,
+  type Wire2026Envelope,
   type WireError,
 } from '../../protocol/index.js';
 import type { ListenOptions } from './options.js';
@@ -48,24 +46,15 @@ export function tooManySubscriptions(max: number): WireError {
   };
 }
 
-/** Headers, `_meta`, the extension on this very request, then the shape of `taskIds`. */
-export function checkListen(
+/**
+ * A task listen request whose routing headers and `_meta` envelope the route checked
+ * (wire-2026/route.ts): what every transport checks past those.
+ */
+export function checkListenRequest(
   req: IncomingRequest,
-  headers: HeaderReader,
+  envelope: WireError | Wire2026Envelope,
   options: ListenOptions,
 ): WireError | ListenRequest {
-  return (
-    checkRoutingHeaders(req.method, req.params, headers) ?? checkListenBody(req, headers, options)
-  );
-}
-
-/** The listen request's body: what every transport checks (stdio has no headers). */
-export function checkListenBody(
-  req: IncomingRequest,
-  headers: HeaderReader,
-  options: ListenOptions,
-): WireError | ListenRequest {
-  const envelope = checkEnvelope(req.params, headers);
   if (isWireError(envelope)) return envelope;
   if (!envelope.declaresTasks) return missingTasksCapability();
   if (req.id === undefined) return invalidRequest('subscriptions/listen needs an id');

@@ -2,7 +2,7 @@ import { encodeDetailedTask, internalError, type RequestId } from '../../protoco
 import { isPlausibleTaskId } from '../../task/ids.js';
 import type { JsonObject, TaskRecord } from '../../task/record.js';
 import { isTerminal } from '../../task/status.js';
-import type { TaskRuntimeFace } from '../tasks/runtime-port.js';
+import type { TaskRuntimePort } from '../tasks/runtime-port.js';
 import type { ListenOptions } from './options.js';
 import type { ListenRequest } from './request.js';
 import type { ListenSink } from './sse-sink.js';
@@ -17,7 +17,7 @@ export const INITIAL_STATE_META = TASKRAIL_META.initialState;
 const SERVER_INFO_META = META.serverInfo;
 
 export interface SubscriptionDeps {
-  runtime: Pick<TaskRuntimeFace, 'getTask'>;
+  runtime: Pick<TaskRuntimePort, 'getTask'>;
   principal: string;
   request: ListenRequest;
   sink: ListenSink;

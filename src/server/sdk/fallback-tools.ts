@@ -5,7 +5,7 @@ import { isPlausibleTaskId } from '../../task/ids.js';
 import type { JsonObject, TaskRecord } from '../../task/record.js';
 import { isTerminal } from '../../task/status.js';
 import { principalOf } from '../tasks/principal.js';
-import type { TaskRuntimeFace } from '../tasks/runtime-port.js';
+import type { TaskRuntimePort } from '../tasks/runtime-port.js';
 import { endedWithoutResult, questionsOf, taskHandle } from '../tasks/task-handle.js';
 import { isServerTrouble } from '../tasks/server-trouble.js';
 import { noteCallTrouble } from './call-trouble.js';
@@ -69,13 +69,13 @@ function resultOf(task: TaskRecord, waitMs: number): CallToolResult {
 }
 
 type Act = (
-  runtime: TaskRuntimeFace,
+  runtime: TaskRuntimePort,
   task: TaskRecord,
   principal: string,
   ctx: ServerContext,
 ) => Promise<CallToolResult>;
 
-function byTaskId(runtime: () => TaskRuntimeFace, act: Act) {
+function byTaskId(runtime: () => TaskRuntimePort, act: Act) {
   return async (args: { taskId: string }, ctx: ServerContext): Promise<CallToolResult> => {
     const principal = principalOf(ctx);
     const face = runtime();
@@ -94,7 +94,7 @@ function byTaskId(runtime: () => TaskRuntimeFace, act: Act) {
 
 export function registerFallbackTools(
   mcp: McpServer,
-  runtime: () => TaskRuntimeFace,
+  runtime: () => TaskRuntimePort,
   inlineWaitMs: number,
 ): void {
   const tool = (name: string, description: string, act: Act): void => {

@@ -8,7 +8,7 @@ import * as z from 'zod/v4';
 import { TASKS_EXTENSION } from '../../protocol/index.js';
 import type { JsonObject } from '../../task/record.js';
 import type { ToolRegistry } from '../tasks/tool-registry.js';
-import type { TaskRuntimeFace } from '../tasks/runtime-port.js';
+import type { TaskRuntimePort } from '../tasks/runtime-port.js';
 import { callTaskTool } from './tools-call.js';
 import { DEFAULT_INLINE_WAIT_MS } from '../tasks/inline-wait.js';
 import { registerFallbackTools } from './fallback-tools.js';
@@ -24,7 +24,7 @@ export interface InstanceDeps {
   version: string;
   instructions?: string;
   tools: ToolRegistry;
-  runtime: () => TaskRuntimeFace;
+  runtime: () => TaskRuntimePort;
   configurers: readonly McpConfigurer[];
   /** Hosts without tasks get task ids from required tools, and the task_* tools to follow them. */
   fallbackTools?: boolean;

@@ -10,17 +10,16 @@ import {
   encodeCreateTaskResult,
   isObject,
   missingTasksCapability,
-  TASKRAIL_META,
   withStructuredText,
 } from '../../protocol/index.js';
-import { assertIdempotencyKey } from '../../runtime/idempotency.js';
 import { normalizeTaskOption } from '../../runtime/tool.js';
-import type { InputRequest, JsonObject, TaskRecord } from '../../task/record.js';
+import type { InputRequest, JsonObject } from '../../task/record.js';
 import { envelopeCapabilities, principalOf } from '../tasks/principal.js';
 import { isServerTrouble } from '../tasks/server-trouble.js';
 import { noteCallTrouble } from './call-trouble.js';
+import { startToolTask } from '../tasks/create-input.js';
 import { objectResponses } from '../tasks/operations.js';
-import type { TaskRuntimeFace } from '../tasks/runtime-port.js';
+import type { TaskRuntimePort } from '../tasks/runtime-port.js';
 import type { RegisteredTaskTool } from '../tasks/types.js';
 import {
   callBehindTheScenes,
@@ -56,7 +55,7 @@ export interface ToolCallSettings {
  * the path, a structured result also carries its JSON as text.
  */
 export async function callTaskTool(
-  runtime: TaskRuntimeFace,
+  runtime: TaskRuntimePort,
   tool: RegisteredTaskTool,
   args: JsonObject,
   ctx: ServerContext,
@@ -66,7 +65,7 @@ export async function callTaskTool(
 }
 
 async function routeCall(
-  runtime: TaskRuntimeFace,
+  runtime: TaskRuntimePort,
   tool: RegisteredTaskTool,
   args: JsonObject,
   ctx: ServerContext,
@@ -82,7 +81,7 @@ async function routeCall(
 }
 
 async function callOnce(
-  runtime: TaskRuntimeFace,
+  runtime: TaskRuntimePort,
   tool: RegisteredTaskTool,
   args: JsonObject,
   ctx: ServerContext,
@@ -131,7 +130,7 @@ function inlineRequestOf(ctx: ServerContext): InlineRequest {
 }
 
 async function createTask(
-  runtime: TaskRuntimeFace,
+  runtime: TaskRuntimePort,
   tool: RegisteredTaskTool,
   args: JsonObject,
   pre: {
@@ -149,28 +148,4 @@ async function createTask(
   }
   const task = await startToolTask(runtime, tool, taskArgs, { ...pre, meta });
   return encodeCreateTaskResult(task) as unknown as CallOutcome;
-}
-
-/** Creates the task of one 2026-07-28 `tools/call` (on the SDK path and the fast path alike). */
-export async function startToolTask(
-  runtime: TaskRuntimeFace,
-  tool: RegisteredTaskTool,
-  args: JsonObject,
-  caller: { principal: string; clientCapabilities: JsonObject; meta: unknown },
-): Promise<TaskRecord> {
-  const settings = normalizeTaskOption(tool.config.task);
-  const idempotencyKey = isObject(caller.meta)
-    ? caller.meta[TASKRAIL_META.idempotencyKey]
-    : undefined;
-  assertIdempotencyKey(idempotencyKey);
-  return runtime.createTask({
-    ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
-    tool: tool.name,
-    arguments: args,
-    principal: caller.principal,
-    ...(settings.ttlMs === undefined ? {} : { ttlMs: settings.ttlMs }),
-    ...(settings.pollIntervalMs === undefined ? {} : { pollIntervalMs: settings.pollIntervalMs }),
-    wire: '2026-07-28',
-    meta: { clientCapabilities: caller.clientCapabilities },
-  });
 }

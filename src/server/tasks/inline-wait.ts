@@ -4,11 +4,11 @@ import {
   type InputRequest as SdkInputRequest,
 } from '@modelcontextprotocol/server';
 import { isObject } from '../../protocol/index.js';
-import { normalizeTaskOption } from '../../runtime/tool.js';
 import { isPlausibleTaskId } from '../../task/ids.js';
 import { pendingInputRequests, type JsonObject, type TaskRecord } from '../../task/record.js';
 import { isTerminal } from '../../task/status.js';
-import type { TaskRuntimeFace } from './runtime-port.js';
+import { taskCreationInput } from './create-input.js';
+import type { TaskRuntimePort } from './runtime-port.js';
 import { endedWithoutResult, taskHandle } from './task-handle.js';
 import type { RegisteredTaskTool } from './types.js';
 
@@ -52,7 +52,7 @@ const KEY_SEPARATOR = '/';
  * wait a handle (with fallback tools) instead of the host's time-out.
  */
 export async function callBehindTheScenes(
-  runtime: TaskRuntimeFace,
+  runtime: TaskRuntimePort,
   tool: RegisteredTaskTool,
   args: JsonObject,
   caller: InlineCaller,
@@ -71,16 +71,8 @@ export async function callBehindTheScenes(
     if (outcome && 'inputRequests' in outcome) return ask(outcome.inputRequests);
     if (outcome && 'arguments' in outcome) taskArgs = outcome.arguments;
   }
-  const options = normalizeTaskOption(tool.config.task);
-  const task = await runtime.createTask({
-    tool: tool.name,
-    arguments: taskArgs,
-    principal: caller.principal,
-    ...(options.ttlMs === undefined ? {} : { ttlMs: options.ttlMs }),
-    ...(options.pollIntervalMs === undefined ? {} : { pollIntervalMs: options.pollIntervalMs }),
-    wire: 'local',
-    meta: { clientCapabilities: caller.clientCapabilities },
-  });
+  const input = taskCreationInput(tool, taskArgs, caller, { wire: 'local' });
+  const task = await runtime.createTask(input);
   // Nothing has run yet (the run starts after this turn): the created version is the latest.
   return followInline(runtime, task, caller, request, settings, true);
 }
@@ -91,7 +83,7 @@ export async function callBehindTheScenes(
  * was just created and nothing can have changed it yet, so it need not be read again.
  */
 export async function followInline(
-  runtime: TaskRuntimeFace,
+  runtime: TaskRuntimePort,
   task: TaskRecord,
   caller: InlineCaller,
   request: InlineRequest,

@@ -14,17 +14,14 @@ import {
 import { isRpcError, rpcErrorObject } from '../../task/errors.js';
 import { isPlausibleTaskId } from '../../task/ids.js';
 import type { JsonObject, TaskRecord } from '../../task/record.js';
-import type { TaskRuntimeFace } from './runtime-port.js';
+import type { TaskRuntimePort } from './runtime-port.js';
 import { isServerTrouble, troubleWire } from './server-trouble.js';
 
 /**
- * The one implementation of `tasks/*` behind every transport (HTTP front, stdio) and both wires
- * (2026-07-28 here, 2025-11-25 in wire-2025/task-methods-2025.ts): pure functions from a parsed
- * request and the runtime to a JSON-RPC result or error. Transports only frame the answer.
+ * The one implementation of `tasks/*` behind every transport and both wires (2026-07-28 in
+ * wire-2026/tasks.ts, 2025-11-25 in wire-2025/tasks.ts): functions from a parsed request and
+ * the runtime to the task or a JSON-RPC error. Each wire encodes the answer its own way.
  */
-
-/** A JSON-RPC answer: the result, or the error with the HTTP status it goes out with. */
-export type TaskAnswer = { result: JsonObject } | { error: WireError };
 
 /** Only answers that are objects can be elicitation/sampling/roots results. */
 export function objectResponses(
@@ -37,7 +34,7 @@ export function objectResponses(
 
 /** The runtime call behind each method; undefined: no such task for this caller. */
 type Operation = (
-  runtime: TaskRuntimeFace,
+  runtime: TaskRuntimePort,
   taskId: string,
   principal: string,
   params: JsonObject,
@@ -73,7 +70,7 @@ function paramsError(method: string, params: unknown): WireError | undefined {
  * (in band), store trouble (the retryable 503). Anything else is a bug and is thrown.
  */
 export async function runTaskOperation(
-  runtime: TaskRuntimeFace,
+  runtime: TaskRuntimePort,
   method: string,
   params: unknown,
   principal: string,
@@ -108,7 +105,7 @@ function operationError(error: unknown): WireError {
  * which gets no answer.
  */
 export function runTaskRequest(
-  runtime: TaskRuntimeFace,
+  runtime: TaskRuntimePort,
   request: IncomingRequest,
   envelope: Wire2026Envelope,
   principal: string,
@@ -126,17 +123,4 @@ export function taskResult(method: string, task: TaskRecord, serverInfo: JsonObj
   const result = method === 'tasks/get' ? encodeGetTaskResult(task) : encodeAck();
   result['_meta'] = { [META.serverInfo]: serverInfo };
   return result;
-}
-
-/** `runTaskRequest` with its result encoded (see there). */
-export async function answerTaskRequest(
-  runtime: TaskRuntimeFace,
-  request: IncomingRequest,
-  envelope: Wire2026Envelope,
-  principal: string,
-  serverInfo: JsonObject,
-): Promise<TaskAnswer | undefined> {
-  const outcome = await runTaskRequest(runtime, request, envelope, principal);
-  if (outcome === undefined || 'error' in outcome) return outcome;
-  return { result: taskResult(request.method, outcome.task, serverInfo) };
 }

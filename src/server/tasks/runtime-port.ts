@@ -3,7 +3,7 @@ import type { SettleOptions } from '../../runtime/wait.js';
 import type { JsonObject, TaskRecord } from '../../task/record.js';
 
 /** The part of `TaskRuntime` the MCP face uses; tests may hand in anything with this shape. */
-export interface TaskRuntimeFace {
+export interface TaskRuntimePort {
   createTask(input: CreateTaskInput): Promise<TaskRecord>;
   getTask(id: string, principal: string): Promise<TaskRecord | undefined>;
   answerInput(

@@ -2,7 +2,7 @@ import { ProtocolError } from '@modelcontextprotocol/server';
 import type { WireError } from '../../protocol/index.js';
 import type { Logger } from '../../runtime/api.js';
 import { RPC, RpcError, TaskrailError, isRpcError } from '../../task/errors.js';
-import type { TaskRuntimeFace } from './runtime-port.js';
+import type { TaskRuntimePort } from './runtime-port.js';
 
 /**
  * What a client sees when the server cannot carry out a request because of its own trouble
@@ -123,7 +123,7 @@ function describe(error: unknown): string {
 }
 
 /** The runtime face with every store-backed method answering store trouble as ServerTroubleError. */
-export function guardFace(face: TaskRuntimeFace, reporter: TroubleReporter): TaskRuntimeFace {
+export function guardedRuntime(face: TaskRuntimePort, reporter: TroubleReporter): TaskRuntimePort {
   const guarded = async <T>(method: string, work: () => Promise<T>): Promise<T> => {
     try {
       return await work();

@@ -1,5 +1,6 @@
 import type { ToolCatalog } from '../../runtime/api.js';
 import { normalizeTaskOption, type RunnableTool, type ToolHandler } from '../../runtime/tool.js';
+import { assertRunPolicy } from '../../runtime/run-policy.js';
 import { TaskrailError } from '../../task/errors.js';
 import type { RegisteredTaskTool, TaskToolConfig } from './types.js';
 
@@ -15,8 +16,10 @@ export class ToolRegistry implements ToolCatalog {
     if (!TOOL_NAME.test(name)) throw new TaskrailError('CONFIG', `invalid tool name '${name}'`);
     if (this.#tools.has(name))
       throw new TaskrailError('CONFIG', `tool '${name}' is registered twice`);
+    const task = normalizeTaskOption(config.task);
+    assertRunPolicy(name, task);
     this.#tools.set(name, { name, config, handler });
-    this.#runnable.set(name, { name, task: normalizeTaskOption(config.task), handler });
+    this.#runnable.set(name, { name, task, handler });
     this.#changed();
   }
 

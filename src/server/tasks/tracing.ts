@@ -1,12 +1,12 @@
 import { traced } from '../../runtime/tracing.js';
-import type { TaskRuntimeFace } from './runtime-port.js';
+import type { TaskRuntimePort } from './runtime-port.js';
 
 /**
  * The runtime face with an OpenTelemetry span around task creation and each `tasks/*` call
  * (`tasks/get` → getTask, `tasks/update` → answerInput, `tasks/cancel` → cancelTask).
  * No-op spans unless the user's app registered a tracer provider.
  */
-export function tracedFace(runtime: TaskRuntimeFace): TaskRuntimeFace {
+export function tracedRuntime(runtime: TaskRuntimePort): TaskRuntimePort {
   return {
     createTask: (input) =>
       traced('taskrail.task.create', { 'taskrail.tool': input.tool }, async (span) => {

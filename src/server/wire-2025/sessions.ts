@@ -10,11 +10,7 @@ import { isObject } from '../../protocol/envelope.js';
 import { principalOf } from '../tasks/principal.js';
 import { withTroubleStatus } from '../tasks/server-trouble.js';
 import type { Wire2025Deps } from './deps.js';
-import {
-  buildSessionServer,
-  followSessionTools,
-  forwardStatusNotifications,
-} from './session-server.js';
+import { buildSessionServer, followSessionTools, forwardStatusNotifications } from './route.js';
 import { HEADER } from '../../protocol/constants.js';
 
 export interface Wire2025SessionOptions extends SessionLimits {

@@ -1,10 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import type { Wire2025Deps } from './deps.js';
-import {
-  buildSessionServer,
-  followSessionTools,
-  forwardStatusNotifications,
-} from './session-server.js';
+import { buildSessionServer, followSessionTools, forwardStatusNotifications } from './route.js';
 
 /**
  * The session of every 2025-11-25 stdio connection. Stdio has no session id, and a host that

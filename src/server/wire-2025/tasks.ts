@@ -21,7 +21,7 @@ type Params = { taskId?: unknown; cursor?: unknown };
 type Request = { params?: Params };
 type Handler = (request: Request, ctx: ServerContext) => Promise<JsonObject>;
 
-/** `tasks/get` or `tasks/cancel` through the shared implementation (core/task-methods.ts). */
+/** `tasks/get` or `tasks/cancel` through the shared implementation (tasks/operations.ts). */
 async function operate(
   deps: Wire2025Deps,
   method: 'tasks/get' | 'tasks/cancel',

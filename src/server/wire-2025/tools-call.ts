@@ -3,6 +3,7 @@ import { isObject } from '../../protocol/envelope.js';
 import { declares2025Tasks, encodeCreateTaskResult2025 } from '../../protocol/wire-2025.js';
 import { normalizeTaskOption } from '../../runtime/tool.js';
 import type { JsonObject } from '../../task/record.js';
+import { taskCreationInput } from '../tasks/create-input.js';
 import { principalOf } from '../tasks/principal.js';
 import type { RegisteredTaskTool } from '../tasks/types.js';
 import type { ToolsCallHandler, ToolsCallWrapper } from '../sdk/tools-call-hook.js';
@@ -83,25 +84,19 @@ async function createTask2025(
   const principal = principalOf(ctx);
   const caps = isObject(clientCapabilities) ? clientCapabilities : {};
   const taskArgs = await beforeTask(tool, args, principal, caps, ctx);
-  const settings = normalizeTaskOption(tool.config.task);
   const ttl = task['ttl'];
   const session = sessionOf(deps, ctx);
-  const record = await deps.instanceDeps.runtime().createTask({
-    tool: tool.name,
-    arguments: taskArgs,
-    principal,
-    ...(typeof ttl === 'number'
-      ? { ttlMs: ttl }
-      : settings.ttlMs === undefined
-        ? {}
-        : { ttlMs: settings.ttlMs }),
-    ...(settings.pollIntervalMs === undefined ? {} : { pollIntervalMs: settings.pollIntervalMs }),
-    wire: '2025-11-25',
-    meta: {
-      clientCapabilities: caps,
-      ...(session === undefined ? {} : { [SESSION_META]: session }),
+  const input = taskCreationInput(
+    tool,
+    taskArgs,
+    { principal, clientCapabilities: caps },
+    {
+      wire: '2025-11-25',
+      ...(typeof ttl === 'number' ? { ttlMs: ttl } : {}),
+      ...(session === undefined ? {} : { meta: { [SESSION_META]: session } }),
     },
-  });
+  );
+  const record = await deps.instanceDeps.runtime().createTask(input);
   return encodeCreateTaskResult2025(record, tool.config.modelImmediateResponse);
 }
 

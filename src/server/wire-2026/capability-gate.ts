@@ -1,9 +1,7 @@
 import {
   isObject,
-  isWireError,
   missingCapability,
   missingTasksCapability,
-  type HeaderReader,
   type IncomingRequest,
   type Wire2026Envelope,
   type WireError,
@@ -11,24 +9,6 @@ import {
 import type { JsonObject } from '../../task/record.js';
 import { normalizeTaskOption } from '../../runtime/tool.js';
 import type { ToolRegistry } from '../tasks/tool-registry.js';
-import { checkWire2026, errorReply, type Reply } from './tasks.js';
-
-/**
- * -32021 (HTTP 400) for a 2026-07-28 `tools/call` that lacks a capability the tool needs: the
- * tasks extension for a `required` task tool, or the tool's `requiredClientCapabilities`.
- * Checked here because the SDK turns errors thrown by a tool into `isError` results.
- */
-export function capabilityGate(
-  tools: ToolRegistry,
-  req: IncomingRequest,
-  headers: HeaderReader,
-): Reply | undefined {
-  if (toolNeeds(tools, req) === undefined) return undefined;
-  const checked = checkWire2026(req, headers);
-  if (isWireError(checked)) return undefined;
-  const missing = missingFor(tools, req, checked);
-  return missing === undefined ? undefined : errorReply(req.id ?? null, missing);
-}
 
 interface ToolNeeds {
   tasks: boolean;
@@ -45,7 +25,12 @@ function toolNeeds(tools: ToolRegistry, req: IncomingRequest): ToolNeeds | undef
   return tasks || required !== undefined ? { tasks, required } : undefined;
 }
 
-/** The -32021 a checked 2026-07-28 `tools/call` earns (stdio has no headers, so it checks alone). */
+/**
+ * The -32021 (HTTP 400) a 2026-07-28 `tools/call` with a checked envelope earns when it lacks a
+ * capability the tool needs: the tasks extension for a `required` task tool, or the tool's
+ * `requiredClientCapabilities`. Checked here because the SDK turns errors thrown by a tool into
+ * `isError` results.
+ */
 export function missingFor(
   tools: ToolRegistry,
   req: IncomingRequest,

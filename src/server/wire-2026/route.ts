@@ -1,102 +1,103 @@
 import {
+  checkEnvelope,
+  checkRoutingHeaders,
   invalidRequest,
   isIncomingRequest,
-  isWire2026Request,
   isObject,
-  isRemovedTaskMethod,
-  isTaskMethod,
+  isWire2026Request,
   methodNotFound,
-  parseError,
   peekId,
   readRequest,
+  REMOVED_TASK_METHODS,
+  TASK_METHODS,
   type HeaderReader,
+  type IncomingRequest,
+  type Wire2026Envelope,
+  type WireError,
 } from '../../protocol/index.js';
-import type { JsonObject } from '../../task/record.js';
-import { nestingExceeds } from '../http/body.js';
-import { routeListen, type ListenHub, type ListenStream } from '../listen/index.js';
-import type { ToolRegistry } from '../tasks/tool-registry.js';
-import type { TaskRuntimeFace } from '../tasks/runtime-port.js';
-import { capabilityGate } from './capability-gate.js';
-import { createInFront } from './tools-call-create.js';
-import { callInFront, type ClosedSignal } from './tools-call-inline.js';
-import { errorReply, serveTaskMethod, type Reply } from './tasks.js';
-
-/** Either an answer made here, or the parsed body for the SDK handler. */
-export type Decision =
-  | { kind: 'reply'; reply: Reply }
-  | { kind: 'delegate'; parsed: unknown }
-  | { kind: 'stream'; stream: ListenStream };
-
-export interface FrontDeps {
-  runtime: () => TaskRuntimeFace;
-  tools: ToolRegistry;
-  serverInfo: JsonObject;
-  /** With fallback tools a required tool answers hosts without tasks instead of -32021. */
-  fallbackTools?: boolean;
-  /** How long a call from a host without tasks waits for its task (default 45 s). */
-  inlineWaitMs?: number | undefined;
-  /** Task notification streams (`subscriptions/listen` with taskIds); absent: left to the SDK. */
-  listen?: ListenHub | undefined;
-}
-
-const MAX_NESTING = 64;
-
-function parse(text: string): { ok: true; value: unknown } | { ok: false } {
-  if (nestingExceeds(text, MAX_NESTING)) return { ok: false };
-  try {
-    return { ok: true, value: JSON.parse(text) as unknown };
-  } catch {
-    return { ok: false };
-  }
-}
-
-const NEVER_CLOSED: ClosedSignal = () => new AbortController().signal;
+import {
+  errorReply,
+  replied,
+  TO_SDK,
+  type Answer,
+  type Carrier,
+  type Reply,
+  type Wire2026Call,
+  type Wire2026Deps,
+} from './call.js';
+import { listenMethod } from './listen.js';
+import { tasksMethod } from './tasks.js';
+import { toolsCallMethod } from './tools-call.js';
 
 /**
- * The checked fast path in front of the SDK: `tasks/*` and plain `tools/call` of task-capable
- * tools (task-creating, or synchronous from hosts without tasks) on the 2026-07-28 wire are
- * answered here (a per-request SDK server instance costs far more than the store read or
- * write), as are malformed bodies and the -32021 gate of required tools. Everything else goes
- * to the SDK handler. `closed`: aborted when the caller goes away.
+ * The way in of the 2026-07-28 wire, for every transport (http.ts, stdio.ts): a message is
+ * classified once (malformed, the SDK's, or one of the methods below), its envelope checked
+ * once, then dispatched through one method table. A method answers, or hands the request to
+ * the SDK's McpServer unchanged, so that both paths give the same answers.
  */
-export async function decide(
-  deps: FrontDeps,
-  text: string,
-  headers: HeaderReader,
-  principal: string,
-  closed: ClosedSignal = NEVER_CLOSED,
-): Promise<Decision> {
-  const parsed = parse(text);
-  if (!parsed.ok) return { kind: 'reply', reply: errorReply(null, parseError()) };
-  const body = parsed.value;
+
+type Method = (deps: Wire2026Deps, call: Wire2026Call) => Answer | Promise<Answer>;
+
+/** `initialize` does not exist on the stateless wire; only a 2025 client may open a session. */
+const initialize: Method = (_deps, { req, carrier }) =>
+  carrier.refusesInitialize
+    ? replied(errorReply(req.id ?? null, methodNotFound(req.method)))
+    : TO_SDK;
+
+/** The methods taskrail answers itself on the 2026-07-28 wire; every other one is the SDK's. */
+const METHODS: Readonly<Record<string, Method>> = {
+  initialize,
+  'tools/call': toolsCallMethod,
+  'subscriptions/listen': listenMethod,
+  // The removed `tasks/result|list` get their -32601 from the same implementation.
+  ...Object.fromEntries([...TASK_METHODS, ...REMOVED_TASK_METHODS].map((m) => [m, tasksMethod])),
+};
+
+/** What a parsed message is: malformed (with its answer), the SDK's, or a method here. */
+export type Classified =
+  { kind: 'invalid'; reply: Reply } | { kind: 'sdk' } | { kind: 'wire-2026'; req: IncomingRequest };
+
+const SDK_MESSAGE: Classified = Object.freeze({ kind: 'sdk' });
+
+export function classify(body: unknown, headers: HeaderReader): Classified {
   if (Array.isArray(body)) {
-    return { kind: 'reply', reply: errorReply(null, invalidRequest('batches are not supported')) };
+    return {
+      kind: 'invalid',
+      reply: errorReply(null, invalidRequest('batches are not supported')),
+    };
   }
   const req = readRequest(body);
   if (!isIncomingRequest(req)) {
+    // A JSON-RPC response (to a request the SDK sent) is the SDK's to read.
     if (isObject(body) && body['method'] === undefined && body['jsonrpc'] === '2.0') {
-      return { kind: 'delegate', parsed: body };
+      return SDK_MESSAGE;
     }
-    return { kind: 'reply', reply: errorReply(peekId(body), req) };
+    return { kind: 'invalid', reply: errorReply(peekId(body), req) };
   }
-  const wire2026 = isWire2026Request(headers, req.params);
-  // `initialize` does not exist on the stateless wire; only a 2025 client may open a session.
-  if (wire2026 && req.method === 'initialize') {
-    return { kind: 'reply', reply: errorReply(req.id ?? null, methodNotFound(req.method)) };
-  }
-  if (wire2026 && (isTaskMethod(req.method) || isRemovedTaskMethod(req.method))) {
-    const reply = await serveTaskMethod(deps.runtime(), req, headers, principal, deps.serverInfo);
-    return { kind: 'reply', reply };
-  }
-  const listen = wire2026 ? routeListen(deps, req, headers, principal) : undefined;
-  if (listen !== undefined) return listen;
-  if (wire2026 && req.method === 'tools/call') {
-    const gate = deps.fallbackTools === true ? undefined : capabilityGate(deps.tools, req, headers);
-    if (gate !== undefined) return { kind: 'reply', reply: gate };
-    const created = await createInFront(deps, req, headers, principal);
-    if (created !== undefined) return { kind: 'reply', reply: created };
-    const answered = await callInFront(deps, req, headers, principal, closed);
-    if (answered !== undefined) return { kind: 'reply', reply: answered };
-  }
-  return { kind: 'delegate', parsed: body };
+  if (!Object.hasOwn(METHODS, req.method)) return SDK_MESSAGE;
+  return isWire2026Request(headers, req.params) ? { kind: 'wire-2026', req } : SDK_MESSAGE;
+}
+
+/** Routing headers first (where the transport has them), then the `_meta` envelope. */
+export function checkWire2026(
+  req: IncomingRequest,
+  headers: HeaderReader,
+  routingHeaders: boolean,
+): WireError | Wire2026Envelope {
+  const mismatch = routingHeaders
+    ? checkRoutingHeaders(req.method, req.params, headers)
+    : undefined;
+  return mismatch ?? checkEnvelope(req.params, headers);
+}
+
+/** Answers a request `classify` found to be a method here. */
+export function route(
+  deps: Wire2026Deps,
+  req: IncomingRequest,
+  carrier: Carrier,
+): Answer | Promise<Answer> {
+  const method = METHODS[req.method];
+  if (method === undefined) return TO_SDK;
+  const envelope = checkWire2026(req, carrier.headers, carrier.routingHeaders);
+  return method(deps, { req, envelope, carrier });
 }

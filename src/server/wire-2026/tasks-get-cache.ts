@@ -20,7 +20,7 @@ interface Answer {
  * TaskStore contract), and the answer depends on nothing else but the server's constant
  * serverInfo. Oldest entry out first.
  */
-export class GetAnswers {
+export class TaskGetCache {
   readonly #answers = new Map<string, Answer>();
   readonly #serverInfo: JsonObject;
 
@@ -53,11 +53,11 @@ function isSameRevision(known: Answer, task: TaskRecord): boolean {
   );
 }
 
-const perServer = new WeakMap<JsonObject, GetAnswers>();
+const perServer = new WeakMap<JsonObject, TaskGetCache>();
 
 /** The answers of one server, keyed by its serverInfo object (made once per server). */
-export function getAnswersOf(serverInfo: JsonObject): GetAnswers {
+export function taskGetCacheOf(serverInfo: JsonObject): TaskGetCache {
   let answers = perServer.get(serverInfo);
-  if (answers === undefined) perServer.set(serverInfo, (answers = new GetAnswers(serverInfo)));
+  if (answers === undefined) perServer.set(serverInfo, (answers = new TaskGetCache(serverInfo)));
   return answers;
 }

@@ -2,29 +2,22 @@ import {
   declaresTasks,
   encodeCreateTaskResult,
   isObject,
-  isWireError,
   META,
   metaOf,
   resultMessage,
   type HeaderReader,
   type IncomingRequest,
+  type Wire2026Envelope,
 } from '../../protocol/index.js';
 import { normalizeTaskOption } from '../../runtime/tool.js';
 import type { JsonObject } from '../../task/record.js';
 import { missingFor } from './capability-gate.js';
 import { isJsonContentType, mirrorsParamHeaders, validArguments } from './plain-call.js';
 import type { ToolRegistry } from '../tasks/tool-registry.js';
-import type { TaskRuntimeFace } from '../tasks/runtime-port.js';
 import { isServerTrouble, troubleWire } from '../tasks/server-trouble.js';
-import { checkWire2026, errorReply, type Reply } from './tasks.js';
-import { startToolTask } from '../sdk/tools-call.js';
+import { errorReply, type Carrier, type Reply, type Wire2026Deps } from './call.js';
+import { startToolTask } from '../tasks/create-input.js';
 import type { RegisteredTaskTool } from '../tasks/types.js';
-
-export interface FrontCreateDeps {
-  runtime: () => TaskRuntimeFace;
-  tools: ToolRegistry;
-  serverInfo: JsonObject;
-}
 
 /**
  * A 2026-07-28 `tools/call` that creates a task, answered without an SDK server instance: building
@@ -34,15 +27,13 @@ export interface FrontCreateDeps {
  * undefined and goes to the SDK unchanged, so both paths give the same answers.
  */
 export async function createInFront(
-  deps: FrontCreateDeps,
+  deps: Wire2026Deps,
   req: IncomingRequest,
-  headers: HeaderReader,
-  principal: string,
+  envelope: Wire2026Envelope,
+  carrier: Carrier,
 ): Promise<Reply | undefined> {
-  const tool = plainTaskTool(deps.tools, req, headers);
-  if (tool === undefined || req.id === undefined) return undefined;
-  const envelope = checkWire2026(req, headers);
-  if (isWireError(envelope) || !envelope.declaresTasks) return undefined;
+  const tool = plainTaskTool(deps.tools, req, carrier.headers);
+  if (tool === undefined || req.id === undefined || !envelope.declaresTasks) return undefined;
   if (missingFor(deps.tools, req, envelope) !== undefined) return undefined;
   const args = await validArguments(tool, (req.params as JsonObject)['arguments']);
   if (args === undefined) return undefined;
@@ -50,7 +41,7 @@ export async function createInFront(
   let result: JsonObject;
   try {
     const task = await startToolTask(deps.runtime(), tool, args, {
-      principal,
+      principal: carrier.principal,
       clientCapabilities: envelope.clientCapabilities,
       meta: (req.params as JsonObject)['_meta'],
     });

@@ -2,16 +2,15 @@ import type { CallToolResult } from '@modelcontextprotocol/server';
 import {
   declaresTasks,
   isObject,
-  isWireError,
   META,
   metaOf,
   withStructuredText,
   type HeaderReader,
   type IncomingRequest,
+  type Wire2026Envelope,
 } from '../../protocol/index.js';
 import { normalizeTaskOption } from '../../runtime/tool.js';
 import type { JsonObject } from '../../task/record.js';
-import type { FrontCreateDeps } from './tools-call-create.js';
 import { missingFor } from './capability-gate.js';
 import { isJsonContentType, mirrorsParamHeaders, validArguments } from './plain-call.js';
 import { encodePlainResult, sdkResultMessage } from './result-encoding.js';
@@ -19,17 +18,8 @@ import type { ToolRegistry } from '../tasks/tool-registry.js';
 import { callBehindTheScenes, DEFAULT_INLINE_WAIT_MS } from '../tasks/inline-wait.js';
 import { sdkResultEncoder, type EncodedReply } from '../sdk/encode-result.js';
 import { isServerTrouble, troubleWire } from '../tasks/server-trouble.js';
-import { checkWire2026, errorReply, type Reply } from './tasks.js';
+import { errorReply, type Carrier, type Reply, type Wire2026Deps } from './call.js';
 import type { RegisteredTaskTool } from '../tasks/types.js';
-
-export interface FrontSyncDeps extends FrontCreateDeps {
-  fallbackTools?: boolean;
-  /** How long a call from a host without tasks waits for its task (default 45 s). */
-  inlineWaitMs?: number | undefined;
-}
-
-/** Aborted when the caller goes away (the HTTP face knows how it learns that). */
-export type ClosedSignal = () => AbortSignal;
 
 /** What the SDK path answers a caller that went away: nothing it can read. */
 const GONE: Reply = { status: 499, body: '' };
@@ -44,29 +34,27 @@ const encoders = new WeakMap<object, ReturnType<typeof sdkResultEncoder>>();
 /**
  * A 2026-07-28 `tools/call` of a task-capable tool from a host without tasks, answered without
  * an SDK server instance: the task behind the scenes and its inline wait are the SDK path's own
- * (core/inline-wait.ts); only the request checks and the encoding of the answer are done here.
+ * (tasks/inline-wait.ts); only the request checks and the encoding of the answer are done here.
  * Whatever the SDK might answer differently (a `progressToken`, which needs an SSE answer; MRTR
  * retries; `beforeTask`; `Mcp-Param-*` headers; arguments its schema refuses; envelope or header
  * errors) returns undefined and goes to the SDK unchanged. A result the front cannot encode
- * byte for byte as the SDK does is encoded by the SDK (core/sdk-encode.ts).
+ * byte for byte as the SDK does is encoded by the SDK (sdk/encode-result.ts).
  */
 export async function callInFront(
-  deps: FrontSyncDeps,
+  deps: Wire2026Deps,
   req: IncomingRequest,
-  headers: HeaderReader,
-  principal: string,
-  closed: ClosedSignal,
+  envelope: Wire2026Envelope,
+  carrier: Carrier,
 ): Promise<Reply | undefined> {
+  const { headers, principal } = carrier;
   const tool = plainSyncTool(deps, req, headers);
-  if (tool === undefined || req.id === undefined) return undefined;
-  const envelope = checkWire2026(req, headers);
-  if (isWireError(envelope) || envelope.declaresTasks) return undefined;
+  if (tool === undefined || req.id === undefined || envelope.declaresTasks) return undefined;
   if (missingFor(deps.tools, req, envelope) !== undefined) return undefined;
   const raw = (req.params as JsonObject)['arguments'];
   if (raw !== undefined && !isObject(raw)) return undefined;
   const args = await validArguments(tool, raw);
   if (args === undefined) return undefined;
-  const signal = closed();
+  const signal = carrier.closed();
   const caller = { principal, clientCapabilities: envelope.clientCapabilities, wire2026: true };
   const outcome = await runInline(deps, tool, args, { ...caller, inputResponses: {} }, signal);
   if (signal.aborted) return GONE;
@@ -78,7 +66,7 @@ export async function callInFront(
 }
 
 async function runInline(
-  deps: FrontSyncDeps,
+  deps: Wire2026Deps,
   tool: RegisteredTaskTool,
   args: JsonObject,
   caller: Parameters<typeof callBehindTheScenes>[3],
@@ -104,7 +92,7 @@ async function runInline(
 }
 
 function encodeWithSdk(
-  deps: FrontSyncDeps,
+  deps: Wire2026Deps,
   body: JsonObject,
   headers: HeaderReader,
   result: CallToolResult,
@@ -116,7 +104,7 @@ function encodeWithSdk(
 
 /** The task-capable tool a plain synchronous call names, if the request is that simple. */
 function plainSyncTool(
-  deps: FrontSyncDeps,
+  deps: Wire2026Deps,
   req: IncomingRequest,
   headers: HeaderReader,
 ): RegisteredTaskTool | undefined {

@@ -20,6 +20,7 @@ import { fixedFieldsOf, isExpired, type TaskRecord } from '../../task/record.js'
 import { isTerminal } from '../../task/status.js';
 import { systemClock, type Clock } from '../../task/time.js';
 import {
+  assertDelayMs,
   assertLeaseMs,
   assertNextRevision,
   fenceRefuses,
@@ -38,6 +39,7 @@ export interface MemoryTaskStoreOptions {
 
 interface Lease {
   owner: string;
+  /** '' for a `releaseUntil` wait: nobody holds it, and the claim after it is no interruption. */
   token: string;
   expiresAt: number;
 }
@@ -155,7 +157,8 @@ export class MemoryTaskStore implements TaskStore {
     if (live && held.owner !== options.takeOverFrom) return undefined;
     const lease = { owner, token: newToken(), expiresAt: now + leaseMs };
     this.#leases.set(id, lease);
-    return { token: lease.token, expiresAt: lease.expiresAt, interrupted: held !== undefined };
+    const interrupted = held !== undefined && held.token !== '';
+    return { token: lease.token, expiresAt: lease.expiresAt, interrupted };
   }
 
   async renewLease(id: string, token: string, leaseMs: number): Promise<LeaseRenewal> {
@@ -163,7 +166,7 @@ export class MemoryTaskStore implements TaskStore {
     assertLeaseMs(leaseMs);
     const status = this.#visible(id)?.status;
     const lease = this.#leases.get(id);
-    if (status === undefined || lease === undefined || lease.token !== token) {
+    if (status === undefined || lease === undefined || lease.token !== token || token === '') {
       return { held: false, status };
     }
     lease.expiresAt = this.#clock() + leaseMs;
@@ -173,12 +176,27 @@ export class MemoryTaskStore implements TaskStore {
   async releaseLease(id: string, token: string, options: ReleaseOptions = {}): Promise<void> {
     this.#assertOpen();
     const lease = this.#leases.get(id);
-    if (lease?.token !== token) return;
+    if (lease?.token !== token || token === '') return;
     // Abandoned, or released after it ran out (the run's end is not known to be clean): kept,
     // expired, so the next claim reports an interrupted run.
     const expired = lease.expiresAt <= this.#clock();
     if (options.abandoned === true || expired) this.#leases.set(id, { ...lease, expiresAt: 0 });
     else this.#leases.delete(id);
+  }
+
+  async releaseUntil(id: string, token: string, delayMs: number): Promise<number | undefined> {
+    this.#assertOpen();
+    assertDelayMs(delayMs);
+    const lease = this.#leases.get(id);
+    const now = this.#clock();
+    if (lease?.token !== token || token === '' || this.#visible(id)?.status !== 'working') {
+      return undefined;
+    }
+    // A lease that ran out proves nothing: it stays, so the next claim counts an interruption.
+    if (lease.expiresAt <= now) return undefined;
+    const wakeAt = now + delayMs;
+    this.#leases.set(id, { owner: '', token: '', expiresAt: wakeAt });
+    return wakeAt;
   }
 
   async findRunnable(limit: number): Promise<string[]> {
@@ -199,7 +217,7 @@ export class MemoryTaskStore implements TaskStore {
       .sort((a, b) => a.createdAt - b.createdAt)
       .flatMap((task) => {
         const lease = this.#leases.get(task.id);
-        return lease !== undefined && lease.expiresAt > now
+        return lease !== undefined && lease.token !== '' && lease.expiresAt > now
           ? [{ id: task.id, owner: lease.owner }]
           : [];
       })

@@ -21,6 +21,7 @@ import { newToken } from '../../task/ids.js';
 import type { TaskRecord } from '../../task/record.js';
 import { isTerminal, type TaskStatus } from '../../task/status.js';
 import {
+  assertDelayMs,
   assertLeaseMs,
   assertNextRevision,
   fenceRefuses,
@@ -171,6 +172,14 @@ export class PostgresTaskStore implements TaskStore {
   async releaseLease(id: string, token: string, options: ReleaseOptions = {}): Promise<void> {
     if (options.abandoned === true) await this.#query(this.#sql.abandon, [id, token]);
     else await this.#query(this.#sql.release, [this.#now(), id, token]);
+  }
+
+  async releaseUntil(id: string, token: string, delayMs: number): Promise<number | undefined> {
+    this.#assertOpen();
+    assertDelayMs(delayMs);
+    const params = [this.#now(), id, token, Math.ceil(delayMs)];
+    const row = (await this.#query(this.#sql.releaseUntil, params))[0];
+    return row === undefined ? undefined : Number(row['lease_expires_at']);
   }
 
   async findRunnable(limit: number): Promise<string[]> {

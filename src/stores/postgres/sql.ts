@@ -84,13 +84,23 @@ export function statementsFor(s: string, channel: string) {
         WHERE id = $2 AND lease_token = $3`,
     /** $1 id, $2 token. Keeps the token, so the next claim counts as an interruption. */
     abandon: `UPDATE ${t} SET lease_expires_at = 0 WHERE id = $1 AND lease_token = $2`,
+    /**
+     * $1 now, $2 id, $3 token, $4 wait ms. A durable wait: no holder and no token (the claim
+     * after it is no interruption), runnable once the database's clock reaches the wake time.
+     * Only a live lease is turned into a wait: one that ran out stays as evidence.
+     */
+    releaseUntil: `UPDATE ${t} SET lease_owner = '', lease_token = NULL,
+        lease_expires_at = ${NOW} + $4::float8
+      WHERE id = $2 AND lease_token = $3 AND status = 'working' AND ${LIVE}
+        AND lease_expires_at > ${NOW}
+      RETURNING lease_expires_at`,
     /** $1 now, $2 limit. */
     runnable: `SELECT id FROM ${t} WHERE status = 'working' AND ${LIVE}
         AND (lease_expires_at IS NULL OR lease_expires_at <= ${NOW})
       ORDER BY created_at LIMIT $2`,
     /** $1 now, $2 limit. */
     leased: `SELECT id, lease_owner AS owner FROM ${t} WHERE status = 'working' AND ${LIVE}
-        AND lease_expires_at > ${NOW}
+        AND lease_expires_at > ${NOW} AND lease_token IS NOT NULL
       ORDER BY lease_expires_at LIMIT $2`,
     /**
      * $1 now, $2 id, $3 name, $4 value, $5 the writer's lease token (null = unfenced). No row:

@@ -21,7 +21,12 @@ import { newToken } from '../../task/ids.js';
 import { isExpired, type TaskRecord } from '../../task/record.js';
 import { isTaskStatus, type TaskStatus } from '../../task/status.js';
 import type { Clock } from '../../task/time.js';
-import { assertLeaseMs, assertNextRevision, storeClosedError } from '../shared/checks.js';
+import {
+  assertDelayMs,
+  assertLeaseMs,
+  assertNextRevision,
+  storeClosedError,
+} from '../shared/checks.js';
 import { decodeRecord, encodeData, encodeRecord, writeNotice } from './codec.js';
 import { createScriptCall } from './create-call.js';
 import { RedisKeys } from './keys.js';
@@ -292,6 +297,18 @@ export class RedisTaskStore implements TaskStore {
     ]);
   }
 
+  async releaseUntil(id: string, token: string, delayMs: number): Promise<number | undefined> {
+    this.#assertOpen();
+    assertDelayMs(delayMs);
+    const wakeAt = await this.#scripts.run('release-until', this.#leaseKeys(id), [
+      token,
+      Math.ceil(delayMs),
+      this.#clock(),
+      this.#callerLeaseNow(),
+    ]);
+    return typeof wakeAt === 'number' ? wakeAt : undefined;
+  }
+
   async findRunnable(limit: number): Promise<string[]> {
     return (await this.findRunnableTasks(limit)).map((task) => task.id);
   }
@@ -405,6 +422,7 @@ classifyFailures(RedisTaskStore.prototype, [
   'confirmLease',
   'renewLease',
   'releaseLease',
+  'releaseUntil',
   'findRunnable',
   'findRunnableTasks',
   'findLeased',

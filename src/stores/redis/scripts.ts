@@ -16,6 +16,7 @@ const SCRIPT_NAMES = [
   'claim',
   'renew-lease',
   'release-lease',
+  'release-until',
   'lease-range',
   'read-tasks',
   'sweep-task',

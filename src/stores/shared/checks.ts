@@ -29,3 +29,9 @@ export function fenceRefuses(
 ): boolean {
   return fence !== undefined && storedToken !== fence.leaseToken;
 }
+
+export function assertDelayMs(delayMs: number): void {
+  if (!Number.isFinite(delayMs) || delayMs < 0) {
+    throw new TaskrailError('INVALID_ARGUMENT', `a wait must be ≥ 0 ms, got ${delayMs}`);
+  }
+}

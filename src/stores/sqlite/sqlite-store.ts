@@ -22,7 +22,12 @@ import { isExpired, type TaskRecord } from '../../task/record.js';
 import type { TaskStatus } from '../../task/status.js';
 import { isTerminal } from '../../task/status.js';
 import { systemClock, type Clock } from '../../task/time.js';
-import { assertLeaseMs, assertNextRevision, fenceRefuses } from '../shared/checks.js';
+import {
+  assertDelayMs,
+  assertLeaseMs,
+  assertNextRevision,
+  fenceRefuses,
+} from '../shared/checks.js';
 import { Checkpointer } from './checkpointer.js';
 import { GroupCommit } from './group-commit.js';
 import { SYNC_BUSY_WAIT_MS, withLockWaits } from './lock-wait.js';
@@ -190,6 +195,17 @@ export class SqliteTaskStore implements TaskStore {
     await this.#group.write(() => {
       this.#cache.drop(id);
       return statement.run({ id, token, now: this.#clock() });
+    });
+  }
+
+  async releaseUntil(id: string, token: string, delayMs: number): Promise<number | undefined> {
+    assertDelayMs(delayMs);
+    return this.#group.write(() => {
+      this.#cache.drop(id);
+      const now = this.#clock();
+      const wakeAt = now + delayMs;
+      const changed = this.#sql.waitLease.run({ id, token, now, wake_at: wakeAt }).changes > 0;
+      return changed ? wakeAt : undefined;
     });
   }
 

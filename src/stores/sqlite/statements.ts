@@ -53,8 +53,14 @@ const STATEMENT_SQL = {
      WHERE id = @id AND lease_token = @token`,
   // The lease stays, expired: the next claim sees an interrupted run.
   abandonLease: 'UPDATE tasks SET lease_expires_at = 0 WHERE id = @id AND lease_token = @token',
+  // A durable wait: no holder, no token (the claim after it is no interruption), and runnable
+  // only once the store's clock reaches the wake time.
+  waitLease:
+    "UPDATE tasks SET lease_owner = '', lease_token = NULL, lease_expires_at = @wake_at " +
+    "WHERE id = @id AND lease_token = @token AND status = 'working' AND lease_expires_at > @now",
   selectLeased: `SELECT id, lease_owner AS owner FROM tasks
        WHERE status = 'working' AND ${VISIBLE} AND lease_expires_at > @now
+         AND lease_token IS NOT NULL
        ORDER BY created_at LIMIT @limit`,
   selectRunnable: `SELECT id FROM tasks
        WHERE status = 'working' AND ${VISIBLE} AND ${LEASE_FREE}

@@ -11,6 +11,7 @@ import { registerLeaseCases } from './leases.js';
 import { registerListCases } from './list.js';
 import { registerStepCases } from './steps.js';
 import { registerTakeoverCases } from './takeover.js';
+import { registerWaitCases } from './waits.js';
 
 export type {
   StoreContractOptions,
@@ -46,6 +47,7 @@ export function taskStoreContract(
     void describe('leases', () => registerLeaseCases(define));
     void describe('leases taken at creation', () => registerCreateLeaseCases(define));
     void describe('leases of gone holders', () => registerTakeoverCases(define));
+    void describe('durable waits', () => registerWaitCases(define));
     void describe('fenced writes', () => registerFencingCases(define));
     void describe('steps', () => registerStepCases(define));
     void describe('list', () => registerListCases(define));

@@ -20,7 +20,8 @@ end
 local f = redis.call('HMGET', KEYS[1], unpack(fields))
 if f[1] ~= 'working' or not isLive(f[2], now) then return false end
 local leaseTime = leaseNow(ARGV[6])
-if f[3] and tonumber(f[4]) > leaseTime and (ARGV[5] == '' or f[6] ~= ARGV[5]) then return false end
+-- A live lease, or a durable wait (no token, leaseExpiresAt = its wake time), refuses the claim.
+if f[4] and tonumber(f[4]) > leaseTime and (ARGV[5] == '' or f[6] ~= ARGV[5]) then return false end
 local untilMs = leaseTime + tonumber(ARGV[3])
 redis.call('HSET', KEYS[1], 'leaseToken', ARGV[2], 'leaseOwner', ARGV[1], 'leaseExpiresAt', untilMs)
 redis.call('ZADD', KEYS[2], untilMs, f[5])

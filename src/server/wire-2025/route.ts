@@ -13,10 +13,10 @@ import { toolsCall2025 } from './tools-call.js';
 import { TASK_STATUS_NOTIFICATION_2025 } from '../../protocol/constants.js';
 
 /**
- * The SDK server behind one 2025-11-25 session: the usual instance (tools, resources, prompts,
- * the SDK's MRTR shim for 2025-11-25 clients) plus `capabilities.tasks`, `execution.taskSupport`
- * on each tool, 2025-11-25 task creation on `tools/call`, and the four 2025-11-25 `tasks/*`
- * methods.
+ * The route of the 2025-11-25 wire: the SDK server behind one session, whose method table is
+ * the usual instance's (tools, resources, prompts, the SDK's MRTR shim for 2025-11-25 clients)
+ * plus `capabilities.tasks`, `execution.taskSupport` on each tool, 2025-11-25 task creation on
+ * `tools/call` (tools-call.ts), and the four 2025-11-25 `tasks/*` methods (tasks.ts).
  */
 export function buildSessionServer(deps: Wire2025Deps, principal: string): McpServer {
   const mcp = buildMcpServer(

@@ -1,0 +1,66 @@
+/**
+ * A run-policy harness on a shared store (Redis + BullMQ, PostgreSQL + graphile-worker): a
+ * `serve --no-worker` replica creates the tasks over HTTP, `taskrail worker --concurrency 1`
+ * processes run them, and an observer store reads them.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { RawDispatch } from '../../src/client/rpc-http.js';
+import type { TaskStore } from '../../src/store/port.js';
+import { openStore } from '../../src/stores/open.js';
+import { startNode, type Child } from './child.js';
+import { createTask, dispatchTo } from './deployment.js';
+import type { PolicyHarness } from './run-policy-scenarios.js';
+
+const MAIN = process.env['TASKRAIL_E2E_MAIN'] ?? 'dist/cli/main.js';
+const TOOLS = '.build/test/fixtures/policy-tools-module.js';
+
+export interface PolicyDeployment {
+  harness: PolicyHarness;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function policyDeployment(url: string): PolicyDeployment {
+  const dir = mkdtempSync(join(tmpdir(), 'taskrail-policy-e2e-'));
+  const journal = join(dir, 'journal.log');
+  const children: Child[] = [];
+  let observer: TaskStore | undefined;
+  let replica: RawDispatch | undefined;
+  const start = (args: string[]) => {
+    const child = startNode(
+      MAIN,
+      [...args, '--store', url, '--tools', TOOLS, '--log-level', 'warn'],
+      { TASKRAIL_E2E_LOG: journal },
+    );
+    children.push(child);
+    return child;
+  };
+  const harness: PolicyHarness = {
+    journal,
+    pickupMs: 60_000,
+    create: (tool) => createTask(replica as RawDispatch, tool, {}),
+    get: (id) => (observer as TaskStore).get(id),
+    leased: async () => ((await (observer as TaskStore).findLeased(1000)) ?? []).map((l) => l.id),
+    async startRunner() {
+      const worker = start(['worker', '--concurrency', '1']);
+      await worker.line(/ready/, 30_000);
+      return worker;
+    },
+  };
+  return {
+    harness,
+    async start() {
+      observer = await openStore(url);
+      const child = start(['serve', '--no-worker', '--port', '0']);
+      const [, endpoint] = (await child.line(/(http:\/\/\S+\/mcp)/, 30_000)) as RegExpMatchArray;
+      replica = dispatchTo(endpoint as string);
+    },
+    async stop() {
+      await Promise.all(children.map((child) => child.kill('SIGTERM')));
+      await observer?.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

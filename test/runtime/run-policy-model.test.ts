@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  afterFailure,
+  assertRunPolicy,
+  backoffDelayMs,
+  retryStatusMessage,
+  runPolicyOf,
+} from '../../src/runtime/run-policy.js';
+import type { TaskSettings } from '../../src/runtime/tool.js';
+
+const settings = (extra: Partial<TaskSettings>): TaskSettings => ({ mode: 'optional', ...extra });
+
+describe('run policy model', () => {
+  it('resolves the defaults of the interface', () => {
+    assert.deepEqual(runPolicyOf(settings({})), {
+      timeoutMs: undefined,
+      retry: {
+        maxAttempts: 3,
+        onError: false,
+        backoffMs: 1000,
+        backoffFactor: 2,
+        maxBackoffMs: 60_000,
+      },
+    });
+    assert.deepEqual(runPolicyOf(settings({ retry: false, timeoutMs: 5 })), {
+      timeoutMs: 5,
+      retry: false,
+    });
+    const custom = runPolicyOf(settings({ retry: { onError: true, maxAttempts: 5 } }));
+    assert.equal(custom.retry !== false && custom.retry.maxAttempts, 5);
+  });
+
+  it('backs off backoffMs × backoffFactor^(attempt−1), capped by maxBackoffMs', () => {
+    const retry = {
+      maxAttempts: 10,
+      onError: true,
+      backoffMs: 1000,
+      backoffFactor: 2,
+      maxBackoffMs: 5000,
+    };
+    assert.deepEqual(
+      [1, 2, 3, 4, 5].map((attempt) => backoffDelayMs(retry, attempt)),
+      [1000, 2000, 4000, 5000, 5000],
+    );
+  });
+
+  it('decides what follows a failed attempt', () => {
+    const onError = runPolicyOf(settings({ retry: { onError: true, maxAttempts: 3 } }));
+    assert.deepEqual(afterFailure(onError, 1, 'threw'), {
+      retry: true,
+      delayMs: 1000,
+      nextAttempt: 2,
+    });
+    assert.deepEqual(afterFailure(onError, 2, 'timed-out'), {
+      retry: true,
+      delayMs: 2000,
+      nextAttempt: 3,
+    });
+    assert.deepEqual(afterFailure(onError, 3, 'threw'), { retry: false }, 'attempts used up');
+    assert.deepEqual(afterFailure(onError, 1, 'final'), { retry: false }, 'RpcError is final');
+    assert.deepEqual(afterFailure(runPolicyOf(settings({})), 1, 'threw'), { retry: false });
+    assert.deepEqual(afterFailure(runPolicyOf(settings({ retry: false })), 1, 'timed-out'), {
+      retry: false,
+    });
+  });
+
+  it('says which attempt comes when and why', () => {
+    const at = Date.UTC(2026, 11, 2, 12, 3, 4);
+    assert.equal(
+      retryStatusMessage(2, 3, at, 'upstream 503'),
+      'attempt 2 of 3 at 12:03:04Z after: upstream 503',
+    );
+  });
+
+  it('refuses every wrong field at registration, saying what to write', () => {
+    const cases: [Partial<TaskSettings>, RegExp][] = [
+      [{ timeoutMs: 0 }, /timeoutMs must be a positive integer/],
+      [{ timeoutMs: 1.5 }, /timeoutMs must be a positive integer/],
+      [{ timeoutMs: '5s' as unknown as number }, /timeoutMs must be a positive integer.*"5s"/],
+      [{ retry: { maxAttempts: 0 } }, /retry.maxAttempts must be a positive integer/],
+      [{ retry: { onError: 'yes' as unknown as boolean } }, /retry.onError must be true or false/],
+      [{ retry: { backoffMs: -1 } }, /retry.backoffMs must be an integer ≥ 0/],
+      [{ retry: { backoffFactor: 0.5 } }, /retry.backoffFactor must be a number ≥ 1/],
+      [{ retry: { maxBackoffMs: 10, backoffMs: 100 } }, /raise maxBackoffMs or lower backoffMs/],
+      [{ retry: { attempts: 3 } as never }, /retry.attempts is not an option; use maxAttempts/],
+      [{ retry: 'always' as never }, /retry must be true, false or/],
+    ];
+    for (const [extra, message] of cases) {
+      assert.throws(() => assertRunPolicy('api_client', settings(extra)), message);
+      assert.throws(
+        () => assertRunPolicy('api_client', settings(extra)),
+        /tool 'api_client': task\./,
+      );
+    }
+    assertRunPolicy('ok', settings({ timeoutMs: 30_000, retry: { onError: true } }));
+    assertRunPolicy('ok', settings({ retry: true }));
+  });
+});
