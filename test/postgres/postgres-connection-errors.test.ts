@@ -62,8 +62,11 @@ if (!skipWithoutPostgres('postgres connection failures, produced for real')) {
       try {
         const connecting = pool.query('SELECT 1');
         const queued = pool.query('SELECT 1'); // waits for the pool's one connection
-        await classified(connecting, /^Connection terminated due to connection timeout/);
-        await classified(queued, /^timeout exceeded when trying to connect$/);
+        // Both time out together: awaiting one first left the other's rejection unhandled.
+        await Promise.all([
+          classified(connecting, /^Connection terminated due to connection timeout/),
+          classified(queued, /^timeout exceeded when trying to connect$/),
+        ]);
       } finally {
         await pool.end().catch(() => undefined);
       }

@@ -7,6 +7,7 @@ import { storeError } from '../../stores/postgres/errors.js';
 import { parsePostgresUrl } from '../../stores/postgres/url.js';
 import { waitAtMost, warnTo, WorkerSlots } from '../shared/worker-slots.js';
 import { installEnqueueTrigger } from './enqueue-trigger.js';
+import { OutageLog } from './outage-log.js';
 import { loadGraphileWorker, type GraphileWorkerModule } from './load.js';
 import { RunnerSupervisor } from './runner-supervisor.js';
 
@@ -64,6 +65,7 @@ export class GraphileExecutor implements Executor {
   #closing: Promise<void> | undefined;
   /** Set once the store's writes add jobs themselves (the trigger is installed). */
   #enqueuedByStore = false;
+  readonly #outages = new OutageLog((message, error) => this.#warn(message, error));
 
   constructor(options: GraphileExecutorOptions) {
     const location = parsePostgresUrl(options.connectionUrl);
@@ -164,6 +166,10 @@ export class GraphileExecutor implements Executor {
       concurrency: this.#options.concurrency ?? 10,
       noHandleSignals: true,
       logger: this.#graphileLogger(graphile),
+      // Batching (even with no delay) routes a failed job completion to graphile-worker's own
+      // handler, which logs it and shuts the runner down (the supervisor starts a new one).
+      // Without it (-1) the completion is not awaited and fails as an unhandled rejection.
+      preset: { worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
       taskList: {
         [TASK_IDENTIFIER]: async (payload) => {
           const { taskId } = payload as JobPayload;
@@ -208,8 +214,11 @@ export class GraphileExecutor implements Executor {
       options: '-c synchronous_commit=off',
     });
     const logger = this.#graphileLogger(graphile);
-    pool.on('error', (error) => this.#warn('graphile-worker connection lost', error));
-    pool.on('connect', (client) => client.on('error', () => undefined)); // the next query fails
+    pool.on('error', (error) => this.#outages.warn('graphile-worker connection lost', error));
+    pool.on('connect', (client) => {
+      this.#outages.connected();
+      client.on('error', () => undefined); // the next query fails
+    });
     try {
       const utils = await graphile.makeWorkerUtils({ pgPool: pool, schema: this.#schema, logger });
       const client = await pool.connect();
@@ -228,8 +237,10 @@ export class GraphileExecutor implements Executor {
 
   /** graphile-worker's warnings and errors go to taskrail's logger; its chatter does not. */
   #graphileLogger(graphile: GraphileWorkerModule): InstanceType<GraphileWorkerModule['Logger']> {
-    return new graphile.Logger(() => (level, message) => {
-      if (level === 'error' || level === 'warning') this.#warn('graphile-worker', message);
+    return new graphile.Logger(() => (level, message, meta) => {
+      if (level === 'error' || level === 'warning') {
+        this.#outages.warn('graphile-worker', message, meta);
+      }
     });
   }
 

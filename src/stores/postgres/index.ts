@@ -70,7 +70,7 @@ export async function openPostgresStore(
     warn,
   });
   try {
-    await prepare(pool, location, description);
+    await prepare(pg, location, options.connectTimeoutMs ?? 5000, description);
     await listener.start();
   } catch (error) {
     await store.close().catch(() => undefined);
@@ -78,6 +78,14 @@ export async function openPostgresStore(
   }
   return store;
 }
+
+/**
+ * A query with no reply after this fails as store trouble ("Query read timeout") and its
+ * connection is dropped: over a link that silently drops packets the socket never errors, so
+ * without it a request would hang until the link heals. Every store query is one short
+ * statement; migrations, which may wait on another process's lock, use their own connection.
+ */
+export const QUERY_TIMEOUT_MS = 10_000;
 
 function createPool(
   pg: PgModule,
@@ -91,6 +99,9 @@ function createPool(
     max: location.poolSize,
     connectionTimeoutMillis: connectTimeoutMs,
     idleTimeoutMillis: 30_000,
+    query_timeout: QUERY_TIMEOUT_MS,
+    // TCP keepalive lets the OS notice a dead peer on an idle pooled connection.
+    keepAlive: true,
   });
   // An idle pooled connection that dies emits 'error'; unhandled, it would crash the process.
   // The pool replaces it on the next query.
@@ -103,16 +114,23 @@ function createPool(
   return pool;
 }
 
+/** Migrates on a connection of its own, without the pool's query time-out. */
 async function prepare(
-  pool: InstanceType<PgModule['Pool']>,
+  pg: PgModule,
   location: PostgresLocation,
+  connectTimeoutMs: number,
   description: string,
 ): Promise<void> {
-  const client = await pool.connect();
+  const client = new pg.Client({
+    connectionString: location.connectUrl,
+    connectionTimeoutMillis: connectTimeoutMs,
+  });
+  client.on('error', () => undefined); // a failure also rejects the query in flight
+  await client.connect();
   try {
     await migrate(client, location.schema, description);
   } finally {
-    client.release();
+    await client.end().catch(() => undefined);
   }
 }
 

@@ -16,6 +16,14 @@ export interface ConnectOptions {
 /** How often a Cluster client re-reads the slot map, to notice a failover nobody wrote through. */
 const TOPOLOGY_CHECK_MS = 5_000;
 
+/**
+ * A command with no reply after this fails as store trouble ("Command timed out"): over a link
+ * that silently drops packets the socket never errors, so without it a request would hang until
+ * the link heals. Store commands are short scripts; none blocks (BullMQ's blocking commands run
+ * on its own connections, which do not get this).
+ */
+export const COMMAND_TIMEOUT_MS = 5_000;
+
 /** ioredis counts reconnect attempts from 1: 200 ms, 400 ms, … up to 2 s. */
 const RECONNECT: Backoff = { backoffMs: 200, maxBackoffMs: 2000 };
 
@@ -67,6 +75,7 @@ export async function connectRedis(
     lazyConnect: true,
     connectTimeout: options.connectTimeoutMs ?? 5000,
     maxRetriesPerRequest: 3,
+    commandTimeout: COMMAND_TIMEOUT_MS,
   });
   setReconnecting(redis, () => null);
   const onError = (error: Error) => {
