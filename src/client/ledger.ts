@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import type Database from 'better-sqlite3';
+import { backoffDelayMs } from '../task/backoff.js';
 import type { JsonRpcErrorObject } from '../task/errors.js';
 import type { OutcomeKind } from './outcome.js';
 
@@ -80,6 +81,50 @@ function addMissingColumns(db: Database.Database): void {
   }
 }
 
+/** How long opening the file may keep meeting another process's lock before it fails. */
+const OPEN_BUDGET_MS = 10_000;
+
+/**
+ * Opens the ledger file, set up for several processes: the busy time-out first (so every later
+ * statement waits for another process's lock), WAL only when the file is not WAL yet (switching
+ * takes an exclusive lock), the schema in an immediate transaction. Several CLI processes
+ * opening one new ledger at once can still meet a lock SQLite reports at once as
+ * SQLITE_BUSY/LOCKED (CI saw "database is locked" from one of ten); the whole open is retried
+ * then, with a short jittered backoff, for up to OPEN_BUDGET_MS.
+ */
+function openLedgerFile(path: string): Database.Database {
+  // Loaded on first use, so hosts with a memory ledger never need the native driver.
+  const Driver = createRequire(import.meta.url)('better-sqlite3') as typeof Database;
+  const deadline = Date.now() + OPEN_BUDGET_MS;
+  for (let retry = 1; ; retry += 1) {
+    const db = new Driver(path);
+    try {
+      db.pragma('busy_timeout = 5000');
+      if (db.pragma('journal_mode', { simple: true }) !== 'wal') db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+      db.transaction(() => {
+        db.exec(SCHEMA);
+        addMissingColumns(db);
+      }).immediate();
+      return db;
+    } catch (error) {
+      db.close();
+      if (!isLockedNow(error) || Date.now() >= deadline) throw error;
+      sleepSync(backoffDelayMs({ backoffMs: 10, maxBackoffMs: 250, jitter: true }, retry));
+    }
+  }
+}
+
+function isLockedNow(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && /^SQLITE_(BUSY|LOCKED)/.test(code);
+}
+
+/** The open is synchronous (as better-sqlite3 is), so its wait is too. */
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
 const NOT_FINAL = `status NOT IN ('completed','failed','cancelled','lost')`;
 
 type Row = Record<string, unknown>;
@@ -99,18 +144,7 @@ export class Ledger implements TaskLedger {
   private constructor(path: string, now: () => number) {
     this.path = path;
     this.#now = now;
-    // Loaded on first use, so hosts with a memory ledger never need the native driver.
-    const Driver = createRequire(import.meta.url)('better-sqlite3') as typeof Database;
-    this.#db = new Driver(path);
-    this.#db.pragma('journal_mode = WAL');
-    this.#db.pragma('busy_timeout = 5000');
-    this.#db.pragma('synchronous = NORMAL');
-    this.#db
-      .transaction(() => {
-        this.#db.exec(SCHEMA);
-        addMissingColumns(this.#db);
-      })
-      .immediate();
+    this.#db = openLedgerFile(path);
   }
 
   static open(home: string = defaultHome(), now: () => number = Date.now): Ledger {

@@ -54,7 +54,7 @@ export function deployment(options: {
     },
     events: () => readEventLog(options.logPath),
     async stopAll() {
-      await Promise.all(children.map((child) => child.kill('SIGTERM')));
+      await Promise.all(children.map(stopWithin));
     },
   };
 }
@@ -133,4 +133,20 @@ export function readEventLog(path: string): LogEvent[] {
       const [event, taskId, pid] = line.split(' ');
       return { event: event as string, taskId: taskId as string, pid: Number(pid) };
     });
+}
+
+/**
+ * A process that has not exited this long after SIGTERM gets SIGKILL, as an operator's
+ * supervisor would do: a test's teardown must not hang on one (CI once saw a partition file
+ * time out after its test passed, waiting on a replica's stop).
+ */
+const STOP_GRACE_MS = 20_000;
+
+async function stopWithin(child: Child): Promise<void> {
+  const timer = setTimeout(() => {
+    process.stderr.write(`process ${child.process.pid} did not stop on SIGTERM; killing it\n`);
+    void child.kill('SIGKILL');
+  }, STOP_GRACE_MS);
+  await child.kill('SIGTERM');
+  clearTimeout(timer);
 }

@@ -85,7 +85,7 @@ export async function openPostgresStore(
  * without it a request would hang until the link heals. Every store query is one short
  * statement; migrations, which may wait on another process's lock, use their own connection.
  */
-export const QUERY_TIMEOUT_MS = 10_000;
+const QUERY_TIMEOUT_MS = 10_000;
 
 function createPool(
   pg: PgModule,
