@@ -75,7 +75,10 @@ export async function connectRedis(
     lazyConnect: true,
     connectTimeout: options.connectTimeoutMs ?? 5000,
     maxRetriesPerRequest: 3,
-    commandTimeout: COMMAND_TIMEOUT_MS,
+    // A single Redis that stops answering gets no failover, so a command gives up and the
+    // request is answered 503. A Cluster master that stops answering is failed over, and a write
+    // cut off after 5 s would be refused although the promoted replica takes it a moment later.
+    ...(location.cluster === undefined ? { commandTimeout: COMMAND_TIMEOUT_MS } : {}),
   });
   setReconnecting(redis, () => null);
   const onError = (error: Error) => {
