@@ -4,7 +4,7 @@
 // `--test-timeout` bounds each file's whole run (node runs every file in its own process), so
 // the few files that pack, install and type-check a project (`*.slow.test.js`) run in a second
 // pass with a longer limit; every other file keeps 120 s.
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 
@@ -21,14 +21,43 @@ function collect(dir) {
   return out;
 }
 
-function runFiles(files, limitMs) {
+// A CI log is often read from its tail only, so every failure is repeated at the very end:
+// a second TAP reporter writes to a file that is read back once the run is over.
+function runFiles(files, limitMs, tapFile) {
   if (files.length === 0) return 0;
+  rmSync(tapFile, { force: true });
+  const reporters = ['--test-reporter=tap', '--test-reporter-destination=stdout'];
+  reporters.push('--test-reporter=tap', `--test-reporter-destination=${tapFile}`);
   const result = spawnSync(
     process.execPath,
-    ['--test', '--test-concurrency=2', `--test-timeout=${limitMs}`, ...files],
+    ['--test', '--test-concurrency=2', `--test-timeout=${limitMs}`, ...reporters, ...files],
     { stdio: 'inherit' },
   );
   return result.status ?? 1;
+}
+
+/** The `not ok` entries of a TAP file with their diagnostics, innermost first. */
+function failuresIn(tapFile) {
+  let lines;
+  try {
+    lines = readFileSync(tapFile, 'utf8').split('\n');
+  } catch {
+    return [];
+  }
+  const out = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    const match = /^(\s*)not ok \d+ - (.*)$/.exec(line);
+    if (!match) continue;
+    const indent = match[1];
+    const block = [line];
+    for (let j = i + 1; j < lines.length && block.length < 40; j++) {
+      block.push(lines[j]);
+      if (lines[j] === `${indent}  ...`) break;
+    }
+    out.push(block.join('\n'));
+  }
+  return out;
 }
 
 const only = process.argv.slice(2);
@@ -40,9 +69,16 @@ if (files.length === 0) {
   process.exit(1);
 }
 const isSlow = (file) => file.endsWith('.slow.test.js');
+const tapFiles = ['.build/test-results.tap', '.build/test-results-slow.tap'];
 const status = runFiles(
   files.filter((f) => !isSlow(f)),
   FILE_LIMIT_MS,
+  tapFiles[0],
 );
-const slowStatus = runFiles(files.filter(isSlow), SLOW_FILE_LIMIT_MS);
+const slowStatus = runFiles(files.filter(isSlow), SLOW_FILE_LIMIT_MS, tapFiles[1]);
+const failures = tapFiles.flatMap(failuresIn);
+if (failures.length > 0) {
+  console.log(`\n# ${failures.length} failing entries (tests and the suites holding them):`);
+  for (const failure of failures) console.log(failure);
+}
 process.exit(status !== 0 ? status : slowStatus);
