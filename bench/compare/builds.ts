@@ -5,7 +5,8 @@
  * interleaved round by round, so both see the same machine. Prints a table of after/before
  * ratios: req/s and server CPU per request (before / after, so above 1 means the new build
  * spends less). Not a section of `npm run bench`: it needs a second build. Used for a
- * refactor's promise that the figures stay within 5%.
+ * refactor's promise that the figures stay within 5%. The 2025-11-25 session path answers in
+ * SSE frames, which the raw-socket generator does not read, so only the 2026-07-28 wire is here.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +16,7 @@ import { BENCH_TOOLS, endpoint, MAIN, startServer, wire2026, type Call } from '.
 import type { ChildServer } from '../lib/http.js';
 import { drive, type LoadResult } from '../lib/load.js';
 import { compare } from '../lib/load-rows.js';
-import { taskrailCompletedTaskGet, v1CompletedTaskGet, v1Session } from '../lib/peers.js';
+import { taskrailCompletedTaskGet } from '../lib/peers.js';
 import { rounds } from '../lib/http.js';
 import { median } from '../lib/stats.js';
 
@@ -54,17 +55,10 @@ const noop = (tasks: boolean) => wire2026('tools/call', { name: 'noop', argument
 /** The calls measured, built against one build's server (ids and sessions are per server). */
 async function callsFor(server: ChildServer): Promise<Record<string, Call>> {
   const ep = endpoint(server.url);
-  const session = await v1Session(ep);
   const calls = {
     'create (2026-07-28)': noop(true),
     'tasks/get (2026-07-28)': await taskrailCompletedTaskGet(ep),
     'synchronous tools/call (2026-07-28)': noop(false),
-    'create (2025-11-25 session)': session('tools/call', {
-      name: 'noop',
-      arguments: {},
-      task: { ttl: 3_600_000 },
-    }),
-    'tasks/get (2025-11-25 session)': await v1CompletedTaskGet(ep, session),
   };
   ep.close();
   return calls;
