@@ -12,6 +12,8 @@ import { connect, createServer, type AddressInfo, type Server, type Socket } fro
  *   instead, as Toxiproxy does: a client waits for the lost replies until its own time-out.
  * - `reset`: every open connection is reset (RST) and new connections are reset on accept.
  * - `latency`: every chunk is delivered `latencyMs` later, in order.
+ *
+ * A side that closes its end (FIN) closes the whole pipe: the relay never half-closes.
  */
 export type RelayMode = 'pass' | 'blackhole' | 'reset' | 'latency';
 
@@ -122,7 +124,7 @@ export async function startTcpRelay(
       client.resetAndDestroy();
       return;
     }
-    const upstream = connect({ host: targetHost, port: target.port });
+    const upstream = connect({ host: targetHost, port: target.port, allowHalfOpen: true });
     const pipe: Pipe = {
       client,
       upstream,
@@ -142,12 +144,17 @@ export async function startTcpRelay(
       upstream.destroy();
     };
     for (const socket of [client, upstream]) {
+      socket.on('end', end);
       socket.on('error', end);
       socket.on('close', end);
     }
   };
 
-  const server: Server = createServer(accept);
+  // Half-open sockets, so that a FIN from either side tears the pipe down at once instead of
+  // Node answering it with a shutdown of its own: libuv cannot reset a socket whose shutdown is
+  // under way (uv_tcp_close_reset answers EINVAL) and Node then never closes that handle, so a
+  // test process whose relay healed or reset such a pipe spun at exit, waiting for it.
+  const server: Server = createServer({ allowHalfOpen: true }, accept);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {

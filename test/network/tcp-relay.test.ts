@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { after, before, test } from 'node:test';
+import { startNode } from '../helpers/child.js';
 import { startTcpRelay } from '../helpers/tcp-relay.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -145,3 +146,18 @@ test('close frees the port and ends every connection', async () => {
   assert.equal(after.errorCode(), 'ECONNREFUSED');
   await relay.close(); // a second close is harmless
 });
+
+for (const heal of ['pass', 'reset'] as const) {
+  test(`a process whose relay switched to ${heal} as a client hung up exits once all is closed`, async () => {
+    const child = startNode('.build/test/fixtures/relay-half-close.js', [heal]);
+    try {
+      await child.line(/^done/, 15_000);
+      await waitFor('the process to exit', () => child.process.exitCode !== null, {
+        timeoutMs: 10_000,
+      });
+      assert.equal(child.process.exitCode, 0, child.stderr());
+    } finally {
+      await child.kill('SIGKILL');
+    }
+  });
+}
