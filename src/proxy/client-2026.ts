@@ -9,6 +9,7 @@ import type { JsonObject } from '../task/record.js';
 import { CreatedTaskCatcher, taskWire2026 } from './task-wire-2026.js';
 import { UpstreamProcessTransport } from './upstream-process.js';
 import {
+  notificationGate,
   inheritedEnv,
   logStderr,
   toolsChanged,
@@ -57,8 +58,10 @@ export async function connectWire2026(options: ConnectOptions): Promise<Upstream
   };
   client.setRequestHandler('elicitation/create', forward('elicitation/create'));
   client.setRequestHandler('sampling/createMessage', forward('sampling/createMessage'));
+  const gate = notificationGate(options);
   client.onclose = () => {
     connection.closed = true;
+    gate.stop();
     options.onClose?.();
   };
   const transport = transport2026(options);
@@ -71,6 +74,7 @@ export async function connectWire2026(options: ConnectOptions): Promise<Upstream
   }
   const catcher = new CreatedTaskCatcher();
   catcher.watch(transport);
+  gate.guard(transport);
   connection.tasks = taskWire2026(client, catcher, CAPABILITIES);
   return connection;
 }

@@ -15,6 +15,7 @@ import type { JsonObject } from '../task/record.js';
 import { connectWire2026 } from './client-2026.js';
 import { taskWire2025, type UpstreamTaskWire } from './task-wire-2025.js';
 import {
+  notificationGate,
   inheritedEnv,
   logStderr,
   toolsChanged,
@@ -105,11 +106,14 @@ async function connectWire2025(options: ConnectOptions): Promise<UpstreamConnect
     };
   client.setRequestHandler(ElicitRequestSchema, forward('elicitation/create'));
   client.setRequestHandler(CreateMessageRequestSchema, forward('sampling/createMessage'));
+  const gate = notificationGate(options);
   client.onclose = () => {
     connection.closed = true;
+    gate.stop();
     options.onClose?.();
   };
   await connectOrClose(client, transport, connection);
+  gate.guard(transport);
   connection.tasks = taskWire2025(client, options.sessionId !== undefined);
   return connection;
 }

@@ -3,6 +3,7 @@ import type { Logger } from '../runtime/api.js';
 import { TaskrailError } from '../task/errors.js';
 import { connectUpstream, UPSTREAM_CONNECT_TIMEOUT_MS } from './connection.js';
 import type { UpstreamConnection } from './upstream.js';
+import type { NotificationRate } from './notification-gate.js';
 import { sleep } from './pool.js';
 import { describeUpstream, type UpstreamSpec } from './upstream-spec.js';
 import { backoffDelayMs, type Backoff } from '../task/backoff.js';
@@ -13,6 +14,7 @@ export interface ControlOptions {
   version: string;
   /** The upstream's tools, and which of them it can run as its own tasks. */
   onTools: (tools: Tool[], runsAsTask: (tool: Tool) => boolean) => void;
+  notificationRate?: NotificationRate | undefined;
 }
 
 const RECONNECT: Backoff = { backoffMs: 200, maxBackoffMs: 10_000 };

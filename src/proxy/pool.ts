@@ -2,6 +2,7 @@ import type { Logger } from '../runtime/api.js';
 import { RpcError, RPC } from '../task/errors.js';
 import { connectUpstream } from './connection.js';
 import type { UpstreamConnection } from './upstream.js';
+import type { NotificationRate } from './notification-gate.js';
 import { describeUpstream, type UpstreamSpec } from './upstream-spec.js';
 import { backoffDelayMs, type Backoff } from '../task/backoff.js';
 
@@ -11,6 +12,7 @@ export interface PoolOptions {
   version: string;
   /** Upstream calls in flight at once; each holds its own connection. */
   size: number;
+  notificationRate?: NotificationRate | undefined;
 }
 
 const RECONNECT: Backoff = { backoffMs: 200, maxBackoffMs: 10_000 };

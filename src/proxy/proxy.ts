@@ -17,6 +17,7 @@ import type { LiveCall } from './live-call.js';
 import { UpstreamPool } from './pool.js';
 import { proxyHandler, type ProxyToolDeps } from './proxy-tool.js';
 import type { UpstreamSpec } from './upstream-spec.js';
+import type { NotificationRate } from './notification-gate.js';
 
 export interface ProxyOptions {
   upstream: UpstreamSpec;
@@ -28,6 +29,11 @@ export interface ProxyOptions {
   upstreamTimeoutMs?: number;
   /** Upstream calls in flight at once. Default 8. */
   concurrency?: number;
+  /**
+   * Notifications each upstream connection passes on (default 200 at once, then 100 a second);
+   * past it they are coalesced, the latest of each kind kept (notification-gate.ts).
+   */
+  notificationRate?: NotificationRate;
   logger: Logger;
   version: string;
 }

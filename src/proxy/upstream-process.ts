@@ -2,9 +2,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { JsonLineReader } from './json-lines.js';
 
 /** How long the upstream gets after its input closed, then after SIGTERM, before SIGKILL. */
 export const STOP_GRACE_MS = 2000;
@@ -29,7 +30,7 @@ export class UpstreamProcessTransport implements Transport {
   readonly #command: string;
   readonly #args: string[];
   readonly #env: Record<string, string>;
-  readonly #buffer = new ReadBuffer();
+  readonly #lines = new JsonLineReader();
   #child: ChildProcess | undefined;
   #stopping: Promise<void> | undefined;
 
@@ -95,7 +96,7 @@ export class UpstreamProcessTransport implements Transport {
       // already closed
     }
     await this.#stopGroup(child);
-    this.#buffer.clear();
+    this.#lines.clear();
   }
 
   #stopGroup(child: ChildProcess): Promise<void> {
@@ -104,18 +105,11 @@ export class UpstreamProcessTransport implements Transport {
   }
 
   #read(chunk: Buffer): void {
-    this.#buffer.append(chunk);
-    for (;;) {
-      let message: JSONRPCMessage | null;
-      try {
-        message = this.#buffer.readMessage();
-      } catch (error) {
-        this.onerror?.(error as Error);
-        continue;
-      }
-      if (message === null) return;
-      this.onmessage?.(message);
-    }
+    this.#lines.push(
+      chunk,
+      (message) => this.onmessage?.(message),
+      (error) => this.onerror?.(error),
+    );
   }
 }
 

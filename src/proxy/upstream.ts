@@ -5,7 +5,12 @@ import type { Logger } from '../runtime/api.js';
 import type { ProgressUpdate, ToolResult } from '../runtime/tool.js';
 import type { JsonObject } from '../task/record.js';
 import type { UpstreamTaskWire } from './task-wire-2025.js';
-import type { UpstreamSpec } from './upstream-spec.js';
+import { describeUpstream, type UpstreamSpec } from './upstream-spec.js';
+import {
+  DEFAULT_NOTIFICATION_RATE,
+  NotificationGate,
+  type NotificationRate,
+} from './notification-gate.js';
 
 /**
  * What every connection to an upstream is, whichever SDK client and wire it uses
@@ -72,6 +77,14 @@ export interface ConnectOptions {
   onClose?: () => void;
   /** Rejoin this HTTP session instead of opening one (to follow a task it holds). */
   sessionId?: string;
+  /** Notifications this connection passes on; past it they are coalesced (notification-gate.ts). */
+  notificationRate?: NotificationRate;
+}
+
+/** The gate for one connection's notifications; `guard` its transport once connected. */
+export function notificationGate(options: ConnectOptions): NotificationGate {
+  const rate = options.notificationRate ?? DEFAULT_NOTIFICATION_RATE;
+  return new NotificationGate(rate, options.logger, describeUpstream(options.spec));
 }
 
 export function toolsChanged(options: ConnectOptions) {

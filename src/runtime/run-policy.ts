@@ -1,3 +1,4 @@
+import { backoffDelayMs } from '../task/backoff.js';
 import { TaskrailError } from '../task/errors.js';
 import type { RetryOptions, TaskSettings } from './tool.js';
 
@@ -47,12 +48,6 @@ export function runPolicyOf(settings: TaskSettings, defaultMaxAttempts = 3): Run
   };
 }
 
-/** The wait before attempt `failedAttempt + 1`: backoffMs × backoffFactor^(attempt−1), capped. */
-export function backoffDelayMs(retry: ResolvedRetry, failedAttempt: number): number {
-  const raw = retry.backoffMs * retry.backoffFactor ** Math.max(0, failedAttempt - 1);
-  return Math.round(Math.min(retry.maxBackoffMs, raw));
-}
-
 /** How an attempt failed: it threw (a retryable error), timed out, or threw a final RpcError. */
 export type FailureKind = 'threw' | 'timed-out' | 'final';
 
@@ -63,6 +58,7 @@ export function afterFailure(policy: RunPolicy, attempt: number, kind: FailureKi
   const retry = policy.retry;
   if (retry === false || !retry.onError || kind === 'final') return { retry: false };
   if (attempt >= retry.maxAttempts) return { retry: false };
+  // The wait before attempt `attempt + 1`: backoffMs × backoffFactor^(attempt−1), capped.
   return { retry: true, delayMs: backoffDelayMs(retry, attempt), nextAttempt: attempt + 1 };
 }
 

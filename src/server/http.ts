@@ -15,7 +15,7 @@ import {
   type Wire2026Deps,
 } from './wire-2026/call.js';
 import type { Wire2025Sessions } from './wire-2025/sessions.js';
-import { hostAllowed, hostsFor } from './http/host-check.js';
+import { hostAllowed, hostHeaderWellFormed, hostsFor } from './http/host-check.js';
 import type { RequestLog } from './http/request-log.js';
 import { answerWithSdk } from './http/sdk-answer.js';
 import { withTroubleStatus } from './tasks/server-trouble.js';
@@ -46,8 +46,19 @@ const TOO_LARGE = JSON.stringify({
   id: null,
   error: { code: -32600, message: 'Request body too large' },
 });
+/** Malformed or too deeply nested JSON, refused before any parse on every wire (body.ts). */
+const PARSE_FAILED: Reply = errorReply(null, parseError());
 const NOT_FOUND = JSON.stringify({ error: 'not_found' });
 const FORBIDDEN = JSON.stringify({ error: 'forbidden', message: 'Host or Origin not allowed' });
+const BAD_HOST = JSON.stringify({
+  error: 'bad_request',
+  message: 'The Host header must be a host name or address with an optional port',
+});
+
+/** A Host header that is there and not `host[:port]` (an absent one is left to the checks below). */
+function badHost(host: string | null | undefined): boolean {
+  return host !== undefined && host !== null && !hostHeaderWellFormed(host);
+}
 
 function pathOf(url: string | undefined): string {
   const raw = url ?? '/';
@@ -98,7 +109,7 @@ type Decision = Exclude<Answer, { kind: 'sdk' }> | { kind: 'delegate'; parsed: u
 /** Parses the body, then the 2026-07-28 route classifies and answers what is not the SDK's. */
 async function decide(deps: HttpDeps, text: string, carrier: Carrier): Promise<Decision> {
   const parsed = parseJsonBody(text);
-  if (!parsed.ok) return { kind: 'reply', reply: errorReply(null, parseError()) };
+  if (!parsed.ok) return { kind: 'reply', reply: PARSE_FAILED };
   const classified = classify(parsed.value, carrier.headers);
   if (classified.kind === 'invalid') return { kind: 'reply', reply: classified.reply };
   if (classified.kind === 'sdk') return { kind: 'delegate', parsed: parsed.value };
@@ -128,6 +139,7 @@ export function createNodeHandler(
   );
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = pathOf(req.url);
+    if (badHost(req.headers.host)) return send(res, 400, BAD_HOST, true);
     const allowed = hostsFor(deps, req.socket.localAddress);
     if (!hostAllowed(allowed, req.headers.host, req.headers.origin)) {
       return send(res, 403, FORBIDDEN);
@@ -142,15 +154,21 @@ export function createNodeHandler(
     const auth = pending instanceof Promise ? await pending : pending;
     if (!auth.ok) return sendReply(res, auth.reply);
     if (auth.authInfo !== undefined) withAuth.auth = auth.authInfo;
-    if (deps.wire2025?.claimsSession(req.headers['mcp-session-id']))
-      return deps.wire2025.node(withAuth, res);
-    if (req.method !== 'POST') return sdkNode(withAuth, res);
+    const inSession = deps.wire2025?.claimsSession(req.headers['mcp-session-id']) === true;
+    if (req.method !== 'POST') {
+      return inSession ? deps.wire2025?.node(withAuth, res) : sdkNode(withAuth, res);
+    }
     const body = await readNodeBody(req, deps.maxBodyBytes);
     if (!body.ok) {
       const failed = failedBody(body);
       return send(res, failed.status, failed.body, true);
     }
     deps.requestLog?.note(req, body.text, auth.principal);
+    if (inSession) {
+      const parsed = parseJsonBody(body.text);
+      if (!parsed.ok) return send(res, PARSE_FAILED.status, PARSE_FAILED.body);
+      return deps.wire2025?.node(withAuth, res, parsed.value);
+    }
     const carrier = carrierOf(nodeHeaders(req), auth.principal, () => closeSignal(res));
     const decision = await decide(deps, body.text, carrier);
     if (decision.kind === 'reply') return send(res, decision.reply.status, decision.reply.body);
@@ -189,11 +207,19 @@ function replyResponse(reply: AuthReply): Response {
   return new Response(reply.body, { status: reply.status, headers: reply.headers });
 }
 
+/** The request again with the body already read (the SDK reads `parsedBody`, not this). */
+function replayOf(request: Request, text: string): Request {
+  return new Request(request.url, { method: 'POST', headers: request.headers, body: text });
+}
+
 /** The web-standard face (Workers, Bun, Deno, Hono): same routing as the Node face. */
 export function createFetchHandler(deps: HttpDeps): (request: Request) => Promise<Response> {
   const sdkFetch = withTroubleStatus(deps.sdk.fetch);
   return async (request) => {
     const path = new URL(request.url).pathname;
+    if (badHost(request.headers.get('host'))) {
+      return new Response(BAD_HOST, { status: 400, headers: JSON_HEADERS });
+    }
     const host = request.headers.get('host') ?? new URL(request.url).host;
     if (!hostAllowed(deps.allowedHosts, host, request.headers.get('origin') ?? undefined)) {
       return new Response(FORBIDDEN, { status: 403, headers: JSON_HEADERS });
@@ -205,11 +231,19 @@ export function createFetchHandler(deps: HttpDeps): (request: Request) => Promis
     const auth = await deps.auth.authenticate(request.headers.get('authorization') ?? undefined);
     if (!auth.ok) return replyResponse(auth.reply);
     const options = auth.authInfo === undefined ? {} : { authInfo: auth.authInfo };
-    if (deps.wire2025?.claimsSession(request.headers.get('mcp-session-id') ?? undefined))
-      return deps.wire2025.fetch(request, options);
-    if (request.method !== 'POST') return sdkFetch(request, options);
+    const session = deps.wire2025?.claimsSession(request.headers.get('mcp-session-id') ?? undefined)
+      ? deps.wire2025
+      : undefined;
+    if (request.method !== 'POST') {
+      return session === undefined ? sdkFetch(request, options) : session.fetch(request, options);
+    }
     const body = await readWebBody(request, deps.maxBodyBytes);
     if (!body.ok) return toResponse(failedBody(body));
+    if (session !== undefined) {
+      const parsed = parseJsonBody(body.text);
+      if (!parsed.ok) return toResponse(PARSE_FAILED);
+      return session.fetch(replayOf(request, body.text), { ...options, parsedBody: parsed.value });
+    }
     const headers: HeaderReader = (name) => request.headers.get(name) ?? undefined;
     const carrier = carrierOf(headers, auth.principal, () => request.signal);
     const decision = await decide(deps, body.text, carrier);
@@ -217,11 +251,7 @@ export function createFetchHandler(deps: HttpDeps): (request: Request) => Promis
     if (decision.kind === 'listen') {
       return openWebListen(decision.hub, decision.request, auth.principal, deps.serverInfo);
     }
-    const replay = new Request(request.url, {
-      method: 'POST',
-      headers: request.headers,
-      body: body.text,
-    });
+    const replay = replayOf(request, body.text);
     if (deps.wire2025?.claimsInitialize(decision.parsed))
       return deps.wire2025.fetch(replay, { ...options, parsedBody: decision.parsed });
     return sdkFetch(replay, { ...options, parsedBody: decision.parsed });

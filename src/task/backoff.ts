@@ -15,9 +15,11 @@ export interface Backoff {
 }
 
 /**
- * The delay in ms before retry number `retry` (1 for the first retry):
- * `backoffMs × backoffFactor^(retry−1)`, capped by `maxBackoffMs`, then jittered if asked.
- * `random` is the source of the jitter, in [0, 1); tests pass their own.
+ * The delay in whole ms before retry number `retry` (1 for the first retry, which follows the
+ * first failed attempt): `backoffMs × backoffFactor^(retry−1)`, rounded, capped by
+ * `maxBackoffMs`, then jittered if asked (rounded down, so it stays below the delay). Whole ms
+ * because timers and stored wake times take whole ms. `random` is the source of the jitter, in
+ * [0, 1); tests pass their own.
  */
 export function backoffDelayMs(
   backoff: Backoff,
@@ -25,7 +27,9 @@ export function backoffDelayMs(
   random: () => number = Math.random,
 ): number {
   const exponent = Math.max(0, Math.floor(retry) - 1);
-  const grown = backoff.backoffMs * (backoff.backoffFactor ?? 2) ** exponent;
-  const capped = Math.min(grown, backoff.maxBackoffMs);
-  return backoff.jitter === true ? capped * (0.5 + random() / 2) : capped;
+  // A zero first delay stays zero however far it grows (0 × Infinity would be NaN).
+  const grown =
+    backoff.backoffMs > 0 ? backoff.backoffMs * (backoff.backoffFactor ?? 2) ** exponent : 0;
+  const capped = Math.min(Math.round(grown), backoff.maxBackoffMs);
+  return backoff.jitter === true ? Math.floor(capped * (0.5 + random() / 2)) : capped;
 }

@@ -3,11 +3,10 @@ import { describe, it } from 'node:test';
 import {
   afterFailure,
   assertRunPolicy,
-  backoffDelayMs,
   retryStatusMessage,
   runPolicyOf,
 } from '../../src/runtime/run-policy.js';
-import type { TaskSettings } from '../../src/runtime/tool.js';
+import type { RetryOptions, TaskSettings } from '../../src/runtime/tool.js';
 
 const settings = (extra: Partial<TaskSettings>): TaskSettings => ({ mode: 'optional', ...extra });
 
@@ -31,18 +30,32 @@ describe('run policy model', () => {
     assert.equal(custom.retry !== false && custom.retry.maxAttempts, 5);
   });
 
-  it('backs off backoffMs × backoffFactor^(attempt−1), capped by maxBackoffMs', () => {
-    const retry = {
-      maxAttempts: 10,
-      onError: true,
-      backoffMs: 1000,
-      backoffFactor: 2,
-      maxBackoffMs: 5000,
-    };
+  it('backs off backoffMs × backoffFactor^(attempt−1) in whole ms, capped by maxBackoffMs', () => {
+    const policy = (retry: Partial<RetryOptions>) =>
+      runPolicyOf(settings({ retry: { onError: true, maxAttempts: 10, ...retry } }));
+    const delays = (retry: Partial<RetryOptions>) =>
+      [1, 2, 3, 4, 5].map((attempt) => {
+        const next = afterFailure(policy(retry), attempt, 'threw');
+        return next.retry ? next.delayMs : undefined;
+      });
     assert.deepEqual(
-      [1, 2, 3, 4, 5].map((attempt) => backoffDelayMs(retry, attempt)),
+      delays({ backoffMs: 1000, maxBackoffMs: 5000 }),
       [1000, 2000, 4000, 5000, 5000],
     );
+    // 1000 × 1.3³ is 2196.9999999999995 in floating point.
+    assert.deepEqual(
+      delays({ backoffMs: 1000, backoffFactor: 1.3 }),
+      [1000, 1300, 1690, 2197, 2856],
+    );
+    assert.deepEqual(delays({ backoffMs: 0 }), [0, 0, 0, 0, 0]);
+    const long = runPolicyOf(
+      settings({ retry: { onError: true, maxAttempts: 5000, backoffMs: 0 } }),
+    );
+    assert.deepEqual(afterFailure(long, 4000, 'threw'), {
+      retry: true,
+      delayMs: 0,
+      nextAttempt: 4001,
+    });
   });
 
   it('decides what follows a failed attempt', () => {

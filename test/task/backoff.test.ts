@@ -48,6 +48,24 @@ describe('backoffDelayMs', () => {
     }
   });
 
+  it('gives whole ms: rounded, and a jittered delay rounded down below the delay', () => {
+    assert.equal(
+      backoffDelayMs({ backoffMs: 1000, backoffFactor: 1.3, maxBackoffMs: 1e6 }, 4),
+      2197,
+    );
+    assert.equal(backoffDelayMs({ backoffMs: 10, backoffFactor: 1.05, maxBackoffMs: 1e6 }, 2), 11);
+    const jittered = { backoffMs: 7, maxBackoffMs: 1000, jitter: true };
+    assert.equal(
+      backoffDelayMs(jittered, 1, () => 0.999),
+      6,
+    );
+  });
+
+  it('keeps a zero first delay zero, however many retries', () => {
+    assert.equal(backoffDelayMs({ backoffMs: 0, maxBackoffMs: 1000 }, 5000), 0);
+    assert.equal(backoffDelayMs({ backoffMs: 0, maxBackoffMs: 1000, jitter: true }, 5000), 0);
+  });
+
   it('does not jitter unless asked', () => {
     assert.equal(
       backoffDelayMs({ backoffMs: 100, maxBackoffMs: 300 }, 2, () => 0),

@@ -1,11 +1,13 @@
 import type { TaskRuntime } from '../../runtime/runtime.js';
 import type { TaskStore } from '../../store/port.js';
+import { TaskrailError } from '../../task/errors.js';
 import { isPlausibleTaskId } from '../../task/ids.js';
 import { pendingInputRequests, type JsonObject } from '../../task/record.js';
 import { isTerminal } from '../../task/status.js';
 import type { AdminFeed } from './feed.js';
 import type { TaskJournal } from './journal.js';
 import { feedStream } from './sse.js';
+import { parseJsonBody } from '../http/body.js';
 import type { AdminOperator } from './tokens.js';
 import { isTaskOutcome } from '../../task/outcome.js';
 import { listByOutcome, type OutcomeListQuery } from './outcomes.js';
@@ -73,7 +75,14 @@ function listQuery(params: URLSearchParams): OutcomeListQuery | string {
 async function listTasks(deps: ApiDeps, params: URLSearchParams): Promise<Response> {
   const query = listQuery(params);
   if (typeof query === 'string') return json(400, { error: 'bad_request', message: query });
-  const page = await listByOutcome(deps.store, query);
+  let page: Awaited<ReturnType<typeof listByOutcome>>;
+  try {
+    page = await listByOutcome(deps.store, query);
+  } catch (error) {
+    // A cursor the store never gave out (the store says so before any query runs).
+    if (!(error instanceof TaskrailError && error.code === 'INVALID_ARGUMENT')) throw error;
+    return json(400, { error: 'bad_request', message: error.message });
+  }
   return json(200, {
     tasks: page.tasks.map(summaryOf),
     ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }),
@@ -102,18 +111,15 @@ async function cancelTask(deps: ApiDeps, id: string, operator: AdminOperator): P
 async function readAnswers(request: Request): Promise<Record<string, JsonObject> | undefined> {
   const text = await request.text();
   if (text.length > MAX_BODY) return undefined;
-  try {
-    const body = JSON.parse(text) as { inputResponses?: unknown };
-    const raw = body.inputResponses;
-    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
-    const entries = Object.entries(raw as Record<string, unknown>);
-    if (!entries.every(([, v]) => v !== null && typeof v === 'object' && !Array.isArray(v))) {
-      return undefined;
-    }
-    return Object.fromEntries(entries) as Record<string, JsonObject>;
-  } catch {
+  const parsed = parseJsonBody(text);
+  if (!parsed.ok || parsed.value === null || typeof parsed.value !== 'object') return undefined;
+  const raw = (parsed.value as { inputResponses?: unknown }).inputResponses;
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
+  const entries = Object.entries(raw as Record<string, unknown>);
+  if (!entries.every(([, v]) => v !== null && typeof v === 'object' && !Array.isArray(v))) {
     return undefined;
   }
+  return Object.fromEntries(entries) as Record<string, JsonObject>;
 }
 
 async function answerTask(

@@ -1,4 +1,5 @@
 import type { CreateOutcome, TaskStore } from '../../store/port.js';
+import { TaskrailError } from '../../task/errors.js';
 
 /** What the metrics learn from store calls that emit no events. */
 export interface StoreProbe {
@@ -40,7 +41,10 @@ function wrap(operation: string, call: AnyMethod, probe: StoreProbe): AnyMethod 
         return value;
       },
       (error: unknown) => {
-        probe.storeError(operation);
+        // A caller's mistake the store refused (a forged list cursor) is not a store failure.
+        if (!(error instanceof TaskrailError && error.code === 'INVALID_ARGUMENT')) {
+          probe.storeError(operation);
+        }
         throw error;
       },
     );

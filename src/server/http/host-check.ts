@@ -32,6 +32,21 @@ export function hostAllowed(
   }
 }
 
+/** `name[:port]` or `[v6]:port`: no user info, path, spaces or other URL parts. */
+const HOST_SYNTAX = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~-]+)(?::(\d{1,5}))?$/;
+
+/**
+ * True when a Host header is one host and an optional port (RFC 9110 §7.2). Anything else
+ * (`localhost:3000@evil.example`, a path, a port past 65535) is the caller's mistake, answered
+ * 400 before any URL is built from it.
+ */
+export function hostHeaderWellFormed(host: string): boolean {
+  const match = HOST_SYNTAX.exec(host);
+  if (match === null) return false;
+  const port = match[1];
+  return port === undefined || Number(port) <= 65535;
+}
+
 export function localHostSet(): Set<string> {
   return new Set(LOCAL_NAMES);
 }

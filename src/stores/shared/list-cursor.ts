@@ -20,21 +20,37 @@ export function encodeListCursor(position: ListPosition): string {
   return Buffer.from(JSON.stringify([position.createdAt, position.id])).toString('base64url');
 }
 
+/** What a caller learns of a cursor no store gave out; the cursor itself is not echoed. */
+export const FOREIGN_CURSOR_MESSAGE = 'the list cursor is not one this server gave out';
+
+/** Longer than any cursor `encodeListCursor` makes (a time and a task id). */
+const MAX_CURSOR_CHARS = 512;
+
+/**
+ * The position a cursor names. A cursor that is not one `encodeListCursor` made (garbage, a
+ * time no task has, a forged id) is refused with INVALID_ARGUMENT before any query runs, so
+ * no store sees a value its column cannot hold.
+ */
 export function decodeListCursor(cursor: string): ListPosition {
+  const position = cursor.length <= MAX_CURSOR_CHARS ? positionOf(cursor) : undefined;
+  if (position === undefined) throw new TaskrailError('INVALID_ARGUMENT', FOREIGN_CURSOR_MESSAGE);
+  return position;
+}
+
+function positionOf(cursor: string): ListPosition | undefined {
+  let value: unknown;
   try {
-    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (
-      Array.isArray(value) &&
-      value.length === 2 &&
-      typeof value[0] === 'number' &&
-      typeof value[1] === 'string'
-    ) {
-      return { createdAt: value[0], id: value[1] };
-    }
+    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
   } catch {
-    // fall through to the error below
+    return undefined;
   }
-  throw new TaskrailError('INVALID_ARGUMENT', `invalid list cursor '${cursor}'`);
+  if (!Array.isArray(value) || value.length !== 2) return undefined;
+  const [createdAt, id] = value as unknown[];
+  if (typeof createdAt !== 'number' || !Number.isFinite(createdAt) || createdAt < 0) {
+    return undefined;
+  }
+  if (typeof id !== 'string' || id.length === 0 || id.length > 200) return undefined;
+  return { createdAt, id };
 }
 
 /** True when a task at `task` comes after `position` in list order. */

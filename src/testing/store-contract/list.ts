@@ -64,6 +64,22 @@ export function registerListCases(define: DefineCase): void {
     assert.equal(bobs.length, 8);
   });
 
+  define('list refuses a cursor it did not give out, before any query', async (h) => {
+    await h.create({});
+    const forged = (json: string): string => Buffer.from(json).toString('base64url');
+    const cursors = ['!!!', 'abc', forged('{"a":1}'), forged('[-1,"x"]'), forged('["1","x"]')];
+    cursors.push(forged('[1e400,"x"]'), forged('[1,""]'), 'A'.repeat(100_000));
+    for (const cursor of cursors) {
+      await assert.rejects(h.store.list({ cursor }), (error: unknown) => {
+        const { code, message } = error as { code?: unknown; message?: unknown };
+        assert.equal(code, 'INVALID_ARGUMENT', `cursor ${cursor.slice(0, 20)}`);
+        assert.match(String(message), /not one this server gave out/);
+        return true;
+      });
+    }
+    assert.equal((await h.store.list({})).tasks.length, 1, 'the store still answers');
+  });
+
   define('list caps a page at 1000 tasks', async (h) => {
     for (let i = 0; i < 1003; i++) await h.store.create(h.record({ ttlMs: null }));
     const page = await h.store.list({ limit: 5000 });
