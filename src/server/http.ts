@@ -1,11 +1,22 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AuthInfo, McpHttpHandler } from '@modelcontextprotocol/server';
+import type { McpHttpHandler } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import { parseError, type HeaderReader } from '../protocol/index.js';
-import type { AuthReply, CallerAuth } from './http/auth.js';
-import { parseJsonBody, readNodeBody, readWebBody, type BodyOutcome } from './http/body.js';
+import { parseError } from '../protocol/index.js';
+import type { CallerAuth } from './http/auth.js';
+import { parseJsonBody } from './http/body.js';
+import type { Exchange, HttpHandler } from './http/exchange.js';
+import { FetchExchange } from './http/fetch.js';
+import { hostAllowed, hostHeaderWellFormed } from './http/host-check.js';
+import { NodeExchange, sendJson } from './http/node.js';
+import type { RequestLog } from './http/request-log.js';
+import { answerWithSdk } from './http/sdk-answer.js';
 import type { AdminFace } from './admin/index.js';
-import { openNodeListen, openWebListen } from './listen/index.js';
+import {
+  openNodeListen,
+  openWebListen,
+  type ListenHub,
+  type ListenRequest,
+} from './listen/index.js';
 import { classify, route } from './wire-2026/route.js';
 import {
   errorReply,
@@ -15,13 +26,10 @@ import {
   type Wire2026Deps,
 } from './wire-2026/call.js';
 import type { Wire2025Sessions } from './wire-2025/sessions.js';
-import { hostAllowed, hostHeaderWellFormed, hostsFor } from './http/host-check.js';
-import type { RequestLog } from './http/request-log.js';
-import { answerWithSdk } from './http/sdk-answer.js';
 import { withTroubleStatus } from './tasks/server-trouble.js';
 
 export interface HttpDeps extends Wire2026Deps {
-  /** The SDK's handler as built: HTTP 503 for store trouble is applied here, per face. */
+  /** The SDK's handler as built: HTTP 503 for store trouble is applied here. */
   sdk: McpHttpHandler;
   path: string;
   maxBodyBytes: number;
@@ -40,7 +48,6 @@ export interface HttpDeps extends Wire2026Deps {
   requestLog?: RequestLog | undefined;
 }
 
-const JSON_HEADERS = { 'content-type': 'application/json' };
 const TOO_LARGE = JSON.stringify({
   jsonrpc: '2.0',
   id: null,
@@ -54,56 +61,43 @@ const BAD_HOST = JSON.stringify({
   error: 'bad_request',
   message: 'The Host header must be a host name or address with an optional port',
 });
+const INTERNAL_ERROR = JSON.stringify({
+  jsonrpc: '2.0',
+  id: null,
+  error: { code: -32603, message: 'Internal error' },
+});
 
-/** A Host header that is there and not `host[:port]` (an absent one is left to the checks below). */
-function badHost(host: string | null | undefined): boolean {
-  return host !== undefined && host !== null && !hostHeaderWellFormed(host);
-}
-
-function pathOf(url: string | undefined): string {
-  const raw = url ?? '/';
-  const query = raw.indexOf('?');
-  return query === -1 ? raw : raw.slice(0, query);
-}
-
-function nodeHeaders(req: IncomingMessage): HeaderReader {
-  return (name) => {
-    const value = req.headers[name];
-    return Array.isArray(value) ? value.join(', ') : value;
+/**
+ * The SDK's handler on both runtimes. A body read here goes to its web handler with the parsed
+ * body (Node: `answerWithSdk`, which applies the 503 itself); an unread one to its own Node
+ * adapter.
+ */
+function sdkHandler(deps: HttpDeps): HttpHandler {
+  const fetch = withTroubleStatus(deps.sdk.fetch);
+  const node = toNodeHandler({ ...deps.sdk, fetch }, { maxRequestBodySize: deps.maxBodyBytes });
+  return {
+    node: (req, res, parsedBody) =>
+      parsedBody === undefined
+        ? node(req, res)
+        : answerWithSdk(deps.sdk.fetch, req, res, parsedBody),
+    fetch,
   };
 }
 
-/** Aborted when the response's connection closes (the caller went away, or it was answered). */
-function closeSignal(res: ServerResponse): AbortSignal {
-  const controller = new AbortController();
-  if (res.destroyed) controller.abort();
-  else res.once('close', () => controller.abort());
-  return controller.signal;
+/** An accepted task stream, as SSE on whichever runtime the request came. */
+function listenHandler(
+  deps: HttpDeps,
+  hub: ListenHub,
+  request: ListenRequest,
+  principal: string,
+): HttpHandler {
+  return {
+    node: (_req, res) => openNodeListen(hub, request, principal, deps.serverInfo, res),
+    fetch: () => openWebListen(hub, request, principal, deps.serverInfo),
+  };
 }
 
-function send(res: ServerResponse, status: number, body: string, close = false): void {
-  if (res.headersSent) return void res.end();
-  const headers: Record<string, string> = body === '' ? {} : { 'content-type': 'application/json' };
-  if (close) headers['connection'] = 'close';
-  // A declared length spares chunked framing: head and body leave in one write.
-  headers['content-length'] = String(Buffer.byteLength(body));
-  res.writeHead(status, headers);
-  res.end(body);
-}
-
-function sendReply(res: ServerResponse, reply: AuthReply): void {
-  if (res.headersSent) return void res.end();
-  res.writeHead(reply.status, reply.headers);
-  res.end(reply.body);
-}
-
-function failedBody(outcome: Exclude<BodyOutcome, { ok: true }>): { status: number; body: string } {
-  return outcome.reason === 'too-large'
-    ? { status: 413, body: TOO_LARGE }
-    : { status: 400, body: '' };
-}
-
-/** What the POST of a JSON-RPC body gets: an answer made here, or the parsed body for the SDK. */
+/** What a POST's JSON-RPC body gets: an answer made here, or the parsed body for the SDK. */
 type Decision = Exclude<Answer, { kind: 'sdk' }> | { kind: 'delegate'; parsed: unknown };
 
 /** Parses the body, then the 2026-07-28 route classifies and answers what is not the SDK's. */
@@ -117,143 +111,77 @@ async function decide(deps: HttpDeps, text: string, carrier: Carrier): Promise<D
   return answer.kind === 'sdk' ? { kind: 'delegate', parsed: parsed.value } : answer;
 }
 
-function carrierOf(headers: HeaderReader, principal: string, closed: () => AbortSignal): Carrier {
+function carrierOf<Out>(ex: Exchange<Out>, principal: string): Carrier {
   return {
-    headers,
+    headers: ex.headers,
     routingHeaders: true,
     toolsCallFastPath: true,
     refusesInitialize: true,
     principal,
-    closed,
+    closed: () => ex.closed(),
   };
 }
 
-/** The `node:http` / Express face: fast path first, then the SDK's own Node adapter. */
+/**
+ * The one ordered chain every HTTP request goes through, on Node and fetch alike: Host check,
+ * OAuth metadata, operator routes, the MCP path, the caller, 2025-11-25 sessions, then a POST's
+ * body through the 2026-07-28 route; what nothing here answers goes to the SDK.
+ */
+async function serveHttp<Out>(deps: HttpDeps, sdk: HttpHandler, ex: Exchange<Out>): Promise<Out> {
+  const hostHeader = ex.headers('host');
+  // A Host that is there and not `host[:port]`; an absent one is left to the check below.
+  if (hostHeader !== undefined && !hostHeaderWellFormed(hostHeader)) {
+    return ex.json(400, BAD_HOST, true);
+  }
+  if (!hostAllowed(ex.allowedHosts, ex.host, ex.headers('origin'))) return ex.json(403, FORBIDDEN);
+  const metadata = deps.auth.wellKnown(ex.path);
+  if (metadata !== undefined) return ex.reply(metadata);
+  if (deps.admin?.handles(ex.path)) return ex.hand(deps.admin);
+  if (ex.path !== deps.path) return ex.json(404, NOT_FOUND);
+  const pending = deps.auth.authenticate(ex.headers('authorization'), ex.preAuth);
+  // Anonymous and token callers are known at once: no await, no turn of the microtask queue.
+  const auth = pending instanceof Promise ? await pending : pending;
+  if (!auth.ok) return ex.reply(auth.reply);
+  ex.authenticated(auth.authInfo);
+  const session = deps.wire2025?.claimsSession(ex.headers('mcp-session-id'))
+    ? deps.wire2025
+    : undefined;
+  if (ex.method !== 'POST') return ex.hand(session ?? sdk);
+  const body = await ex.readBody(deps.maxBodyBytes);
+  if (!body.ok) {
+    return body.reason === 'too-large' ? ex.json(413, TOO_LARGE, true) : ex.json(400, '', true);
+  }
+  ex.note(body.text, auth.principal);
+  if (session !== undefined) {
+    const parsed = parseJsonBody(body.text);
+    if (!parsed.ok) return ex.json(PARSE_FAILED.status, PARSE_FAILED.body);
+    return ex.hand(session, { body: parsed.value });
+  }
+  const decision = await decide(deps, body.text, carrierOf(ex, auth.principal));
+  if (decision.kind === 'reply') return ex.json(decision.reply.status, decision.reply.body);
+  if (decision.kind === 'listen') {
+    return ex.hand(listenHandler(deps, decision.hub, decision.request, auth.principal));
+  }
+  const parsed = { body: decision.parsed };
+  if (deps.wire2025?.claimsInitialize(decision.parsed)) return ex.hand(deps.wire2025, parsed);
+  return ex.hand(sdk, parsed);
+}
+
+/** The `node:http` / Express face: the chain, then the SDK's own Node adapter. */
 export function createNodeHandler(
   deps: HttpDeps,
 ): (req: IncomingMessage, res: ServerResponse) => void {
-  const sdk = withTroubleStatus(deps.sdk.fetch);
-  const sdkNode = toNodeHandler(
-    { ...deps.sdk, fetch: sdk },
-    { maxRequestBodySize: deps.maxBodyBytes },
-  );
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const path = pathOf(req.url);
-    if (badHost(req.headers.host)) return send(res, 400, BAD_HOST, true);
-    const allowed = hostsFor(deps, req.socket.localAddress);
-    if (!hostAllowed(allowed, req.headers.host, req.headers.origin)) {
-      return send(res, 403, FORBIDDEN);
-    }
-    const metadata = deps.auth.wellKnown(path);
-    if (metadata !== undefined) return sendReply(res, metadata);
-    if (deps.admin?.handles(path)) return deps.admin.node(req, res);
-    if (path !== deps.path) return send(res, 404, NOT_FOUND);
-    const withAuth = req as IncomingMessage & { auth?: AuthInfo };
-    const pending = deps.auth.authenticate(req.headers.authorization, withAuth.auth);
-    // Anonymous and token callers are known at once: no await, no turn of the microtask queue.
-    const auth = pending instanceof Promise ? await pending : pending;
-    if (!auth.ok) return sendReply(res, auth.reply);
-    if (auth.authInfo !== undefined) withAuth.auth = auth.authInfo;
-    const inSession = deps.wire2025?.claimsSession(req.headers['mcp-session-id']) === true;
-    if (req.method !== 'POST') {
-      return inSession ? deps.wire2025?.node(withAuth, res) : sdkNode(withAuth, res);
-    }
-    const body = await readNodeBody(req, deps.maxBodyBytes);
-    if (!body.ok) {
-      const failed = failedBody(body);
-      return send(res, failed.status, failed.body, true);
-    }
-    deps.requestLog?.note(req, body.text, auth.principal);
-    if (inSession) {
-      const parsed = parseJsonBody(body.text);
-      if (!parsed.ok) return send(res, PARSE_FAILED.status, PARSE_FAILED.body);
-      return deps.wire2025?.node(withAuth, res, parsed.value);
-    }
-    const carrier = carrierOf(nodeHeaders(req), auth.principal, () => closeSignal(res));
-    const decision = await decide(deps, body.text, carrier);
-    if (decision.kind === 'reply') return send(res, decision.reply.status, decision.reply.body);
-    if (decision.kind === 'listen') {
-      const { hub, request } = decision;
-      return openNodeListen(hub, request, auth.principal, deps.serverInfo, res);
-    }
-    if (deps.wire2025?.claimsInitialize(decision.parsed))
-      return deps.wire2025.node(withAuth, res, decision.parsed);
-    return answerWithSdk(deps.sdk.fetch, withAuth, res, decision.parsed);
-  };
+  const sdk = sdkHandler(deps);
   return (req, res) => {
-    handle(req, res).catch((error: unknown) => {
+    serveHttp(deps, sdk, new NodeExchange(req, res, deps)).catch((error: unknown) => {
       deps.onError(error);
-      send(
-        res,
-        500,
-        JSON.stringify({
-          jsonrpc: '2.0',
-          id: null,
-          error: { code: -32603, message: 'Internal error' },
-        }),
-      );
+      sendJson(res, 500, INTERNAL_ERROR);
     });
   };
 }
 
-function toResponse(reply: Reply): Response {
-  return new Response(reply.body === '' ? null : reply.body, {
-    status: reply.status,
-    headers: reply.body === '' ? {} : JSON_HEADERS,
-  });
-}
-
-function replyResponse(reply: AuthReply): Response {
-  return new Response(reply.body, { status: reply.status, headers: reply.headers });
-}
-
-/** The request again with the body already read (the SDK reads `parsedBody`, not this). */
-function replayOf(request: Request, text: string): Request {
-  return new Request(request.url, { method: 'POST', headers: request.headers, body: text });
-}
-
-/** The web-standard face (Workers, Bun, Deno, Hono): same routing as the Node face. */
+/** The web-standard face (Workers, Bun, Deno, Hono): the same chain. */
 export function createFetchHandler(deps: HttpDeps): (request: Request) => Promise<Response> {
-  const sdkFetch = withTroubleStatus(deps.sdk.fetch);
-  return async (request) => {
-    const path = new URL(request.url).pathname;
-    if (badHost(request.headers.get('host'))) {
-      return new Response(BAD_HOST, { status: 400, headers: JSON_HEADERS });
-    }
-    const host = request.headers.get('host') ?? new URL(request.url).host;
-    if (!hostAllowed(deps.allowedHosts, host, request.headers.get('origin') ?? undefined)) {
-      return new Response(FORBIDDEN, { status: 403, headers: JSON_HEADERS });
-    }
-    const metadata = deps.auth.wellKnown(path);
-    if (metadata !== undefined) return replyResponse(metadata);
-    if (deps.admin?.handles(path)) return deps.admin.fetch(request);
-    if (path !== deps.path) return new Response(NOT_FOUND, { status: 404, headers: JSON_HEADERS });
-    const auth = await deps.auth.authenticate(request.headers.get('authorization') ?? undefined);
-    if (!auth.ok) return replyResponse(auth.reply);
-    const options = auth.authInfo === undefined ? {} : { authInfo: auth.authInfo };
-    const session = deps.wire2025?.claimsSession(request.headers.get('mcp-session-id') ?? undefined)
-      ? deps.wire2025
-      : undefined;
-    if (request.method !== 'POST') {
-      return session === undefined ? sdkFetch(request, options) : session.fetch(request, options);
-    }
-    const body = await readWebBody(request, deps.maxBodyBytes);
-    if (!body.ok) return toResponse(failedBody(body));
-    if (session !== undefined) {
-      const parsed = parseJsonBody(body.text);
-      if (!parsed.ok) return toResponse(PARSE_FAILED);
-      return session.fetch(replayOf(request, body.text), { ...options, parsedBody: parsed.value });
-    }
-    const headers: HeaderReader = (name) => request.headers.get(name) ?? undefined;
-    const carrier = carrierOf(headers, auth.principal, () => request.signal);
-    const decision = await decide(deps, body.text, carrier);
-    if (decision.kind === 'reply') return toResponse(decision.reply);
-    if (decision.kind === 'listen') {
-      return openWebListen(decision.hub, decision.request, auth.principal, deps.serverInfo);
-    }
-    const replay = replayOf(request, body.text);
-    if (deps.wire2025?.claimsInitialize(decision.parsed))
-      return deps.wire2025.fetch(replay, { ...options, parsedBody: decision.parsed });
-    return sdkFetch(replay, { ...options, parsedBody: decision.parsed });
-  };
+  const sdk = sdkHandler(deps);
+  return (request) => serveHttp(deps, sdk, new FetchExchange(request, deps.allowedHosts));
 }

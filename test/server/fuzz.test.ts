@@ -159,6 +159,18 @@ describe('fuzz barrage', () => {
     assert.equal(raw.body.error?.code, -32700);
   });
 
+  it('the web-standard fetch face gives the barrage the statuses of the Node face', async () => {
+    const rand = prng(20260728);
+    const cases = Array.from({ length: 300 }, () => generate(rand));
+    for (const c of cases) {
+      const init = { method: 'POST', headers: c.headers, body: c.body };
+      const node = await fetch(server.url, init);
+      const web = await server.app.fetch(new Request(server.url, init));
+      await Promise.all([node.text(), web.text()]);
+      assert.equal(web.status, node.status, `${JSON.stringify(c.headers)} ${c.body.slice(0, 200)}`);
+    }
+  });
+
   it('malformed answers to a waiting question are refused with -32602 naming the key: 0 accepted', async () => {
     const taskId = await createTask(server.url, 'confirm_delete', { filename: 'a.txt' });
     await waitForStatus(server.url, taskId, ['input_required']);

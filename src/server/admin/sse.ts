@@ -1,10 +1,12 @@
+import { sseComment, sseEvent, webSse } from '../http/sse.js';
 import type { AdminFeed, FeedMessage } from './feed.js';
 
 const PING_MS = 20_000;
+const RETRY_MS = 2000;
 
 function frame(message: FeedMessage): string {
   const data = message.type === 'task' ? message.task : { id: message.id };
-  return `event: ${message.type}\ndata: ${JSON.stringify(data)}\n\n`;
+  return sseEvent(message.type, JSON.stringify(data));
 }
 
 /**
@@ -13,41 +15,23 @@ function frame(message: FeedMessage): string {
  * from closing an idle stream. Ends when the client goes away or `signal` fires.
  */
 export function feedStream(feed: AdminFeed, signal: AbortSignal, pollMs: number): Response {
-  const encoder = new TextEncoder();
   let cleanup = (): void => undefined;
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      const send = (text: string): void => {
-        try {
-          controller.enqueue(encoder.encode(text));
-        } catch {
-          cleanup();
-        }
-      };
-      const unsubscribe = feed.subscribe((message) => send(frame(message)));
-      const ping = setInterval(() => send(': ping\n\n'), PING_MS);
-      ping.unref();
-      const stop = (): void => {
-        cleanup();
-        try {
-          controller.close();
-        } catch {
-          // already closed
-        }
-      };
-      cleanup = () => {
-        clearInterval(ping);
-        unsubscribe();
-        signal.removeEventListener('abort', stop);
-      };
-      signal.addEventListener('abort', stop);
-      send(`retry: 2000\nevent: hello\ndata: ${JSON.stringify({ pollMs })}\n\n`);
-    },
-    cancel() {
-      cleanup();
-    },
-  });
-  return new Response(body, {
+  const sse = webSse(() => cleanup());
+  const unsubscribe = feed.subscribe((message) => sse.write(frame(message)));
+  const ping = setInterval(() => sse.write(sseComment('ping')), PING_MS);
+  ping.unref();
+  const stop = (): void => {
+    cleanup();
+    sse.close();
+  };
+  cleanup = () => {
+    clearInterval(ping);
+    unsubscribe();
+    signal.removeEventListener('abort', stop);
+  };
+  signal.addEventListener('abort', stop);
+  sse.write(sseEvent('hello', JSON.stringify({ pollMs }), RETRY_MS));
+  return new Response(sse.body, {
     status: 200,
     headers: {
       'content-type': 'text/event-stream; charset=utf-8',

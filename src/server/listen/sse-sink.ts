@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { SSE_HEADERS, sseComment, sseEvent, webSse } from '../http/sse.js';
 
 /**
  * Where one listen stream's messages go: SSE frames on a Node response or a web
@@ -15,20 +16,6 @@ export interface ListenSink {
   onClose(listener: () => void): void;
   readonly closed: boolean;
 }
-
-export const SSE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
-  'content-type': 'text/event-stream',
-  'cache-control': 'no-cache, no-transform',
-  // Proxies such as nginx would otherwise hold notifications back in their buffers.
-  'x-accel-buffering': 'no',
-});
-
-/** One JSON-RPC message as one SSE event (JSON.stringify never emits a raw newline). */
-export function messageFrame(json: string): string {
-  return `event: message\ndata: ${json}\n\n`;
-}
-
-export const KEEP_ALIVE_FRAME = ': keep-alive\n\n';
 
 class CloseSignal {
   #closed = false;
@@ -60,8 +47,9 @@ function sseSink(
     get closed() {
       return close.closed;
     },
-    send: (message) => write(messageFrame(JSON.stringify(message))),
-    keepAlive: () => write(KEEP_ALIVE_FRAME),
+    // One JSON-RPC message as one SSE event (JSON.stringify never emits a raw newline).
+    send: (message) => write(sseEvent('message', JSON.stringify(message))),
+    keepAlive: () => write(sseComment('keep-alive')),
     end,
     onClose: (listener) => close.add(listener),
   };
@@ -92,30 +80,18 @@ export function nodeSink(res: ServerResponse, maxBufferedBytes: number): ListenS
 
 export function webSink(maxBufferedBytes: number): { sink: ListenSink; response: Response } {
   const close = new CloseSignal();
-  const encoder = new TextEncoder();
-  let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
-  const body = new ReadableStream<Uint8Array>(
-    {
-      start: (c) => void (controller = c),
-      cancel: () => close.fire(),
-    },
-    new ByteLengthQueuingStrategy({ highWaterMark: maxBufferedBytes }),
-  );
+  const sse = webSse(() => close.fire(), maxBufferedBytes);
   const write = (frame: string): boolean => {
-    if (close.closed || controller === undefined) return false;
-    controller.enqueue(encoder.encode(frame));
-    if ((controller.desiredSize ?? 0) > 0) return true;
-    controller.error(new Error('the listen stream reader fell too far behind'));
+    if (sse.write(frame)) return true;
     close.fire();
     return false;
   };
   const end = (): void => {
-    if (close.closed) return;
-    controller?.close();
+    sse.close();
     close.fire();
   };
   const sink = sseSink(close, write, end);
-  return { sink, response: new Response(body, { status: 200, headers: SSE_HEADERS }) };
+  return { sink, response: new Response(sse.body, { status: 200, headers: SSE_HEADERS }) };
 }
 
 /**
