@@ -120,6 +120,11 @@ const header = [
   'rounds. Each section notes the load average it ran under: on a shared machine the absolute',
   'figures of a section run under load are low, and its ratios noisier.',
   '',
+  'Two builds in one run (a refactor\'s "within 5%"): build the other checkout with `npm run build`,',
+  'then `npm run pretest && node .build/bench/compare/builds.js --before OTHER/dist/cli/main.js`.',
+  'It serves both builds on SQLite and drives the same 2026-07-28 calls at each, interleaved',
+  'round by round, and prints after/before ratios of req/s and of server CPU per request.',
+  '',
   `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}.`,
   '',
 ].join('\n');
