@@ -86,6 +86,8 @@ export class TaskRuntime {
   readonly #wakeTimers = new Map<string, NodeJS.Timeout>();
   #unsubscribe: (() => void) | undefined;
   #started = false;
+  /** The store hands due waits over itself (see #watchWaits): no timer per wait here. */
+  #storeWakesWaits = false;
 
   constructor(options: RuntimeOptions) {
     this.store = options.store;
@@ -141,9 +143,11 @@ export class TaskRuntime {
       { only: (id) => this.#running.has(id) },
     );
     const offLog = logTransitions(this.events, this.#logger);
+    const offWaits = this.#watchWaits();
     this.#unsubscribe = () => {
       offAbort();
       offLog();
+      offWaits();
     };
     if (this.#executor !== undefined) {
       this.#executor.start((taskId) =>
@@ -381,7 +385,7 @@ export class TaskRuntime {
    */
   async #wakeLater(taskId: string, delayMs: number): Promise<void> {
     const executor = this.#executor;
-    if (executor === undefined || !this.#started) return;
+    if (executor === undefined || !this.#started || this.#storeWakesWaits) return;
     if (executor.dispatchAfter !== undefined) {
       // Trouble here is not the wait's failure: the recovery scan runs the task once it is due.
       await executor.dispatchAfter(taskId, delayMs).catch((error: unknown) => {
@@ -399,6 +403,26 @@ export class TaskRuntime {
     }, delayMs + WAKE_MARGIN_MS);
     timer.unref();
     this.#wakeTimers.set(taskId, timer);
+  }
+
+  /**
+   * A store that wakes durable waits itself (SQLite) hands each due wait to the executor at its
+   * time, also those set before this process started, which the recovery scan would find only
+   * up to a lease later. An executor with delayed jobs (BullMQ, graphile-worker) keeps its own.
+   */
+  #watchWaits(): () => void {
+    const executor = this.#executor;
+    if (executor === undefined || executor.dispatchAfter !== undefined) return () => undefined;
+    const stop = this.store.onWaitsDue?.((taskId) => {
+      if (this.#running.has(taskId)) return;
+      this.#background('wake a waiting task', this.#dispatch(taskId, 'recovery'));
+    });
+    if (stop === undefined) return () => undefined;
+    this.#storeWakesWaits = true;
+    return () => {
+      this.#storeWakesWaits = false;
+      stop();
+    };
   }
 
   async #dispatch(taskId: string, reason: DispatchReason): Promise<void> {

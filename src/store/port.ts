@@ -172,6 +172,15 @@ export interface TaskStore {
    */
   releaseUntil(id: string, token: string, delayMs: number): Promise<number | undefined>;
   /**
+   * Optional, for a store that wakes durable waits itself (SQLite, whose executor has no
+   * delayed jobs): calls `onDue` with each task whose `releaseUntil` wait is over, at its wake
+   * time on the store's clock, including waits set before this process opened the store. A
+   * call may repeat a task; `findRunnable` stays the safety net. Returns the function that stops
+   * it. Without it the runtime keeps a timer per wait it set, and after a restart the recovery
+   * scan finds due waits (up to a lease later).
+   */
+  onWaitsDue?(onDue: (taskId: string) => void): () => void;
+  /**
    * Optional, for a store whose acknowledged writes a failover can lose (Redis Cluster:
    * asynchronous replication). The runner asks before a `retry: false` tool starts and runs it
    * only when `durable`; a store without it is taken as durable.

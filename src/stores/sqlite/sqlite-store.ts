@@ -47,6 +47,7 @@ import { listPage, ListStatements } from './list.js';
 import { ReadCache, READ_CACHE_ROWS } from './read-cache.js';
 import { prepareStatements, type Statements } from './statements.js';
 import { WalIndexWitness } from './wal-index.js';
+import { WaitAlarm, waitQueries } from './wait-alarm.js';
 
 const defaultWarn = (message: string) => process.emitWarning(`taskrail: ${message}`);
 
@@ -77,6 +78,8 @@ export class SqliteTaskStore implements TaskStore {
   readonly #checkpointer: Checkpointer;
   /** Rows `get` read, kept while no other connection commits (see read-cache.ts). */
   readonly #cache: ReadCache;
+  /** Wakes durable waits at their time, also those set before this process opened the file. */
+  readonly #alarm: WaitAlarm;
   #closed = false;
   #closing: Promise<void> | undefined;
 
@@ -98,9 +101,15 @@ export class SqliteTaskStore implements TaskStore {
     const witness = rows > 0 ? WalIndexWitness.open(this.path) : undefined;
     this.#cache = new ReadCache(() => dataVersion.get(), rows, witness);
     this.#group = new GroupCommit(this.#db, (operation) => this.#run(operation));
-    this.#checkpointer = new Checkpointer(this.#db, this.path, {
-      warn: options.onWarning ?? defaultWarn,
-    });
+    const warn = options.onWarning ?? defaultWarn;
+    this.#checkpointer = new Checkpointer(this.#db, this.path, { warn });
+    this.#alarm = new WaitAlarm(
+      this.#clock,
+      waitQueries(this.#sql, this.#run.bind(this)),
+      (error) => {
+        if (!this.#closed) warn(`could not read the next durable wait: ${String(error)}`);
+      },
+    );
   }
 
   /** Whether WAL checkpoints currently run in the worker thread (tests and diagnostics). */
@@ -200,13 +209,23 @@ export class SqliteTaskStore implements TaskStore {
 
   async releaseUntil(id: string, token: string, delayMs: number): Promise<number | undefined> {
     assertDelayMs(delayMs);
-    return this.#group.write(() => {
+    const wakeAt = await this.#group.write(() => {
       this.#cache.drop(id);
       const now = this.#clock();
       const wakeAt = now + delayMs;
       const changed = this.#sql.waitLease.run({ id, token, now, wake_at: wakeAt }).changes > 0;
       return changed ? wakeAt : undefined;
     });
+    if (wakeAt !== undefined) this.#alarm.waitSet(wakeAt);
+    return wakeAt;
+  }
+
+  /**
+   * Hands `onDue` each task whose durable wait is over, at its wake time on this store's clock:
+   * those set through this store, and those already in the file when it was opened (a restart).
+   */
+  onWaitsDue(onDue: (taskId: string) => void): () => void {
+    return this.#alarm.watch(onDue);
   }
 
   async findRunnable(limit: number): Promise<string[]> {
@@ -257,6 +276,7 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   async #close(): Promise<void> {
+    this.#alarm.stop();
     if (this.#group.pending) await this.#group.settled();
     this.#closed = true;
     const workerStopped = this.#checkpointer.close();

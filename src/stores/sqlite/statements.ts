@@ -62,6 +62,16 @@ const STATEMENT_SQL = {
        WHERE status = 'working' AND ${VISIBLE} AND lease_expires_at > @now
          AND lease_token IS NOT NULL
        ORDER BY created_at LIMIT @limit`,
+  // Durable waits (see waitLease), for the alarm that wakes them (wait-alarm.ts): the first
+  // wake time after @after, and the waits that came due after @since, up to @now; unclaimed.
+  // Expired tasks count here (a sweep deletes them; a wake-up of one finds nothing to run).
+  selectNextWake: `SELECT MIN(lease_expires_at) AS at FROM tasks
+       WHERE status = 'working' AND lease_owner = '' AND lease_token IS NULL
+         AND lease_expires_at > @after`,
+  selectDueWaits: `SELECT id, lease_expires_at AS at FROM tasks
+       WHERE status = 'working' AND lease_owner = '' AND lease_token IS NULL
+         AND lease_expires_at > @since AND lease_expires_at <= @now AND ${VISIBLE}
+       ORDER BY lease_expires_at LIMIT @limit`,
   selectRunnable: `SELECT id FROM tasks
        WHERE status = 'working' AND ${VISIBLE} AND ${LEASE_FREE}
        ORDER BY created_at LIMIT @limit`,
