@@ -5,7 +5,7 @@
  * (tasks/get from another client) keep coming. Baseline: the same process with an idle loop,
  * measured in the same run. Run alone: `npm run bench -- event-loop`.
  */
-import { spawn } from 'node:child_process';
+import { startNode } from '../test/helpers/child.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -75,11 +75,9 @@ async function lockFromAnotherProcess(
   const script =
     "const D=require('better-sqlite3');const d=new D(process.argv[1]);d.exec('BEGIN IMMEDIATE');" +
     "console.log('locked');setTimeout(()=>{d.exec('ROLLBACK');d.close()},Number(process.argv[2]));";
-  const child = spawn(process.execPath, ['-e', script, file, String(ms)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
-  return { released: new Promise((resolve) => child.once('exit', () => resolve())) };
+  const child = startNode('-e', [script, file, String(ms)], {}, { stdin: 'ignore' });
+  await child.line(/^locked$/, 30_000);
+  return { released: child.exited };
 }
 
 function rpc(url: string, method: string, params: object) {

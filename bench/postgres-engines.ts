@@ -8,7 +8,7 @@
  * Needs TASKRAIL_POSTGRES_URL. Uses fresh schemas and drops them afterwards.
  * Run: `node .build/bench/postgres-engines.js` (prints one JSON line).
  */
-import { spawn } from 'node:child_process';
+import { startNode } from '../test/helpers/child.js';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -51,14 +51,18 @@ async function crashRecovery(
   schema: string,
 ): Promise<number | undefined> {
   const queue = await openEngine(engine, url, schema);
-  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), 'child', engine, schema], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const took = new Promise<void>((resolve) => child.stdout.on('data', () => resolve()));
+  const child = startNode(
+    fileURLToPath(import.meta.url),
+    ['child', engine, schema],
+    {},
+    {
+      stdin: 'ignore',
+    },
+  );
   await sleep(1500);
   await queue.add('crash');
-  await took;
-  child.kill('SIGKILL');
+  await child.line(/^took$/, CRASH_CAP_MS);
+  await child.kill('SIGKILL');
   const killedAt = performance.now();
   const rerun = new Promise<number>((resolve) => {
     void queue.work(async (id) => {

@@ -3,43 +3,23 @@
  * duration 0.01 s, one step) made as a task through `taskrail proxy` and seen completed, beside
  * the same call made directly on the upstream with the official SDK client, in the same run.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Ledger, TaskrailClient } from '../src/client/index.js';
 import { checked, endpoint, MAIN, wire2026, pause, type Endpoint } from './lib/http.js';
 import { median, percentile, report, spread } from './lib/stats.js';
+import { startNode } from '../test/helpers/child.js';
 import { freePort } from '../test/helpers/ports.js';
+import { startServing } from '../test/helpers/taskrail.js';
 
 const EVERYTHING = 'node_modules/@modelcontextprotocol/server-everything/dist/index.js';
 const TOOL = 'trigger-long-running-operation';
 const ARGS = { duration: 0.01, steps: 1 };
 const ROUNDS = 3;
 const PER_ROUND = 40;
-
-/** Starts `node args…` and resolves once a line of `stream` matches. */
-function started(
-  args: string[],
-  env: NodeJS.ProcessEnv,
-  stream: 'stdout' | 'stderr',
-  line: RegExp,
-) {
-  const child = spawn(process.execPath, args, {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  return new Promise<{ child: ChildProcess; match: RegExpMatchArray }>((done, fail) => {
-    createInterface({ input: child[stream]! }).on('line', (text) => {
-      const match = text.match(line);
-      if (match) done({ child, match });
-    });
-    child.once('exit', (code) => fail(new Error(`${args.join(' ')} exited ${code}`)));
-  });
-}
 
 /** Milliseconds from tools/call until a tasks/get (every 2 ms) reads `completed`. */
 async function polled(ep: Endpoint): Promise<number> {
@@ -63,31 +43,13 @@ async function timed(run: () => Promise<unknown>): Promise<number> {
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'taskrail-bench-proxy-'));
   const port = await freePort();
-  const upstream = await started(
-    [EVERYTHING, 'streamableHttp'],
-    { PORT: String(port) },
-    'stderr',
-    /listening on port/,
-  );
+  const upstream = startNode(EVERYTHING, ['streamableHttp'], { PORT: String(port) });
+  await upstream.line(new RegExp(`listening on port ${port}\\b`), 60_000, 'stderr');
   const upstreamUrl = `http://127.0.0.1:${port}/mcp`;
-  const proxy = await started(
-    [
-      MAIN,
-      'proxy',
-      '--port',
-      '0',
-      '--store',
-      `sqlite:${join(dir, 'tasks.db')}`,
-      '--upstream',
-      upstreamUrl,
-      '--log-level',
-      'warn',
-    ],
-    {},
-    'stdout',
-    /taskrail serving (\S+)/,
-  );
-  const proxyUrl = proxy.match[1] as string;
+  const proxyArgs = ['proxy', '--port', '0', '--store', `sqlite:${join(dir, 'tasks.db')}`];
+  proxyArgs.push('--upstream', upstreamUrl, '--log-level', 'warn');
+  const proxy = await startServing(proxyArgs, { main: MAIN, stdin: 'ignore', timeoutMs: 60_000 });
+  const proxyUrl = proxy.url;
   const direct = new Client({ name: 'bench', version: '1.0.0' });
   await direct.connect(new StreamableHTTPClientTransport(new URL(upstreamUrl)));
   const ep = endpoint(proxyUrl);
@@ -113,8 +75,7 @@ async function main(): Promise<void> {
     host.close();
     ep.close();
     await direct.close();
-    proxy.child.kill('SIGTERM');
-    upstream.child.kill('SIGKILL');
+    await Promise.all([proxy.child.kill('SIGTERM'), upstream.kill('SIGKILL')]);
     rmSync(dir, { recursive: true, force: true });
   }
   const base = median(samples.direct);

@@ -4,12 +4,12 @@
  * whose clock is shifted (`faketime`). A fault that this machine cannot stage is skipped with
  * a printed reason.
  */
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { start } from './procs.js';
-import { accepts, freePort } from '../test/helpers/ports.js';
+import { hasRedisServer, startOwnRedis } from '../test/helpers/own-redis.js';
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -20,7 +20,7 @@ export async function holdSqliteLock(file: string, ms: number): Promise<void> {
     "d.exec('BEGIN IMMEDIATE');console.log('locked');" +
     "setTimeout(()=>{d.exec('ROLLBACK');d.close();process.exit(0)},Number(process.argv[2]));";
   const proc = start(['-e', script, file, String(ms)]);
-  await proc.waitFor(/locked/);
+  await proc.line(/locked/, 60_000);
   await proc.exited;
 }
 
@@ -68,34 +68,19 @@ export interface ChaosRedis {
 }
 
 export async function startChaosRedis(): Promise<ChaosRedis | string> {
-  if (spawnSync('redis-server', ['--version']).status !== 0) return 'redis-server not installed';
-  const dir = mkdtempSync(join(tmpdir(), 'taskrail-chaos-redis-'));
-  const port = await freePort();
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', ''];
-  args.push('--appendonly', 'yes', '--appendfsync', 'always', '--maxmemory-policy', 'noeviction');
-  let proc = spawn('redis-server', args, { stdio: 'ignore' });
-  const up = async () => {
-    for (let i = 0; i < 100 && !(await accepts(port)); i += 1) await pause(50);
-  };
-  const down = async () => {
-    if (proc.exitCode !== null) return;
-    const exited = new Promise((resolve) => proc.once('exit', resolve));
-    proc.kill('SIGTERM');
-    await exited;
-  };
-  await up();
+  if (!hasRedisServer()) return 'redis-server not installed';
+  const redis = await startOwnRedis({
+    appendonly: true,
+    args: ['--maxmemory-policy', 'noeviction'],
+  });
   return {
-    url: `redis://127.0.0.1:${port}/0`,
+    url: redis.url,
     async restart(downMs) {
-      await down();
+      await redis.stop();
       await pause(downMs);
-      proc = spawn('redis-server', args, { stdio: 'ignore' });
-      await up();
+      await redis.start();
     },
-    async stop() {
-      await down();
-      rmSync(dir, { recursive: true, force: true });
-    },
+    stop: () => redis.remove(),
   };
 }
 

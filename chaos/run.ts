@@ -83,7 +83,7 @@ function watched(proc: Proc, name: string): Proc {
   void proc.exited.then(() => {
     if (expectedExits.has(proc)) return;
     crashes += 1;
-    log(`CRASH: ${name} exited on its own (code ${String(proc.child.exitCode)})`);
+    log(`CRASH: ${name} exited on its own (code ${String(proc.process.exitCode)})`);
   });
   return proc;
 }

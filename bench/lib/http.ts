@@ -3,10 +3,10 @@
  * processes; this process only sends requests over keep-alive sockets, so the server measured
  * and the load generator never share an event loop.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { createInterface } from 'node:readline';
+import { startNode } from '../../test/helpers/child.js';
 import { median, spread } from './stats.js';
 
 /** The CLI the benchmarks start; TASKRAIL_BENCH_MAIN points at another build (before/after). */
@@ -160,47 +160,30 @@ export function serveBench(store: string, tools = BENCH_TOOLS): Promise<ChildSer
   return startServer(MAIN, args);
 }
 
-/** Starts `node script args…` and resolves once it prints a URL ending in /mcp. */
-export function startServer(
+/**
+ * Starts `node script args…` and resolves once a stdout line matches `pattern` (by default a
+ * URL ending in /mcp); a child that never gets there is killed.
+ */
+export async function startServer(
   script: string,
   args: string[],
   env: NodeJS.ProcessEnv = {},
   pattern = /(http:\/\/\S+\/mcp)/,
 ): Promise<ChildServer> {
-  const child = spawn(process.execPath, [script, ...args], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => fail('timed out'), 30_000);
-    const fail = (why: string) => {
-      clearTimeout(timer);
-      child.kill('SIGKILL');
-      reject(new Error(`${script} ${args.join(' ')}: ${why}; stderr: ${stderr}`));
-    };
-    const early = (code: number | null) => fail(`exited with ${code}`);
-    child.once('exit', early);
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      const match = pattern.exec(line);
-      if (match === null) return;
-      clearTimeout(timer);
-      child.off('exit', early);
-      resolve({
-        url: match[1] ?? line,
-        process: child,
-        rssMiB: () => rssMiB(child.pid as number),
-        async stop() {
-          if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-          const force = setTimeout(() => child.kill('SIGKILL'), 5_000);
-          await exited;
-          clearTimeout(force);
-        },
-      });
-    });
-  });
+  const child = startNode(script, args, env, { stdin: 'ignore' });
+  let match: RegExpMatchArray;
+  try {
+    match = await child.line(pattern, 30_000);
+  } catch (error) {
+    await child.kill('SIGKILL');
+    throw new Error(`${script} ${args.join(' ')}: ${(error as Error).message}`);
+  }
+  return {
+    url: match[1] ?? match[0],
+    process: child.process,
+    rssMiB: () => rssMiB(child.process.pid as number),
+    stop: () => child.stop(5_000),
+  };
 }
 
 export function rssMiB(pid: number): number {

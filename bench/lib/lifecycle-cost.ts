@@ -7,10 +7,6 @@
  * process runs the task itself) and `queue` (a `serve --no-worker` replica and a worker,
  * through BullMQ). Numbers feed docs/scaling.md.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { createBullmqExecutor } from '../../src/executors/bullmq/index.js';
 import type { ToolCatalog } from '../../src/runtime/api.js';
@@ -18,7 +14,7 @@ import { TaskRuntime } from '../../src/runtime/runtime.js';
 import type { TaskStore } from '../../src/store/port.js';
 import { openRedisStore } from '../../src/stores/redis/index.js';
 import { isTerminal } from '../../src/task/status.js';
-import { freePort } from '../../test/helpers/ports.js';
+import { startOwnRedis } from '../../test/helpers/own-redis.js';
 
 const TASKS = Number(process.env['TASKS'] ?? 300);
 // As a process at `--log-level warn`: no transition log, so no read-backs for it.
@@ -29,36 +25,6 @@ const catalog: ToolCatalog = {
       ? { name, task: { mode: 'optional' }, handler: () => ({ content: [] }) }
       : undefined,
 };
-
-async function startRedis(): Promise<{ url: string; stop: () => void }> {
-  const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), 'taskrail-cost-'));
-  const child = spawn(
-    'redis-server',
-    [
-      ...['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', ''],
-      ...['--appendonly', 'yes', '--appendfsync', 'everysec'],
-    ],
-    { stdio: 'ignore' },
-  );
-  const url = `redis://127.0.0.1:${port}/0`;
-  for (let i = 0; i < 100; i++) {
-    if (
-      spawnSync('redis-cli', ['-p', String(port), 'PING'])
-        .stdout?.toString()
-        .includes('PONG')
-    )
-      break;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return {
-    url,
-    stop: () => {
-      child.kill('SIGKILL');
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 interface Counters {
   calls: Map<string, number>;
@@ -193,12 +159,12 @@ async function measure(mode: 'local' | 'queue', url: string, admin: Redis): Prom
   for (const store of stores) await store.close();
 }
 
-const redis = await startRedis();
+const redis = await startOwnRedis({ appendonly: true, appendfsync: 'everysec' });
 const admin = new Redis(redis.url);
 try {
   await measure('local', `${redis.url}?prefix=local`, admin);
   await measure('queue', `${redis.url}?prefix=queue`, admin);
 } finally {
   admin.disconnect();
-  redis.stop();
+  await redis.remove();
 }

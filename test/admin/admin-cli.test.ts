@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,20 +7,15 @@ import { fileURLToPath } from 'node:url';
 import { SqliteTaskStore } from '../../src/stores/sqlite/index.js';
 import { newTaskRecord, type TaskRecord } from '../../src/task/record.js';
 import { complete } from '../../src/task/transitions.js';
+import { runNode } from '../helpers/child.js';
 import { waitFor } from '../helpers/wait.js';
 import { startHarness, type Harness } from './harness.js';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
-function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [MAIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
+async function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const { code, stdout, stderr } = await runNode(MAIN, args);
+  return { code: code ?? -1, stdout, stderr };
 }
 
 function record(id: string, principal: string, tool: string, createdAt: number): TaskRecord {

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
@@ -12,20 +11,11 @@ import {
   type Proxy,
   type Serve,
 } from '../client/support.js';
+import { runNode } from '../helpers/child.js';
 
 /** Runs the CLI with stdout closed by the reader at once, as `… | head -0` would. */
 function runWithClosedStdout(args: string[], home: string): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      env: { ...process.env, TASKRAIL_HOME: home },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child.stdout.destroy();
-    let stderr = '';
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout: '', stderr }));
-  });
+  return runNode(CLI, args, { TASKRAIL_HOME: home }, { closeStdout: true });
 }
 
 describe('CLI: tools and tasks list', () => {

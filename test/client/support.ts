@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startNode, type Child } from '../helpers/child.js';
+import { runNode, startNode, type Child, type RunResult } from '../helpers/child.js';
+import { startServing } from '../helpers/taskrail.js';
 
 export const CLI = join(process.cwd(), 'dist/cli/main.js');
 
@@ -21,16 +21,9 @@ export interface Serve {
 
 /** `taskrail serve --port 0 --store sqlite:<dir>/tasks.db`, ready once it prints its URL. */
 export async function startServe(dir: string, extra: string[] = []): Promise<Serve> {
-  const child = startNode(CLI, [
-    'serve',
-    '--port',
-    '0',
-    '--store',
-    `sqlite:${join(dir, 'tasks.db')}`,
-    ...extra,
-  ]);
-  const match = await child.line(/(http:\/\/127\.0\.0\.1:\d+\/mcp)/, 20_000);
-  return { url: match[1]!, child, stop: () => child.kill('SIGTERM') };
+  const args = ['serve', '--port', '0', '--store', `sqlite:${join(dir, 'tasks.db')}`, ...extra];
+  const { url, child } = await startServing(args, { main: CLI, timeoutMs: 20_000 });
+  return { url, child, stop: () => child.kill('SIGTERM') };
 }
 
 export interface Seen {
@@ -131,12 +124,7 @@ export async function startProxy(
   };
 }
 
-export interface CliResult {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
+export type CliResult = RunResult;
 
 /** Runs the CLI to completion with stdin closed (not a terminal). */
 export function runCli(
@@ -144,18 +132,7 @@ export function runCli(
   home: string,
   env: NodeJS.ProcessEnv = {},
 ): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      env: { ...process.env, TASKRAIL_HOME: home, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
+  return runNode(CLI, args, { TASKRAIL_HOME: home, ...env });
 }
 
 /** Starts the CLI and follows its output (for SIGINT / SIGKILL tests). */

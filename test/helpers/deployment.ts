@@ -6,10 +6,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createHttpDispatch, type RawDispatch } from '../../src/client/rpc-http.js';
-import { startNode, type Child } from './child.js';
+import type { Child } from './child.js';
+import { startServing, startWorker } from './taskrail.js';
 import { waitFor } from './wait.js';
-
-const MAIN = process.env['TASKRAIL_E2E_MAIN'] ?? 'dist/cli/main.js';
 
 export interface Deployment {
   /** Every process started so far. */
@@ -31,30 +30,28 @@ export function deployment(options: {
 }): Deployment {
   const children: Child[] = [];
   const logLevel = options.logLevel ?? 'warn';
-  const start = (args: string[]) => {
-    const child = startNode(
-      MAIN,
-      [...args, '--store', options.store, '--tools', options.tools, '--log-level', logLevel],
-      { TASKRAIL_E2E_LOG: options.logPath },
-    );
-    children.push(child);
-    return child;
-  };
+  const common = ['--store', options.store, '--tools', options.tools, '--log-level', logLevel];
+  const env = { TASKRAIL_E2E_LOG: options.logPath };
   return {
     children,
     async replica() {
-      const child = start(['serve', '--no-worker', '--port', '0']);
-      const [, endpoint] = (await child.line(/(http:\/\/\S+\/mcp)/, 30_000)) as RegExpMatchArray;
-      return dispatchTo(endpoint as string);
+      const { url, child } = await startServing(
+        ['serve', '--no-worker', '--port', '0', ...common],
+        {
+          env,
+        },
+      );
+      children.push(child);
+      return dispatchTo(url);
     },
     async worker() {
-      const child = start(['worker', '--concurrency', '2']);
-      await child.line(/ready/, 30_000);
+      const child = await startWorker(['--concurrency', '2', ...common], { env });
+      children.push(child);
       return child;
     },
     events: () => readEventLog(options.logPath),
     async stopAll() {
-      await Promise.all(children.map(stopWithin));
+      await Promise.all(children.map((child) => child.stop()));
     },
   };
 }
@@ -133,20 +130,4 @@ export function readEventLog(path: string): LogEvent[] {
       const [event, taskId, pid] = line.split(' ');
       return { event: event as string, taskId: taskId as string, pid: Number(pid) };
     });
-}
-
-/**
- * A process that has not exited this long after SIGTERM gets SIGKILL, as an operator's
- * supervisor would do: a test's teardown must not hang on one (CI once saw a partition file
- * time out after its test passed, waiting on a replica's stop).
- */
-const STOP_GRACE_MS = 20_000;
-
-async function stopWithin(child: Child): Promise<void> {
-  const timer = setTimeout(() => {
-    process.stderr.write(`process ${child.process.pid} did not stop on SIGTERM; killing it\n`);
-    void child.kill('SIGKILL');
-  }, STOP_GRACE_MS);
-  await child.kill('SIGTERM');
-  clearTimeout(timer);
 }

@@ -22,14 +22,24 @@ export function hasRedisServer(): boolean {
   return spawnSync('redis-server', ['--version']).status === 0;
 }
 
-/** Starts redis-server on a free port in a temp folder (`appendonly`: AOF with fsync always). */
-export async function startOwnRedis(options: { appendonly?: boolean } = {}): Promise<OwnRedis> {
+export interface OwnRedisOptions {
+  /** AOF on, fsync'd on every write (`always`, the default) or once a second. */
+  appendonly?: boolean;
+  appendfsync?: 'always' | 'everysec';
+  /** More redis-server arguments (e.g. `--maxmemory-policy noeviction`). */
+  args?: string[];
+}
+
+/** Starts redis-server on a free port in a temp folder; `start()` again after `stop()` keeps its data. */
+export async function startOwnRedis(options: OwnRedisOptions = {}): Promise<OwnRedis> {
   const dir = mkdtempSync(join(tmpdir(), 'taskrail-redis-'));
   const port = await freePort();
   let child: ChildProcess | undefined;
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', ''];
-  if (options.appendonly === true) args.push('--appendonly', 'yes', '--appendfsync', 'always');
-  else args.push('--appendonly', 'no');
+  if (options.appendonly === true) {
+    args.push('--appendonly', 'yes', '--appendfsync', options.appendfsync ?? 'always');
+  } else args.push('--appendonly', 'no');
+  args.push(...(options.args ?? []));
   const own: OwnRedis = {
     url: `redis://127.0.0.1:${port}/0`,
     port,

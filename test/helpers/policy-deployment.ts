@@ -9,11 +9,11 @@ import { join } from 'node:path';
 import type { RawDispatch } from '../../src/client/rpc-http.js';
 import type { TaskStore } from '../../src/store/port.js';
 import { openStore } from '../../src/stores/open.js';
-import { startNode, type Child } from './child.js';
+import type { Child } from './child.js';
 import { createTask, dispatchTo } from './deployment.js';
 import type { PolicyHarness } from './run-policy-scenarios.js';
+import { startServing, startWorker } from './taskrail.js';
 
-const MAIN = process.env['TASKRAIL_E2E_MAIN'] ?? 'dist/cli/main.js';
 const TOOLS = '.build/test/fixtures/policy-tools-module.js';
 
 export interface PolicyDeployment {
@@ -28,15 +28,8 @@ export function policyDeployment(url: string): PolicyDeployment {
   const children: Child[] = [];
   let observer: TaskStore | undefined;
   let replica: RawDispatch | undefined;
-  const start = (args: string[]) => {
-    const child = startNode(
-      MAIN,
-      [...args, '--store', url, '--tools', TOOLS, '--log-level', 'warn'],
-      { TASKRAIL_E2E_LOG: journal },
-    );
-    children.push(child);
-    return child;
-  };
+  const common = ['--store', url, '--tools', TOOLS, '--log-level', 'warn'];
+  const env = { TASKRAIL_E2E_LOG: journal };
   const harness: PolicyHarness = {
     journal,
     pickupMs: 60_000,
@@ -44,8 +37,8 @@ export function policyDeployment(url: string): PolicyDeployment {
     get: (id) => (observer as TaskStore).get(id),
     leased: async () => ((await (observer as TaskStore).findLeased(1000)) ?? []).map((l) => l.id),
     async startRunner() {
-      const worker = start(['worker', '--concurrency', '1']);
-      await worker.line(/ready/, 30_000);
+      const worker = await startWorker(['--concurrency', '1', ...common], { env });
+      children.push(worker);
       return worker;
     },
   };
@@ -53,12 +46,14 @@ export function policyDeployment(url: string): PolicyDeployment {
     harness,
     async start() {
       observer = await openStore(url);
-      const child = start(['serve', '--no-worker', '--port', '0']);
-      const [, endpoint] = (await child.line(/(http:\/\/\S+\/mcp)/, 30_000)) as RegExpMatchArray;
-      replica = dispatchTo(endpoint as string);
+      const serving = await startServing(['serve', '--no-worker', '--port', '0', ...common], {
+        env,
+      });
+      children.push(serving.child);
+      replica = dispatchTo(serving.url);
     },
     async stop() {
-      await Promise.all(children.map((child) => child.kill('SIGTERM')));
+      await Promise.all(children.map((child) => child.stop()));
       await observer?.close();
       rmSync(dir, { recursive: true, force: true });
     },

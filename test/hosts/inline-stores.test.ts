@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { TaskStore } from '../../src/store/port.js';
 import { openStore } from '../../src/stores/open.js';
-import { startNode, type Child } from '../helpers/child.js';
+import type { Child } from '../helpers/child.js';
+import { startServing, startWorker } from '../helpers/taskrail.js';
 import { waitFor } from '../helpers/wait.js';
 import {
   dropSchema,
@@ -17,7 +18,6 @@ import { deletePrefix, skipWithoutRedis, uniquePrefix, urlWithPrefix } from '../
 import { rpc } from '../server/support.js';
 import { SLOW_POLL_MS } from './fixtures/slow-poll-tools.js';
 
-const MAIN = 'dist/cli/main.js';
 const TOOLS = '.build/test/hosts/fixtures/slow-poll-tools.js';
 const NO_TASKS: Record<string, unknown> = {};
 
@@ -35,25 +35,15 @@ function inlineWaitAcrossProcesses(store: string, url: () => string, cleanup: ()
     let observer: TaskStore;
 
     before(async () => {
-      const start = (args: string[]) => {
-        const child = startNode(MAIN, [...args, '--store', url(), '--tools', TOOLS]);
-        children.push(child);
-        return child;
-      };
-      const serve = start([
-        'serve',
-        '--no-worker',
-        '--port',
-        '0',
-        '--log-level',
-        'warn',
-        '--fallback-tools',
-        '--inline-wait',
-        '60s',
+      const common = ['--store', url(), '--tools', TOOLS, '--log-level', 'warn'];
+      const serve = await startServing([
+        ...['serve', '--no-worker', '--port', '0', ...common],
+        ...['--fallback-tools', '--inline-wait', '60s'],
       ]);
-      worker = start(['worker', '--concurrency', '2', '--log-level', 'warn']);
-      endpoint = (await serve.line(/(http:\/\/\S+\/mcp)/, 30_000))[1] as string;
-      await worker.line(/ready/, 30_000);
+      children.push(serve.child);
+      endpoint = serve.url;
+      worker = await startWorker(['--concurrency', '2', ...common]);
+      children.push(worker);
       observer = await openStore(url());
     });
     after(async () => {

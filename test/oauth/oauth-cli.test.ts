@@ -1,26 +1,17 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
-import { startNode, type Child } from '../helpers/child.js';
+import { runNode, type Child } from '../helpers/child.js';
+import { startServing } from '../helpers/taskrail.js';
 import { makeKey, TestAuthServer, type TestKey } from './auth-server.js';
 
 const CLI = 'dist/cli/main.js';
 
-function runCli(
+async function runCli(
   args: string[],
   env: NodeJS.ProcessEnv = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [CLI, ...args],
-      { env: { ...process.env, TASKRAIL_BEARER: '', ...env }, timeout: 30_000 },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
+  const { code, stdout, stderr } = await runNode(CLI, args, { TASKRAIL_BEARER: '', ...env });
+  return { code: code ?? 1, stdout, stderr };
 }
 
 describe('taskrail serve --auth oauth: and taskrail call with TASKRAIL_BEARER', () => {
@@ -32,20 +23,22 @@ describe('taskrail serve --auth oauth: and taskrail call with TASKRAIL_BEARER', 
   before(async () => {
     key = await makeKey('rsa-1', 'RS256');
     await as.start(key);
-    serve = startNode(CLI, [
-      'serve',
-      '--port',
-      '0',
-      '--store',
-      'memory:',
-      '--auth',
-      `oauth:${as.issuer}`,
-      '--scope',
-      'mcp:tools',
-      '--log-level',
-      'warn',
-    ]);
-    url = (await serve.line(/(http:\/\/\S+\/mcp)/))[1] ?? '';
+    ({ child: serve, url } = await startServing(
+      [
+        'serve',
+        '--port',
+        '0',
+        '--store',
+        'memory:',
+        '--auth',
+        `oauth:${as.issuer}`,
+        '--scope',
+        'mcp:tools',
+        '--log-level',
+        'warn',
+      ],
+      { main: CLI, timeoutMs: 15_000 },
+    ));
   });
   after(async () => {
     await serve.kill('SIGTERM');

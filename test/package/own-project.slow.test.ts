@@ -3,7 +3,8 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startNode, type Child } from '../helpers/child.js';
+import type { Child } from '../helpers/child.js';
+import { startServing } from '../helpers/taskrail.js';
 import { installPacked, ROOT, run, TSC } from './packed.js';
 
 /**
@@ -70,10 +71,11 @@ describe("the README's own-project recipe, from npm pack to a tool call", () => 
   it('serves dist/tools.js with the installed taskrail and answers a call', async () => {
     const cli = join(app, 'node_modules', 'taskrail', 'dist', 'cli', 'main.js');
     const serveArgs = ['serve', '--port', '0', '--store', 'memory:', '--tools', './dist/tools.js'];
-    serve = startNode(cli, serveArgs, {}, app);
-    const [, url] = await serve.line(/(http:\/\/127\.0\.0\.1:\d+\/mcp)/, 30_000);
+    const serving = await startServing(serveArgs, { main: cli, cwd: app });
+    serve = serving.child;
+    const url = serving.url;
     const args = JSON.stringify({ text: 'one two three\n\nfour five' });
-    const call = await run(process.execPath, [cli, 'call', url!, 'count_words', '--args', args], {
+    const call = await run(process.execPath, [cli, 'call', url, 'count_words', '--args', args], {
       cwd: app,
       env: { ...process.env, TASKRAIL_HOME: join(work, 'home') },
       timeout: 60_000,

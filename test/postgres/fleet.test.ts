@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { startNode, type Child } from '../helpers/child.js';
+import type { Child } from '../helpers/child.js';
+import { startServing, startWorker } from '../helpers/taskrail.js';
 import { waitFor } from '../helpers/wait.js';
 import {
   dropSchema,
@@ -17,16 +18,19 @@ if (!skipWithoutPostgres('fleet check across processes on postgres')) {
       const url = urlWithSchema(schema);
       const children: Child[] = [];
       try {
-        const replica = startNode('dist/cli/main.js', [
-          ...['serve', '--no-worker', '--port', '0', '--store', url],
-        ]);
+        const serving = await startServing(
+          ['serve', '--no-worker', '--port', '0', '--store', url],
+          {
+            timeoutMs: 20_000,
+          },
+        );
+        const replica = serving.child;
         children.push(replica);
-        await replica.line(/http:\/\/\S+\/mcp/, 20_000);
-        const worker = startNode('dist/cli/main.js', [
-          ...['worker', '--store', url, '--tools', '.build/examples/custom-tools.js'],
-        ]);
+        const worker = await startWorker(
+          ['--store', url, '--tools', '.build/examples/custom-tools.js'],
+          { timeoutMs: 20_000 },
+        );
         children.push(worker);
-        await worker.line(/ready/, 20_000);
         const warning = await waitFor('a fleet warning', () =>
           worker
             .stderr()

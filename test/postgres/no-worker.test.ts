@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { startNode, type Child } from '../helpers/child.js';
+import type { Child } from '../helpers/child.js';
+import { startServing, startWorker } from '../helpers/taskrail.js';
 import { waitFor } from '../helpers/wait.js';
 import { tempDir } from '../stores/temp-dir.js';
 import { dropSchema, skipWithoutPostgres, uniqueSchema, urlWithSchema } from './postgres-env.js';
@@ -20,12 +21,14 @@ if (!skipWithoutPostgres('serve --no-worker watch on postgres')) {
       writeFileSync(tokens, JSON.stringify({ 'adm-secret': 'ops' }));
       const children: Child[] = [];
       try {
-        const serve = startNode('dist/cli/main.js', [
-          ...['serve', '--no-worker', '--port', '0', '--store', store],
-          ...['--admin', `tokens:${tokens}`],
-        ]);
+        const { child: serve, url } = await startServing(
+          [
+            ...['serve', '--no-worker', '--port', '0', '--store', store],
+            ...['--admin', `tokens:${tokens}`],
+          ],
+          { timeoutMs: 20_000 },
+        );
         children.push(serve);
-        const [url] = (await serve.line(/http:\/\/\S+\/mcp/, 20_000)) as unknown as [string];
         const metricsUrl = url.replace(/\/mcp$/, '/metrics');
         const gauge = async (): Promise<string | undefined> => {
           const res = await fetch(metricsUrl, { headers: { authorization: 'Bearer adm-secret' } });
@@ -35,9 +38,7 @@ if (!skipWithoutPostgres('serve --no-worker watch on postgres')) {
           timeoutMs: 15_000,
         });
         assert.equal(await waitFor('the gauge', gauge), '0');
-        const worker = startNode('dist/cli/main.js', ['worker', '--store', store]);
-        children.push(worker);
-        await worker.line(/ready/, 20_000);
+        children.push(await startWorker(['--store', store], { timeoutMs: 20_000 }));
         await waitFor('the gauge to count the worker', async () => (await gauge()) === '1', {
           timeoutMs: 15_000,
         });

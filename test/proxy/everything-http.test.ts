@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startNode, type Child } from '../helpers/child.js';
+import type { Child } from '../helpers/child.js';
+import { startServing } from '../helpers/taskrail.js';
 import { waitFor } from '../helpers/wait.js';
 import { getTask, rpc } from '../server/support.js';
 import {
@@ -32,23 +33,10 @@ describe('taskrail proxy --upstream (server-everything over Streamable HTTP)', (
   let proxy: ProxyProcess;
 
   const startProxy = async (retryTools = 'get-sum'): Promise<ProxyProcess> => {
-    const child = startNode(CLI, [
-      'proxy',
-      '--port',
-      '0',
-      '--store',
-      `sqlite:${join(dir, 'tasks.db')}`,
-      '--upstream',
-      relay.url,
-      '--upstream-header',
-      'X-Proxy-Test: yes',
-      '--retry-tools',
-      retryTools,
-      '--log-level',
-      'warn',
-    ]);
-    const [, url] = await child.line(/taskrail serving (\S+)/, 30_000);
-    return { child, url: url as string };
+    const args = ['proxy', '--port', '0', '--store', `sqlite:${join(dir, 'tasks.db')}`];
+    args.push('--upstream', relay.url, '--upstream-header', 'X-Proxy-Test: yes');
+    args.push('--retry-tools', retryTools, '--log-level', 'warn');
+    return startServing(args, { main: CLI });
   };
 
   before(async () => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startNode, type Child } from '../helpers/child.js';
+import type { Child } from '../helpers/child.js';
+import { startServing } from '../helpers/taskrail.js';
 import { makeKey, TestAuthServer, type TestKey } from '../oauth/auth-server.js';
 import { rpc } from '../server/support.js';
 import { callAsTask, CLI, EVERYTHING, textOf, waitForTask } from './support.js';
@@ -15,24 +16,26 @@ describe('taskrail proxy --auth oauth: (server-everything on stdio)', () => {
   before(async () => {
     key = await makeKey('rsa-proxy', 'RS256');
     await as.start(key);
-    proxy = startNode(CLI, [
-      'proxy',
-      '--port',
-      '0',
-      '--store',
-      'memory:',
-      '--auth',
-      `oauth:${as.issuer}`,
-      '--scope',
-      'mcp:tools',
-      '--log-level',
-      'warn',
-      '--',
-      process.execPath,
-      EVERYTHING,
-      'stdio',
-    ]);
-    url = (await proxy.line(/taskrail serving (\S+)/, 30_000))[1] as string;
+    ({ child: proxy, url } = await startServing(
+      [
+        'proxy',
+        '--port',
+        '0',
+        '--store',
+        'memory:',
+        '--auth',
+        `oauth:${as.issuer}`,
+        '--scope',
+        'mcp:tools',
+        '--log-level',
+        'warn',
+        '--',
+        process.execPath,
+        EVERYTHING,
+        'stdio',
+      ],
+      { main: CLI },
+    ));
   });
   after(async () => {
     await proxy?.kill('SIGTERM');

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { waitFor } from '../helpers/wait.js';
-import { startNode, type Child } from '../helpers/child.js';
+import type { Child } from '../helpers/child.js';
+import { startServing } from '../helpers/taskrail.js';
 import { deletePrefix, skipWithoutRedis, uniquePrefix, urlWithPrefix } from '../redis/redis-env.js';
 import { rpc } from '../server/support.js';
 import { callAsTask, CLI, EVERYTHING, textOf, waitForTask } from './support.js';
@@ -14,23 +15,25 @@ if (!skipWithoutRedis('taskrail proxy on Redis')) {
     let url: string;
 
     before(async () => {
-      proxy = startNode(CLI, [
-        'proxy',
-        '--port',
-        '0',
-        '--store',
-        urlWithPrefix(prefix),
-        '--log-level',
-        'warn',
-        '--',
-        process.execPath,
-        EVERYTHING,
-        'stdio',
-      ]);
-      url = (await proxy.line(/taskrail serving (\S+)/, 30_000))[1] as string;
+      ({ child: proxy, url } = await startServing(
+        [
+          'proxy',
+          '--port',
+          '0',
+          '--store',
+          urlWithPrefix(prefix),
+          '--log-level',
+          'warn',
+          '--',
+          process.execPath,
+          EVERYTHING,
+          'stdio',
+        ],
+        { main: CLI },
+      ));
     });
     after(async () => {
-      await proxy.kill('SIGTERM');
+      await proxy?.kill('SIGTERM');
       await deletePrefix(prefix);
     });
 

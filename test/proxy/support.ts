@@ -81,11 +81,7 @@ export async function startInProcess(
 export async function startEverythingHttp(): Promise<{ url: string; child: Child }> {
   const port = await freePort();
   const child = startNode(EVERYTHING, ['streamableHttp'], { PORT: String(port) });
-  await waitFor(
-    'server-everything to listen',
-    () => (child.stderr().includes(`listening on port ${port}`) ? true : undefined),
-    { timeoutMs: 20_000, intervalMs: 50 },
-  );
+  await child.line(new RegExp(`listening on port ${port}\\b`), 20_000, 'stderr');
   return { url: `http://127.0.0.1:${port}/mcp`, child };
 }
 

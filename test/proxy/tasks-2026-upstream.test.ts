@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startNode, type Child } from '../helpers/child.js';
+import { startServing } from '../helpers/taskrail.js';
 import { waitFor } from '../helpers/wait.js';
 import { getTask, rpc } from '../server/support.js';
 import { callAsTask, CLI, textOf, waitForTask } from './support.js';
@@ -31,19 +32,9 @@ describe('proxy following 2026-07-28 upstream tasks (tasks extension)', () => {
   const count = (line: string) => upstream.lines.filter((l) => l === line).length;
 
   const startProxy = async (): Promise<ProxyProcess> => {
-    const child = startNode(CLI, [
-      'proxy',
-      '--port',
-      '0',
-      '--store',
-      `sqlite:${join(dir, 'tasks.db')}`,
-      '--upstream',
-      upstreamUrl,
-      '--log-level',
-      'info',
-    ]);
-    const [, url] = await child.line(/taskrail serving (\S+)/, 30_000);
-    return { child, url: url as string };
+    const args = ['proxy', '--port', '0', '--store', `sqlite:${join(dir, 'tasks.db')}`];
+    args.push('--upstream', upstreamUrl, '--log-level', 'info');
+    return startServing(args, { main: CLI });
   };
 
   before(async () => {

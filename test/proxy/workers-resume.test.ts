@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startNode, type Child } from '../helpers/child.js';
+import type { Child } from '../helpers/child.js';
+import { startServing, startWorker } from '../helpers/taskrail.js';
 import { waitFor } from '../helpers/wait.js';
 import {
   dropSchema,
@@ -41,11 +42,8 @@ function suite(kind: string, storeUrl: () => string, cleanUp: () => Promise<unkn
     let workerB: Child;
     let url: string;
     const common = () => ['--store', storeUrl(), '--log-level', 'info'];
-    const startWorker = async (relay: Relay): Promise<Child> => {
-      const worker = startNode(CLI, ['worker', ...common(), '--upstream', relay.url]);
-      await worker.line(/ready/, 30_000);
-      return worker;
-    };
+    const workerFor = (relay: Relay): Promise<Child> =>
+      startWorker([...common(), '--upstream', relay.url], { main: CLI });
     const asked = () =>
       [...relayA.toolCalls, ...relayB.toolCalls].filter((n) => n === ASKING).length;
     const parkAll = async (count: number): Promise<{ taskId: string; key: string }[]> => {
@@ -66,17 +64,9 @@ function suite(kind: string, storeUrl: () => string, cleanUp: () => Promise<unkn
       upstream = await startEverythingHttp();
       relayA = await countingRelay(upstream.url);
       relayB = await countingRelay(upstream.url);
-      proxy = startNode(CLI, [
-        'proxy',
-        '--port',
-        '0',
-        '--no-worker',
-        ...common(),
-        '--upstream',
-        upstream.url,
-      ]);
-      url = (await proxy.line(/taskrail serving (\S+)/, 30_000))[1] as string;
-      workerA = await startWorker(relayA);
+      const args = ['proxy', '--port', '0', '--no-worker', ...common(), '--upstream', upstream.url];
+      ({ child: proxy, url } = await startServing(args, { main: CLI }));
+      workerA = await workerFor(relayA);
     });
     after(async () => {
       workerA?.process.kill('SIGCONT');
@@ -92,7 +82,7 @@ function suite(kind: string, storeUrl: () => string, cleanUp: () => Promise<unkn
     it('a re-run landing on the other worker is handed back and completes in the holder', async () => {
       const parked = await parkAll(3);
       assert.equal(relayA.toolCalls.filter((n) => n === ASKING).length, 3, 'A made every call');
-      workerB = await startWorker(relayB);
+      workerB = await workerFor(relayB);
       workerA.process.kill('SIGSTOP');
       for (const { taskId, key } of parked) await answer(taskId, key);
       await waitFor(

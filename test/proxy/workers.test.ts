@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startNode, type Child } from '../helpers/child.js';
+import type { Child } from '../helpers/child.js';
+import { startServing, startWorker } from '../helpers/taskrail.js';
 import {
   dropSchema,
   skipWithoutPostgres,
@@ -36,18 +37,9 @@ function suite(kind: string, storeUrl: () => string, cleanUp: () => Promise<unkn
       upstream = await startEverythingHttp();
       relay = await countingRelay(upstream.url);
       const common = ['--store', storeUrl(), '--log-level', 'warn'];
-      proxy = startNode(CLI, [
-        'proxy',
-        '--port',
-        '0',
-        '--no-worker',
-        ...common,
-        '--upstream',
-        upstream.url,
-      ]);
-      url = (await proxy.line(/taskrail serving (\S+)/, 30_000))[1] as string;
-      worker = startNode(CLI, ['worker', ...common, '--upstream', relay.url]);
-      await worker.line(/ready/, 30_000);
+      const args = ['proxy', '--port', '0', '--no-worker', ...common, '--upstream', upstream.url];
+      ({ child: proxy, url } = await startServing(args, { main: CLI }));
+      worker = await startWorker([...common, '--upstream', relay.url], { main: CLI });
     });
     after(async () => {
       await worker?.kill('SIGTERM');

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { fleetMismatches, type FleetMember } from '../../src/executors/bullmq/fleet.js';
-import { startNode, type Child } from '../helpers/child.js';
+import type { Child } from '../helpers/child.js';
+import { startServing, startWorker } from '../helpers/taskrail.js';
 import { waitFor } from '../helpers/wait.js';
 import { deletePrefix, skipWithoutRedis, uniquePrefix, urlWithPrefix } from './redis-env.js';
 
@@ -37,25 +38,19 @@ if (!skipWithoutRedis('fleet check across processes')) {
       const url = urlWithPrefix(prefix);
       const children: Child[] = [];
       try {
-        const replica = startNode('dist/cli/main.js', [
-          'serve',
-          '--no-worker',
-          '--port',
-          '0',
-          '--store',
-          url,
-        ]);
+        const serving = await startServing(
+          ['serve', '--no-worker', '--port', '0', '--store', url],
+          {
+            timeoutMs: 20_000,
+          },
+        );
+        const replica = serving.child;
         children.push(replica);
-        await replica.line(/http:\/\/\S+\/mcp/, 20_000);
-        const worker = startNode('dist/cli/main.js', [
-          'worker',
-          '--store',
-          url,
-          '--tools',
-          '.build/examples/custom-tools.js',
-        ]);
+        const worker = await startWorker(
+          ['--store', url, '--tools', '.build/examples/custom-tools.js'],
+          { timeoutMs: 20_000 },
+        );
         children.push(worker);
-        await worker.line(/ready/, 20_000);
         const warning = await waitFor('a fleet warning', () =>
           worker
             .stderr()

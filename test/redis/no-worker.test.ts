@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startNode, type Child } from '../helpers/child.js';
+import type { Child } from '../helpers/child.js';
+import { startServing, startWorker } from '../helpers/taskrail.js';
 import { hasRedisServer, startOwnRedis, type OwnRedis } from '../helpers/own-redis.js';
 import { waitFor } from '../helpers/wait.js';
 import { tempDir } from '../stores/temp-dir.js';
@@ -32,19 +33,13 @@ describe('serve --no-worker watches for live workers', { skip }, () => {
     store = `${redis.url}?prefix=nw`;
     const tokens = join(dir.path, 'admin.json');
     writeFileSync(tokens, JSON.stringify({ 'adm-secret': 'ops' }));
-    serve = startNode('dist/cli/main.js', [
-      'serve',
-      '--no-worker',
-      '--port',
-      '0',
-      '--store',
-      store,
-      '--admin',
-      `tokens:${tokens}`,
-    ]);
+    const serving = await startServing(
+      ['serve', '--no-worker', '--port', '0', '--store', store, '--admin', `tokens:${tokens}`],
+      { timeoutMs: 20_000 },
+    );
+    serve = serving.child;
     children.push(serve);
-    const [url] = (await serve.line(/http:\/\/\S+\/mcp/, 20_000)) as unknown as [string];
-    metricsUrl = url.replace(/\/mcp$/, '/metrics');
+    metricsUrl = serving.url.replace(/\/mcp$/, '/metrics');
   });
   after(async () => {
     for (const child of children) await child.kill('SIGKILL');
@@ -57,9 +52,7 @@ describe('serve --no-worker watches for live workers', { skip }, () => {
       timeoutMs: 15_000,
     });
     assert.equal(await waitFor('the gauge', gauge), '0');
-    const worker = startNode('dist/cli/main.js', ['worker', '--store', store]);
-    children.push(worker);
-    await worker.line(/ready/, 20_000);
+    children.push(await startWorker(['--store', store], { timeoutMs: 20_000 }));
     await waitFor('the gauge to count the worker', async () => (await gauge()) === '1', {
       timeoutMs: 15_000,
     });

@@ -1,8 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TaskRuntime } from '../../src/runtime/runtime.js';
@@ -11,46 +7,13 @@ import type { TaskRecord } from '../../src/task/record.js';
 import { isTerminal } from '../../src/task/status.js';
 import { waitFor } from '../helpers/wait.js';
 import { TestTools, text } from '../runtime/tools.js';
-import { freePort } from '../helpers/ports.js';
-
-/** Our own redis-server, with AOF so a restart keeps the tasks (as a production one would). */
-async function startRedis(port: number, dir: string): Promise<ChildProcess | undefined> {
-  const server = spawn(
-    'redis-server',
-    [
-      '--port',
-      String(port),
-      '--dir',
-      dir,
-      '--appendonly',
-      'yes',
-      '--appendfsync',
-      'always',
-      '--save',
-      '',
-    ],
-    { stdio: 'ignore' },
-  );
-  const failed = await new Promise<boolean>((resolve) => {
-    server.once('error', () => resolve(true));
-    server.once('spawn', () => resolve(false));
-  });
-  return failed ? undefined : server;
-}
-
-async function stopRedis(server: ChildProcess): Promise<void> {
-  if (server.exitCode !== null) return;
-  const exited = new Promise((resolve) => server.once('exit', resolve));
-  server.kill('SIGTERM');
-  await exited;
-}
+import { hasRedisServer, startOwnRedis } from '../helpers/own-redis.js';
 
 describe('a Redis restart under a running task', () => {
   it('keeps the runtime alive, finishes the task once, runs new ones, logs once per outage', async (t) => {
-    const dir = mkdtempSync(join(tmpdir(), 'taskrail-redis-outage-'));
-    const port = await freePort();
-    let redis = await startRedis(port, dir);
-    if (redis === undefined) return t.skip('redis-server is not installed');
+    if (!hasRedisServer()) return t.skip('redis-server is not installed');
+    // With AOF, as a production one would have: a restart keeps the tasks.
+    const redis = await startOwnRedis({ appendonly: true });
     const stray: unknown[] = [];
     const onStray = (reason: unknown) => stray.push(reason);
     process.on('unhandledRejection', onStray);
@@ -69,7 +32,7 @@ describe('a Redis restart under a running task', () => {
       }
       return text('done');
     });
-    const url = `redis://127.0.0.1:${port}/0`;
+    const url = redis.url;
     const store = await waitFor('our redis-server', () =>
       openRedisStore(url, { onWarning: (m) => storeWarnings.push(m) }).catch(() => undefined),
     );
@@ -94,13 +57,12 @@ describe('a Redis restart under a running task', () => {
         async () => (await runtime.getTask(first.id, 'alice'))?.statusMessage,
       );
 
-      await stopRedis(redis);
+      await redis.stop();
       await waitFor('the runtime to notice', () =>
         logLines.some((line) => line.includes('task store unavailable')),
       );
       await sleep(1000); // an outage long enough for many failed writes
-      redis = await startRedis(port, dir);
-      assert.ok(redis);
+      await redis.start();
       release = true;
 
       const done = await settle(first);
@@ -126,8 +88,7 @@ describe('a Redis restart under a running task', () => {
       process.off('unhandledRejection', onStray);
       await runtime.stop(1000);
       await store.close();
-      if (redis !== undefined) await stopRedis(redis);
-      rmSync(dir, { recursive: true, force: true });
+      await redis.remove();
     }
   });
 });

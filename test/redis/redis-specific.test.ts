@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { after, describe, it } from 'node:test';
 import type { TaskEventMap } from '../../src/store/events.js';
@@ -11,6 +10,7 @@ import { newTaskRecord } from '../../src/task/record.js';
 import { cancel, complete, report } from '../../src/task/transitions.js';
 import { waitFor } from '../helpers/wait.js';
 import { deletePrefix, skipWithoutRedis, uniquePrefix, urlWithPrefix } from './redis-env.js';
+import { hasRedisServer, startOwnRedis } from '../helpers/own-redis.js';
 import { freePort } from '../helpers/ports.js';
 
 function record(ttlMs: number | null = 60_000) {
@@ -51,37 +51,17 @@ describe('redis store URLs and start-up checks', () => {
   });
 
   it('warns at start-up when a real redis may evict keys', async (t) => {
-    const port = await freePort();
-    const server = spawn('redis-server', [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--maxmemory-policy',
-      'allkeys-lru',
-    ]);
-    const failed = await new Promise<boolean>((resolve) => {
-      server.once('error', () => resolve(true));
-      server.once('spawn', () => resolve(false));
-    });
-    if (failed) return t.skip('redis-server is not installed');
+    if (!hasRedisServer()) return t.skip('redis-server is not installed');
+    const server = await startOwnRedis({ args: ['--maxmemory-policy', 'allkeys-lru'] });
     try {
       const warnings: string[] = [];
-      const url = `redis://127.0.0.1:${port}/0`;
-      const store = await waitFor('the private redis-server', () =>
-        openRedisStore(url, { onWarning: (message) => warnings.push(message) }).catch(
-          () => undefined,
-        ),
-      );
+      const onWarning = (message: string) => warnings.push(message);
+      const store = await openRedisStore(server.url, { onWarning });
       await store.close();
       assert.equal(warnings.length, 1);
       assert.match(warnings[0] as string, /maxmemory-policy 'allkeys-lru'/);
     } finally {
-      server.kill('SIGKILL');
+      await server.remove();
     }
   });
 });

@@ -7,7 +7,8 @@ import { after, describe, it } from 'node:test';
 import type { Reservation } from '../../src/runtime/api.js';
 import { LocalExecutor } from '../../src/runtime/local-executor.js';
 import { WorkerSlots } from '../../src/executors/shared/worker-slots.js';
-import { startNode, type Child } from '../helpers/child.js';
+import type { Child } from '../helpers/child.js';
+import { startServing } from '../helpers/taskrail.js';
 import { waitFor } from '../helpers/wait.js';
 import { rpc, waitForStatus } from '../server/support.js';
 
@@ -73,19 +74,21 @@ describe('a reserved run starts right after the reply', () => {
 
   for (const tool of ['hold_front', 'hold_sdk']) {
     it(`serve on SQLite sends the create reply before a CPU-bound handler starts (${tool})`, async () => {
-      const child = startNode(MAIN, [
-        'serve',
-        '--port',
-        '0',
-        '--log-level',
-        'warn',
-        '--store',
-        `sqlite:${join(dir, `${tool}.db`)}`,
-        '--tools',
-        TOOLS,
-      ]);
+      const { child, url } = await startServing(
+        [
+          'serve',
+          '--port',
+          '0',
+          '--log-level',
+          'warn',
+          '--store',
+          `sqlite:${join(dir, `${tool}.db`)}`,
+          '--tools',
+          TOOLS,
+        ],
+        { main: MAIN, timeoutMs: 15_000 },
+      );
       children.push(child);
-      const url = (await child.line(/(http:\/\/127\.0\.0\.1:\d+\/mcp)/))[1] as string;
       const marker = join(dir, `${tool}.marker`);
       const reply = await rpc(url, 'tools/call', { name: tool, arguments: { marker } });
       const taskId = reply.body.result?.['taskId'];

@@ -3,16 +3,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { startNode, type Child } from '../helpers/child.js';
+import { runNode, type Child } from '../helpers/child.js';
+import { startServing } from '../helpers/taskrail.js';
 import { createTask, getTask, rpc, waitForStatus } from './support.js';
 
 const MAIN = resolve('dist/cli/main.js');
-const READY = /(http:\/\/127\.0\.0\.1:\d+\/mcp)/;
-
-async function serve(args: string[]): Promise<{ child: Child; url: string }> {
-  const child = startNode(MAIN, ['serve', '--port', '0', '--log-level', 'warn', ...args]);
-  const match = await child.line(READY);
-  return { child, url: match[1] as string };
+function serve(args: string[]): Promise<{ child: Child; url: string }> {
+  const serveArgs = ['serve', '--port', '0', '--log-level', 'warn', ...args];
+  return startServing(serveArgs, { main: MAIN, timeoutMs: 15_000 });
 }
 
 describe('taskrail serve', () => {
@@ -66,20 +64,15 @@ describe('taskrail serve', () => {
   });
 
   it('usage errors exit 4 with a one-line message', async () => {
-    const child = startNode(MAIN, ['serve', '--store', 'bogus:x', '--port', '0']);
-    const code = await new Promise<number | null>((done) =>
-      child.process.once('exit', (c) => done(c)),
-    );
+    const { code, stderr } = await runNode(MAIN, ['serve', '--store', 'bogus:x', '--port', '0']);
     assert.equal(code, 4);
-    assert.match(child.stderr(), /unknown store URL/);
+    assert.match(stderr, /unknown store URL/);
   });
 
   it('--no-worker on a local store is a usage error (nothing else would run its tasks)', async () => {
-    const child = startNode(MAIN, ['serve', '--no-worker', '--store', 'memory:', '--port', '0']);
-    const code = await new Promise<number | null>((done) =>
-      child.process.once('exit', (c) => done(c)),
-    );
+    const args = ['serve', '--no-worker', '--store', 'memory:', '--port', '0'];
+    const { code, stderr } = await runNode(MAIN, args);
     assert.equal(code, 4);
-    assert.match(child.stderr(), /--no-worker needs a redis:\/\/ or postgres:\/\/ store/);
+    assert.match(stderr, /--no-worker needs a redis:\/\/ or postgres:\/\/ store/);
   });
 });

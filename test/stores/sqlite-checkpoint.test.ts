@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -9,6 +8,7 @@ import { SqliteTaskStore } from '../../src/stores/sqlite/index.js';
 import { AUTOCHECKPOINT_FRAMES, Checkpointer } from '../../src/stores/sqlite/checkpointer.js';
 import { newTaskId } from '../../src/task/ids.js';
 import { newTaskRecord } from '../../src/task/record.js';
+import { runNode } from '../helpers/child.js';
 import { waitFor } from '../helpers/wait.js';
 import { tempDir } from './temp-dir.js';
 
@@ -132,14 +132,9 @@ describe('sqlite: WAL checkpoints run in a worker thread', () => {
           (closes ? `await store.close(); console.log('closed');` : `console.log('left open');`);
         const file = join(dir.path, `child-${++counter}.mjs`);
         writeFileSync(file, script);
-        const child = spawn(process.execPath, [file], {
-          stdio: ['ignore', 'pipe', 'inherit'],
-        });
-        let output = '';
-        child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-        const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-        assert.equal(code, 0, output);
-        assert.equal(output.trim(), closes ? 'closed' : 'left open');
+        const { code, stdout, stderr } = await runNode(file, []);
+        assert.equal(code, 0, stdout + stderr);
+        assert.equal(stdout.trim(), closes ? 'closed' : 'left open');
       }
     });
   }

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -10,6 +9,7 @@ import { recordToParams, TASK_COLUMNS, TASK_PARAMS } from '../../src/stores/sqli
 import { MIGRATIONS } from '../../src/stores/sqlite/schema.js';
 import { newTaskId } from '../../src/task/ids.js';
 import { newTaskRecord } from '../../src/task/record.js';
+import { startNode } from '../helpers/child.js';
 import { tempDir } from './temp-dir.js';
 
 const dir = tempDir();
@@ -25,26 +25,15 @@ interface WriterReport {
 }
 
 function startWriter(path: string, name: string, ids: string[], creates: number) {
-  const child = spawn(
-    process.execPath,
-    [WRITER, path, name, JSON.stringify(ids), String(creates)],
-    {
-      stdio: ['pipe', 'pipe', 'inherit'],
-    },
-  );
-  let output = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  const ready = new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', () => output.includes('ready\n') && resolve());
-    child.once('exit', (code) => reject(new Error(`${name} exited early (${code})`)));
-  });
-  const done = new Promise<WriterReport>((resolve, reject) => {
-    child.once('exit', (code) => {
-      const last = output.trim().split('\n').pop() ?? '';
-      if (code === 0) resolve(JSON.parse(last) as WriterReport);
-      else reject(new Error(`${name} exited with ${code}: ${output}`));
-    });
-  });
+  const child = startNode(WRITER, [path, name, JSON.stringify(ids), String(creates)]);
+  const ready = child.line(/^ready$/, 60_000);
+  const done = (async (): Promise<WriterReport> => {
+    const [report] = await child.line(/^\{.*\}$/, 120_000);
+    await child.exited;
+    const code = child.process.exitCode;
+    if (code !== 0) throw new Error(`${name} exited with ${code}: ${child.stderr()}`);
+    return JSON.parse(report) as WriterReport;
+  })();
   return { child, ready, done };
 }
 
@@ -71,11 +60,11 @@ describe('SqliteTaskStore on real files', () => {
     let reports: WriterReport[];
     try {
       await Promise.all(writers.map((writer) => writer.ready));
-      for (const writer of writers) writer.child.stdin.write('go\n');
+      for (const writer of writers) writer.child.process.stdin!.write('go\n');
       reports = await Promise.all(writers.map((writer) => writer.done));
     } finally {
       // One writer failing must not leave the others waiting for "go" (the file would hang).
-      for (const writer of writers) writer.child.kill();
+      await Promise.all(writers.map((writer) => writer.child.kill('SIGTERM')));
     }
 
     const won = reports.flatMap((report) => report.won);
@@ -99,31 +88,26 @@ describe('SqliteTaskStore on real files', () => {
     const path = freshPath();
     await new SqliteTaskStore(path).close();
     // Another process (a serving taskrail) is inside a write transaction for 400 ms.
-    const holder = spawn(
-      process.execPath,
+    const holder = startNode(
+      '--input-type=module',
       [
-        '--input-type=module',
         '-e',
         `import Database from 'better-sqlite3';` +
           `const db = new Database(${JSON.stringify(path)});` +
           `db.exec('BEGIN IMMEDIATE'); console.log('locked');` +
           `setTimeout(() => { db.exec('COMMIT'); db.close(); }, 400);`,
       ],
-      { stdio: ['ignore', 'pipe', 'inherit'], cwd: fileURLToPath(new URL('.', import.meta.url)) },
+      {},
+      { stdin: 'ignore', cwd: fileURLToPath(new URL('.', import.meta.url)) },
     );
     try {
-      await new Promise<void>((resolve, reject) => {
-        holder.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-          if (chunk.includes('locked')) resolve();
-        });
-        holder.once('exit', (code) => reject(new Error(`the lock holder exited (${code})`)));
-      });
+      await holder.line(/locked/, 30_000);
       const store = new SqliteTaskStore(path);
       assert.equal(store.checkpointWorker.running, false, 'opening wrote nothing to the WAL');
       await store.create(record());
       await store.close();
     } finally {
-      holder.kill();
+      await holder.kill('SIGTERM');
     }
   });
 

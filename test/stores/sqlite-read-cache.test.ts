@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -7,6 +6,7 @@ import { SqliteTaskStore } from '../../src/stores/sqlite/index.js';
 import { newTaskId } from '../../src/task/ids.js';
 import { newTaskRecord } from '../../src/task/record.js';
 import { complete, report } from '../../src/task/transitions.js';
+import { startNode } from '../helpers/child.js';
 import { tempDir } from './temp-dir.js';
 
 const dir = tempDir();
@@ -23,32 +23,15 @@ function record(ttlMs: number | null = HOUR) {
 
 /** Another OS process on the file; `send` resolves once it has committed the command. */
 async function remote(path: string, aheadMs = 0) {
-  const child = spawn(process.execPath, [REMOTE, path, String(aheadMs)], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  let output = '';
-  let waiting: { line: string; resolve: () => void } | undefined;
-  const exited = new Promise<never>((_, reject) =>
-    child.once('exit', (code) => reject(new Error(`the remote writer exited (${code})`))),
-  );
-  exited.catch(() => undefined);
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    output += chunk;
-    if (waiting !== undefined && output.includes(`done ${waiting.line}\n`)) waiting.resolve();
-  });
-  await Promise.race([
-    new Promise<void>((resolve) =>
-      child.stdout.on('data', () => output.includes('ready\n') && resolve()),
-    ),
-    exited,
-  ]);
+  const child = startNode(REMOTE, [path, String(aheadMs)]);
+  await child.line(/^ready$/, 30_000);
   return {
     async send(line: string): Promise<void> {
-      const done = new Promise<void>((resolve) => (waiting = { line, resolve }));
-      child.stdin.write(`${line}\n`);
-      await Promise.race([done, exited]);
+      child.process.stdin!.write(`${line}\n`);
+      // A command is words and task ids: nothing a pattern would read as syntax.
+      await child.line(new RegExp(`^done ${line}$`), 30_000);
     },
-    stop: () => child.kill(),
+    stop: () => child.kill('SIGTERM'),
   };
 }
 
@@ -83,7 +66,7 @@ describe('SqliteTaskStore read cache', () => {
       await other.send(`cancel ${c.id}`);
       assert.equal((await store.get(c.id))?.status, 'cancelled');
     } finally {
-      other.stop();
+      await other.stop();
       await store.close();
     }
   });
@@ -100,7 +83,7 @@ describe('SqliteTaskStore read cache', () => {
       await other.send('sweep');
       assert.equal(await store.get(task.id), undefined);
     } finally {
-      other.stop();
+      await other.stop();
       await store.close();
     }
   });

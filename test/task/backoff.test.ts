@@ -66,6 +66,16 @@ describe('backoffDelayMs', () => {
     assert.equal(backoffDelayMs({ backoffMs: 0, maxBackoffMs: 1000, jitter: true }, 5000), 0);
   });
 
+  it('counts a fractional retry by its whole part; a factor of 1 keeps the delay flat', () => {
+    const backoff = { backoffMs: 100, maxBackoffMs: 10_000 };
+    assert.equal(backoffDelayMs(backoff, 2.9), 200);
+    const flat = { backoffMs: 250, backoffFactor: 1, maxBackoffMs: 10_000 };
+    assert.deepEqual(
+      [1, 5, 50].map((retry) => backoffDelayMs(flat, retry)),
+      [250, 250, 250],
+    );
+  });
+
   it('does not jitter unless asked', () => {
     assert.equal(
       backoffDelayMs({ backoffMs: 100, maxBackoffMs: 300 }, 2, () => 0),

@@ -8,7 +8,8 @@ import {
   splitOutcomeList,
 } from '../../src/task/outcome.js';
 import { newTaskRecord } from '../../src/task/record.js';
-import { complete } from '../../src/task/transitions.js';
+import { TASK_STATUSES } from '../../src/task/status.js';
+import { complete, fail } from '../../src/task/transitions.js';
 
 const created = () =>
   newTaskRecord(
@@ -26,6 +27,21 @@ describe('task outcomes', () => {
     assert.equal(outcomeOfStatus('lost', true), 'lost');
   });
 
+  it('only a completed task with isError exactly true is a tool_error', () => {
+    const done = (result: Record<string, unknown>) =>
+      complete(created(), { content: [], ...result }, 1);
+    assert.equal(outcomeOf(done({ isError: false })), 'completed');
+    assert.equal(outcomeOf(done({ isError: 'true' })), 'completed');
+    assert.equal(outcomeOf(done({ isError: 1 })), 'completed');
+    for (const status of TASK_STATUSES) {
+      const expected = status === 'completed' ? 'tool_error' : status;
+      assert.equal(outcomeOfStatus(status, true), expected, status);
+      assert.equal(outcomeOfStatus(status, false), status, status);
+    }
+    const failed = fail(created(), { code: -32001, message: 'no' }, 1);
+    assert.equal(outcomeOf({ ...failed, result: { content: [], isError: true } }), 'failed');
+  });
+
   it('reads a --status list, tool-error taken for tool_error', () => {
     assert.deepEqual(splitOutcomeList('completed, tool-error,failed'), [
       'completed',
@@ -35,6 +51,8 @@ describe('task outcomes', () => {
     assert.ok(isTaskOutcome('tool_error'));
     assert.ok(isTaskOutcome('input_required'));
     assert.ok(!isTaskOutcome('lost'));
+    assert.deepEqual(splitOutcomeList(' working ,input_required'), ['working', 'input_required']);
+    assert.deepEqual(splitOutcomeList('tool_error'), ['tool_error']);
   });
 });
 
