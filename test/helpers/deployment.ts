@@ -16,6 +16,8 @@ export interface Deployment {
   children: Child[];
   /** `serve --no-worker` on the store; resolves with a dispatch to it once it listens. */
   replica(): Promise<RawDispatch>;
+  /** `serve` (with `--no-worker` unless `worker`) once it listens: a dispatch and its process. */
+  server(options: { worker: boolean }): Promise<Served>;
   /** `taskrail worker --concurrency 2` on the store, once it says it is ready. */
   worker(): Promise<Child>;
   /** The fixture tools' events so far. */
@@ -23,11 +25,18 @@ export interface Deployment {
   stopAll(): Promise<void>;
 }
 
+export interface Served {
+  dispatch: RawDispatch;
+  child: Child;
+}
+
 export function deployment(options: {
   store: string;
   tools: string;
   logPath: string;
   logLevel?: string;
+  /** More environment for every process. */
+  env?: NodeJS.ProcessEnv;
 }): Deployment {
   const children: Child[] = [];
   const logLevel = options.logLevel ?? 'warn';
@@ -35,18 +44,20 @@ export function deployment(options: {
     const child = startNode(
       MAIN,
       [...args, '--store', options.store, '--tools', options.tools, '--log-level', logLevel],
-      { TASKRAIL_E2E_LOG: options.logPath },
+      { ...options.env, TASKRAIL_E2E_LOG: options.logPath },
     );
     children.push(child);
     return child;
   };
+  const server = async ({ worker }: { worker: boolean }): Promise<Served> => {
+    const child = start(['serve', ...(worker ? [] : ['--no-worker']), '--port', '0']);
+    const [, endpoint] = (await child.line(/(http:\/\/\S+\/mcp)/, 30_000)) as RegExpMatchArray;
+    return { dispatch: dispatchTo(endpoint as string), child };
+  };
   return {
     children,
-    async replica() {
-      const child = start(['serve', '--no-worker', '--port', '0']);
-      const [, endpoint] = (await child.line(/(http:\/\/\S+\/mcp)/, 30_000)) as RegExpMatchArray;
-      return dispatchTo(endpoint as string);
-    },
+    replica: async () => (await server({ worker: false })).dispatch,
+    server,
     async worker() {
       const child = start(['worker', '--concurrency', '2']);
       await child.line(/ready/, 30_000);
@@ -137,10 +148,10 @@ export function readEventLog(path: string): LogEvent[] {
 
 /**
  * A process that has not exited this long after SIGTERM gets SIGKILL, as an operator's
- * supervisor would do: a test's teardown must not hang on one (CI once saw a partition file
- * time out after its test passed, waiting on a replica's stop).
+ * supervisor would do (Kubernetes' default): a test's teardown must not hang on one. A
+ * graceful stop is bounded at 20 s (src/cli/graceful-stop.ts), so a kill here is a bug.
  */
-const STOP_GRACE_MS = 20_000;
+const STOP_GRACE_MS = 30_000;
 
 async function stopWithin(child: Child): Promise<void> {
   const timer = setTimeout(() => {
