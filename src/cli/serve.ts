@@ -12,7 +12,6 @@ import { createTaskServer, HTTP_DEFAULTS, type TaskServer } from '../server/app.
 import type { ExtraGauge } from '../server/admin/index.js';
 import { SESSION_DEFAULTS } from '../server/wire-2025/sessions.js';
 import { serveTaskServerStdio } from '../server/stdio.js';
-import type { TaskStore } from '../store/port.js';
 import { DEFAULT_STORE_URL, openStore, storePeers } from '../stores/open.js';
 import { METRICS_PEERS } from '../server/admin/peers.js';
 import { missingPeersError } from '../task/peer-dependency.js';
@@ -29,6 +28,7 @@ import {
 } from './options.js';
 import { addAuthOptions, resolveAuth, type AuthFlags } from './serve-auth.js';
 import { announceToFleet } from './fleet.js';
+import { onShutdown, STOP_GRACE_MS, untracked, type StopSteps } from './graceful-stop.js';
 import { loadToolSet } from './tool-sets.js';
 import { watchWorkers, type WorkerWatch } from './worker-watch.js';
 
@@ -54,7 +54,6 @@ export interface ServeOptions extends AuthFlags {
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
-const STOP_GRACE_MS = 10_000;
 
 /**
  * Adds the tools before the server listens (serve: a tool set; proxy: an upstream's tools);
@@ -206,19 +205,22 @@ export async function serve(
     await store.close();
     throw error;
   }
-  const stopApp = async (): Promise<void> => {
+  const stop = async (steps: StopSteps): Promise<void> => {
     workers?.stop();
-    await fleet?.leave();
-    await app.close(STOP_GRACE_MS);
-    await installed?.stop();
+    await Promise.all([
+      steps.run('leave the fleet', async () => fleet?.leave()),
+      steps.run('stop serving and running tasks', () => app.close(STOP_GRACE_MS)),
+    ]);
+    await steps.run('stop the tools', async () => installed?.stop());
+    await steps.run('close the store', () => store.close());
   };
-  if (options.stdio === true) return serveOverStdio(app, store, stopApp);
+  if (options.stdio === true) return serveOverStdio(app, stop, logger);
   await serveOverHttp(
     app,
-    store,
     { ...options, tools: toolsLabel },
     auth.auth !== undefined,
-    stopApp,
+    stop,
+    logger,
   );
 }
 
@@ -239,10 +241,10 @@ function workersGauge(watch: () => WorkerWatch | undefined): ExtraGauge {
 
 async function serveOverHttp(
   app: TaskServer,
-  store: TaskStore,
   options: ServeOptions,
   authed: boolean,
-  stopApp: () => Promise<void>,
+  stop: (steps: StopSteps) => Promise<void>,
+  logger: Logger,
 ): Promise<void> {
   let info;
   try {
@@ -250,8 +252,7 @@ async function serveOverHttp(
   } catch (error) {
     // Stop the runtime (recovery scan, executor) before the store it reads, so the listen error
     // is what the user sees, not a later "store is closed" from work still in flight.
-    await stopApp().catch(() => undefined);
-    await store.close();
+    await stop(untracked).catch(() => app.store.close().catch(() => undefined));
     throw new Error(
       `cannot listen on ${options.host}:${options.port}: ${(error as Error).message}`,
     );
@@ -270,37 +271,21 @@ async function serveOverHttp(
       `taskrail: warning: no --resource; tokens must name ${info.url} in "aud" (give the public URL)\n`,
     );
   }
-  onShutdown(stopApp, store);
+  onShutdown(stop, logger);
   process.stdout.write(
-    `taskrail serving ${info.url} (store: ${store.description}, tools: ${options.tools})\n`,
+    `taskrail serving ${info.url} (store: ${app.store.description}, tools: ${options.tools})\n`,
   );
 }
 
-function serveOverStdio(app: TaskServer, store: TaskStore, stopApp: () => Promise<void>): void {
+function serveOverStdio(
+  app: TaskServer,
+  stop: (steps: StopSteps) => Promise<void>,
+  logger: Logger,
+): void {
   const handle = serveTaskServerStdio(app);
-  const stop = onShutdown(async () => {
-    await handle.close();
-    await stopApp();
-  }, store);
-  process.stdin.once('end', () => void stop());
-}
-
-/** SIGINT/SIGTERM: stop taking work, hand back or finish running tasks, close the store, exit 0. */
-function onShutdown(stopServer: () => Promise<void>, store: TaskStore): () => Promise<void> {
-  let stopping = false;
-  const stop = async (): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
-    try {
-      await stopServer();
-      await store.close();
-      process.exit(0);
-    } catch (error) {
-      process.stderr.write(`taskrail: error while stopping: ${(error as Error).message}\n`);
-      process.exit(1);
-    }
-  };
-  process.once('SIGINT', () => void stop());
-  process.once('SIGTERM', () => void stop());
-  return stop;
+  const stopAll = onShutdown(async (steps) => {
+    await steps.run('close standard input/output', () => handle.close());
+    await stop(steps);
+  }, logger);
+  process.stdin.once('end', () => void stopAll());
 }

@@ -15,6 +15,7 @@ import { missingPeersError } from '../task/peer-dependency.js';
 import { packageVersion } from './package-info.js';
 import { parseLogFormat, parseLogLevel } from './options.js';
 import { announceToFleet } from './fleet.js';
+import { onShutdown, STOP_GRACE_MS, untracked, type StopSteps } from './graceful-stop.js';
 import { TaskrailError } from '../task/errors.js';
 import { loadToolSet } from './tool-sets.js';
 import type { InstallTools } from './serve.js';
@@ -36,7 +37,6 @@ interface WorkerOptions extends UpstreamFlags {
 /** What both job engines' executors offer a worker process. */
 type WorkerExecutor = Executor & { ready(): Promise<void>; closed(): Promise<void> };
 
-const STOP_GRACE_MS = 10_000;
 /** After the grace period handlers are aborted; give their runs this long to hand back leases. */
 const HAND_BACK_MS = 5_000;
 
@@ -125,15 +125,17 @@ async function work(
     await executor.ready();
   } catch (error) {
     await fleet?.leave();
-    await stopAll(app, executor, store);
+    await stopAll(app, executor, store, untracked);
     await installed?.stop();
     throw error;
   }
-  onShutdown(async () => {
-    await fleet?.leave();
-    await stopAll(app, executor, store);
-    await installed?.stop();
-  });
+  onShutdown(async (steps) => {
+    await Promise.all([
+      steps.run('leave the fleet', async () => fleet?.leave()),
+      stopAll(app, executor, store, steps),
+    ]);
+    await steps.run('stop the tools', async () => installed?.stop());
+  }, logger);
   process.stdout.write(
     `taskrail worker ready (store: ${store.description}, tools: ${tools.label}, ` +
       `concurrency: ${options.concurrency})\n`,
@@ -141,32 +143,22 @@ async function work(
 }
 
 /** Stop fetching, let running tasks finish (or abort them and hand their leases back), close. */
-async function stopAll(app: TaskServer, executor: WorkerExecutor, store: TaskStore): Promise<void> {
-  await app.close(STOP_GRACE_MS);
+async function stopAll(
+  app: TaskServer,
+  executor: WorkerExecutor,
+  store: TaskStore,
+  steps: StopSteps,
+): Promise<void> {
+  await steps.run('stop running tasks', () => app.close(STOP_GRACE_MS));
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    executor.closed(),
-    new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, HAND_BACK_MS);
-    }),
-  ]);
+  await steps.run('close the job engine', () =>
+    Promise.race([
+      executor.closed(),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, HAND_BACK_MS);
+      }),
+    ]),
+  );
   clearTimeout(timer);
-  await store.close();
-}
-
-function onShutdown(stop: () => Promise<void>): void {
-  let stopping = false;
-  const handler = (): void => {
-    if (stopping) return;
-    stopping = true;
-    stop().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        process.stderr.write(`taskrail: error while stopping: ${(error as Error).message}\n`);
-        process.exit(1);
-      },
-    );
-  };
-  process.once('SIGINT', handler);
-  process.once('SIGTERM', handler);
+  await steps.run('close the store', () => store.close());
 }

@@ -15,6 +15,8 @@ export interface Deployment {
   children: Child[];
   /** `serve --no-worker` on the store; resolves with a dispatch to it once it listens. */
   replica(): Promise<RawDispatch>;
+  /** `serve` (with `--no-worker` unless `worker`) once it listens: a dispatch and its process. */
+  server(options: { worker: boolean }): Promise<Served>;
   /** `taskrail worker --concurrency 2` on the store, once it says it is ready. */
   worker(): Promise<Child>;
   /** The fixture tools' events so far. */
@@ -22,28 +24,40 @@ export interface Deployment {
   stopAll(): Promise<void>;
 }
 
+export interface Served {
+  dispatch: RawDispatch;
+  child: Child;
+}
+
+/**
+ * A process that has not exited this long after SIGTERM gets SIGKILL, as an operator's
+ * supervisor would do (Kubernetes' default): a test's teardown must not hang on one. A
+ * graceful stop is bounded at 20 s (src/cli/graceful-stop.ts), so a kill here is a bug.
+ */
+const STOP_GRACE_MS = 30_000;
+
 export function deployment(options: {
   store: string;
   tools: string;
   logPath: string;
   logLevel?: string;
+  /** More environment for every process. */
+  env?: NodeJS.ProcessEnv;
 }): Deployment {
   const children: Child[] = [];
   const logLevel = options.logLevel ?? 'warn';
   const common = ['--store', options.store, '--tools', options.tools, '--log-level', logLevel];
-  const env = { TASKRAIL_E2E_LOG: options.logPath };
+  const env = { ...options.env, TASKRAIL_E2E_LOG: options.logPath };
+  const server = async ({ worker }: { worker: boolean }): Promise<Served> => {
+    const serveArgs = ['serve', ...(worker ? [] : ['--no-worker']), '--port', '0', ...common];
+    const { url, child } = await startServing(serveArgs, { env });
+    children.push(child);
+    return { dispatch: dispatchTo(url), child };
+  };
   return {
     children,
-    async replica() {
-      const { url, child } = await startServing(
-        ['serve', '--no-worker', '--port', '0', ...common],
-        {
-          env,
-        },
-      );
-      children.push(child);
-      return dispatchTo(url);
-    },
+    replica: async () => (await server({ worker: false })).dispatch,
+    server,
     async worker() {
       const child = await startWorker(['--concurrency', '2', ...common], { env });
       children.push(child);
@@ -51,7 +65,7 @@ export function deployment(options: {
     },
     events: () => readEventLog(options.logPath),
     async stopAll() {
-      await Promise.all(children.map((child) => child.stop()));
+      await Promise.all(children.map((child) => child.stop(STOP_GRACE_MS)));
     },
   };
 }

@@ -13,7 +13,7 @@ import type { TaskStore } from '../../src/store/port.js';
 import type { TaskRecord } from '../../src/task/record.js';
 import { isTerminal } from '../../src/task/status.js';
 import { startNode, type Child } from '../helpers/child.js';
-import { createTask, deployment, type Deployment } from '../helpers/deployment.js';
+import { createTask, deployment, type Deployment, type Served } from '../helpers/deployment.js';
 import {
   startTcpRelay,
   type RelayOptions,
@@ -48,6 +48,8 @@ export interface PartitionKit {
   worker(relay?: TcpRelay, env?: NodeJS.ProcessEnv): Promise<Child>;
   /** A `serve --no-worker` replica whose store connections go through `relay` (not Cluster). */
   replicaThrough(relay: TcpRelay): Promise<RawDispatch>;
+  /** `serve`, running tasks when `worker`, whose store connections go through `relay`. */
+  serverThrough(relay: TcpRelay, options: { worker: boolean }): Promise<Served>;
   relay(options?: RelayOptions): Promise<TcpRelay>;
   journal(): JournalLine[];
   runsOf(taskId: string): JournalLine[];
@@ -80,11 +82,12 @@ export async function partitionKit(store: StoreUnderTest): Promise<PartitionKit>
   const processes: Deployment[] = [];
   const children: Child[] = [];
   const relays: TcpRelay[] = [];
-  const replicaOn = (url: string) => {
-    const d = deployment({ store: url, tools: TOOLS, logPath: join(dir, 'unused.log') });
+  const deploymentOn = (url: string) => {
+    const d = deployment({ store: url, tools: TOOLS, logPath: join(dir, 'unused.log'), env });
     processes.push(d);
-    return d.replica();
+    return d;
   };
+  const replicaOn = (url: string) => deploymentOn(url).replica();
   const observer = await store.openObserver();
   const terminalWrites = new Map<string, number>();
   observer.events.on('task:transition', ({ task, to }) => {
@@ -107,6 +110,7 @@ export async function partitionKit(store: StoreUnderTest): Promise<PartitionKit>
       return child;
     },
     replicaThrough: (relay) => replicaOn(store.urlThrough(relay)),
+    serverThrough: (relay, options) => deploymentOn(store.urlThrough(relay)).server(options),
     async relay(options) {
       const relay = await (store.startRelay?.(options) ?? startTcpRelay(store.target, options));
       relays.push(relay);

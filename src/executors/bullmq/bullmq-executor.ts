@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Queue, Worker, type Job } from 'bullmq';
 import type { DispatchReason, Executor, Logger, Reservation } from '../../runtime/api.js';
 import type { TaskStore } from '../../store/port.js';
-import { newRedisClient } from '../../stores/redis/connect.js';
+import { newRedisClient, quitWithin } from '../../stores/redis/connect.js';
 import type { RedisClient } from '../../stores/redis/scripts.js';
 import { parseRedisUrl, type RedisLocation } from '../../stores/redis/url.js';
 import { waitAtMost, warnTo, WorkerSlots } from '../shared/worker-slots.js';
@@ -215,7 +215,7 @@ export class BullmqExecutor implements Executor {
       this.#queue?.close(),
       ...this.#slots.inFlight,
     ]);
-    await Promise.allSettled(this.#connections.map((connection) => connection.quit()));
+    await Promise.all(this.#connections.map((connection) => quitWithin(connection)));
   }
 
   #getQueue(): Queue<JobData> {

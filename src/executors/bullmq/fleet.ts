@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../../runtime/api.js';
-import { newRedisClient } from '../../stores/redis/connect.js';
+import { COMMAND_TIMEOUT_MS, newRedisClient } from '../../stores/redis/connect.js';
 import type { RedisClient } from '../../stores/redis/scripts.js';
 import { parseRedisUrl } from '../../stores/redis/url.js';
 import {
@@ -45,7 +45,13 @@ export async function joinFleet(
   const location = parseRedisUrl(storeUrl);
   const key = `${location.prefix}:fleet`;
   const field = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
-  const redis = newRedisClient(location, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  // With a command time-out also on a Cluster: a refused refresh is retried 20 s later, and a
+  // stop must not hang on leaving a store cut off by a link that drops packets.
+  const redis = newRedisClient(location, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 1,
+    commandTimeout: COMMAND_TIMEOUT_MS,
+  });
   reportOutages(redis, logger);
   await redis.connect();
   const self = (): FleetMember => ({

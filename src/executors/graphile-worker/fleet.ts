@@ -12,6 +12,8 @@ import {
   type FleetMembership,
 } from '../shared/fleet-members.js';
 
+const FLEET_TIMEOUT_MS = 5_000;
+
 /**
  * Announces this process in the store schema's `fleet` table (created by the store's
  * migrations, so open the store first) and warns about live members that serve other tools or
@@ -25,7 +27,15 @@ export async function joinPostgresFleet(
   const location = parsePostgresUrl(storeUrl);
   const table = `${quoteIdent(location.schema)}.fleet`;
   const pg = await loadPg();
-  const pool = new pg.Pool({ connectionString: location.connectUrl, max: 1 });
+  const pool = new pg.Pool({
+    connectionString: location.connectUrl,
+    max: 1,
+    // Cut off by a link that drops packets, a query would otherwise wait forever: the refresh
+    // and the workers gauge are retried later, and a stop must not hang on leaving.
+    connectionTimeoutMillis: FLEET_TIMEOUT_MS,
+    query_timeout: FLEET_TIMEOUT_MS,
+    keepAlive: true,
+  });
   pool.on('error', () => undefined); // the next refresh reconnects
   const field = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   const self = (): FleetMember => ({ ...member, host: hostname(), pid: process.pid, seenAt: 0 });

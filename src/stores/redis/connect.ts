@@ -24,6 +24,25 @@ const TOPOLOGY_CHECK_MS = 5_000;
  */
 export const COMMAND_TIMEOUT_MS = 5_000;
 
+/** How long QUIT may wait for its answer before the connection is simply dropped. */
+const QUIT_WAIT_MS = 2_000;
+
+/**
+ * Closes a connection politely (QUIT), or drops it when QUIT gets no answer in time: over a
+ * link that drops packets, or on a connection without a command time-out (a subscriber, a
+ * Cluster's, BullMQ's), QUIT alone would wait until the link heals.
+ */
+export async function quitWithin(client: RedisClient, ms = QUIT_WAIT_MS): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), ms)));
+  const quit = client.quit().then(
+    () => 'quit' as const,
+    () => 'quit' as const,
+  );
+  if ((await Promise.race([quit, late])) === 'late') client.disconnect();
+  clearTimeout(timer);
+}
+
 /** ioredis counts reconnect attempts from 1: 200 ms, 400 ms, … up to 2 s. */
 const RECONNECT: Backoff = { backoffMs: 200, maxBackoffMs: 2000 };
 

@@ -29,6 +29,7 @@ import {
 } from '../shared/checks.js';
 import { decodeRecord, encodeData, encodeRecord, writeNotice } from './codec.js';
 import { createScriptCall } from './create-call.js';
+import { quitWithin } from './connect.js';
 import { RedisKeys } from './keys.js';
 import { classifyFailures } from './errors.js';
 import { forgetIdempotencyKey, reserveIdempotencyKey } from './idempotency.js';
@@ -378,7 +379,7 @@ export class RedisTaskStore implements TaskStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await Promise.allSettled([this.#subscriber.quit(), this.#redis.quit()]);
+    await Promise.all([quitWithin(this.#subscriber), quitWithin(this.#redis)]);
   }
 
   /** Relative, so a test's fake clock cannot make Redis delete a key at once. */
