@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { McpHttpHandler } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import { parseError } from '../protocol/index.js';
+import { HEADER, parseError } from '../protocol/index.js';
+import { RPC } from '../task/errors.js';
 import type { CallerAuth } from './http/auth.js';
 import { parseJsonBody } from './http/body.js';
 import type { Exchange, HttpHandler } from './http/exchange.js';
@@ -45,14 +46,14 @@ export interface HttpDeps extends Wire2026Deps {
 const TOO_LARGE = JSON.stringify({
   jsonrpc: '2.0',
   id: null,
-  error: { code: -32600, message: 'Request body too large' },
+  error: { code: RPC.INVALID_REQUEST, message: 'Request body too large' },
 });
 const NOT_FOUND = JSON.stringify({ error: 'not_found' });
 const FORBIDDEN = JSON.stringify({ error: 'forbidden', message: 'Host or Origin not allowed' });
 const INTERNAL_ERROR = JSON.stringify({
   jsonrpc: '2.0',
   id: null,
-  error: { code: -32603, message: 'Internal error' },
+  error: { code: RPC.INTERNAL_ERROR, message: 'Internal error' },
 });
 
 /**
@@ -126,7 +127,7 @@ async function serveHttp<Out>(deps: HttpDeps, sdk: HttpHandler, ex: Exchange<Out
   const auth = pending instanceof Promise ? await pending : pending;
   if (!auth.ok) return ex.reply(auth.reply);
   ex.authenticated(auth.authInfo);
-  if (deps.wire2025?.claimsSession(ex.headers('mcp-session-id'))) return ex.hand(deps.wire2025);
+  if (deps.wire2025?.claimsSession(ex.headers(HEADER.sessionId))) return ex.hand(deps.wire2025);
   if (ex.method !== 'POST') return ex.hand(sdk);
   const body = await ex.readBody(deps.maxBodyBytes);
   if (!body.ok) {
