@@ -6,6 +6,7 @@ import {
   type ToolCall,
 } from '../client/index.js';
 import { EXIT_USAGE } from '../client/outcome.js';
+import { RPC } from '../task/errors.js';
 import type { ProgressLine } from './host-progress.js';
 
 /**
@@ -121,7 +122,7 @@ export function printOutcome(outcome: CallOutcome, json: boolean): number {
 }
 
 function capabilityHint(code: number): string {
-  return code === -32021
+  return code === RPC.MISSING_REQUIRED_CLIENT_CAPABILITY
     ? ' (this tool only runs as a task; drop --no-tasks / TASKRAIL_DISABLE_TASKS)'
     : '';
 }

@@ -5,7 +5,7 @@ import { sameCaller } from './credentials.js';
 import { isClientError, TaskrailClientError, unknownUnderCredentialsError } from './errors.js';
 import { answerInputRequests, inputCapabilities, type InputHandlers } from './input.js';
 import { isFinal, type LedgerEntry, type LedgerStatus, type TaskLedger } from './ledger-port.js';
-import { WIRE_2025_VERSION } from '../protocol/constants.js';
+import { TOOLS_CALL_METHOD, WIRE_2025_VERSION } from '../protocol/constants.js';
 import { Session2025, type ServerRequestHandler } from './session-2025.js';
 import type { CallOutcome } from './outcome.js';
 import type { RpcReply } from './rpc-http.js';
@@ -104,7 +104,7 @@ export class Peer2025 {
       accepts2025ToolTasks(this.session.serverCapabilities) &&
       (support === 'optional' || support === 'required');
     const params: JsonObject = { name, arguments: args, ...(asTask ? { task: {} } : {}) };
-    const reply = await this.session.request('tools/call', params, {
+    const reply = await this.session.request(TOOLS_CALL_METHOD, params, {
       onRequest: this.inputHandler(name, undefined, options.signal),
       ...(options.signal === undefined ? {} : { signal: options.signal }),
     });

@@ -1,4 +1,4 @@
-import { TASKRAIL_META } from '../protocol/constants.js';
+import { TASKRAIL_META, TOOLS_CALL_METHOD } from '../protocol/constants.js';
 import { IDEMPOTENCY_KEY_RULE, isIdempotencyKey } from '../task/idempotency-key.js';
 import { isClientError, TaskrailClientError } from './errors.js';
 import type { RawDispatch, RpcReply } from './rpc-http.js';
@@ -28,7 +28,7 @@ export async function sendToolCall(
   params: Record<string, unknown>,
   options: { keyed: boolean; graceMs: number; signal?: AbortSignal | undefined },
 ): Promise<RpcReply> {
-  const request = { method: 'tools/call', params };
+  const request = { method: TOOLS_CALL_METHOD, params };
   const dispatchOptions = options.signal === undefined ? {} : { signal: options.signal };
   if (!options.keyed) return dispatch(request, dispatchOptions);
   const deadline = Date.now() + options.graceMs;

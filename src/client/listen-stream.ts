@@ -8,9 +8,12 @@ import {
   HEADER,
   LISTEN_METHOD,
   META,
+  SERVER_ERROR,
+  SUBSCRIPTION_ACK_NOTIFICATION,
   TASKRAIL_META,
   TASKS_NOTIFICATION,
 } from '../protocol/constants.js';
+import { RPC } from '../task/errors.js';
 
 type JsonObject = Record<string, unknown>;
 
@@ -49,7 +52,13 @@ const DRAIN_MS = 1_000;
 /** A refusal is one small JSON-RPC error; a larger body is not read to the end. */
 const MAX_REFUSAL_BYTES = 64 * 1024;
 
-const UNSUPPORTED_CODES = new Set([-32601, -32021, -32022, -32020, -32003]);
+const UNSUPPORTED_CODES = new Set<number>([
+  RPC.METHOD_NOT_FOUND,
+  RPC.MISSING_REQUIRED_CLIENT_CAPABILITY,
+  RPC.UNSUPPORTED_PROTOCOL_VERSION,
+  RPC.HEADER_MISMATCH,
+  SERVER_ERROR.LEGACY_MISSING_CAPABILITY,
+]);
 const UNSUPPORTED_STATUSES = new Set([401, 403, 404, 405, 406, 415, 501]);
 
 function requestBody(id: string, taskIds: string[], framing: RequestFraming): string {
@@ -152,7 +161,7 @@ function route(
   }
   const parts = paramsOf(m);
   if (parts === undefined || parts.meta[META.subscriptionId] !== id) return undefined;
-  if (m['method'] === 'notifications/subscriptions/acknowledged') {
+  if (m['method'] === SUBSCRIPTION_ACK_NOTIFICATION) {
     const taskIds = (parts.params['notifications'] as JsonObject | undefined)?.['taskIds'];
     acked.value = true;
     const ids = Array.isArray(taskIds) ? taskIds.filter((t) => typeof t === 'string') : undefined;

@@ -1,9 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import type { JsonRpcErrorObject } from '../task/errors.js';
+import { RPC, type JsonRpcErrorObject } from '../task/errors.js';
 import { TaskrailClientError, unauthorizedError } from './errors.js';
 import { fetchPost, nodePost, type HttpAnswer } from './http-post.js';
 import { readSseMessages } from './sse.js';
-import { HEADER, META, TASKS_EXTENSION, WIRE_2026_VERSION } from '../protocol/constants.js';
+import {
+  HEADER,
+  META,
+  SERVER_ERROR,
+  TASKS_EXTENSION,
+  WIRE_2026_VERSION,
+} from '../protocol/constants.js';
+import { routingNameOf } from '../protocol/envelope.js';
 
 export const PROTOCOL_VERSION = WIRE_2026_VERSION;
 export const TASKS_EXTENSION_ID = TASKS_EXTENSION;
@@ -122,25 +129,11 @@ function requestHeaders(
   const version = (body.params._meta as JsonObject | undefined)?.[META.protocolVersion];
   set(HEADER.protocolVersion, typeof version === 'string' ? version : PROTOCOL_VERSION);
   set(HEADER.method, body.method);
-  const name = routingName(body.method, body.params);
+  const name = routingNameOf(body.method, body.params);
   if (name !== undefined) set(HEADER.name, encodeHeaderValue(name));
   if (options.bearer !== undefined) set('authorization', `Bearer ${options.bearer}`);
   for (const [key, value] of Object.entries(perRequest ?? {})) set(key, value);
   return headers;
-}
-
-/** The `Mcp-Name` source of SEP-2243 plus the tasks extension (`params.taskId` on tasks/*). */
-function routingName(method: string, params: JsonObject): string | undefined {
-  const field =
-    method === 'tools/call' || method === 'prompts/get'
-      ? 'name'
-      : method === 'resources/read'
-        ? 'uri'
-        : method === 'tasks/get' || method === 'tasks/update' || method === 'tasks/cancel'
-          ? 'taskId'
-          : undefined;
-  const value = field === undefined ? undefined : params[field];
-  return typeof value === 'string' ? value : undefined;
 }
 
 const SENTINEL = /^=\?base64\?.*\?=$/;
@@ -193,7 +186,7 @@ async function readReply(response: HttpAnswer, id: string | number, url: URL): P
 }
 
 function isRetryable(status: number, error: JsonRpcErrorObject): boolean {
-  if (error.code !== -32603) return false;
+  if (error.code !== RPC.INTERNAL_ERROR) return false;
   const data = error.data as { retryable?: unknown } | undefined;
   return status === 503 || data?.retryable === true;
 }
@@ -206,9 +199,11 @@ function isResponseFor(message: unknown, id: string | number): boolean {
 
 /** Early builds used -32003 for "missing required client capability"; treat it as -32021. */
 function normaliseError(error: JsonRpcErrorObject): JsonRpcErrorObject {
-  const code = typeof error.code === 'number' ? error.code : -32603;
+  const code = typeof error.code === 'number' ? error.code : RPC.INTERNAL_ERROR;
   const message = typeof error.message === 'string' ? error.message : 'unknown error';
-  return { ...error, code: code === -32003 ? -32021 : code, message };
+  const current =
+    code === SERVER_ERROR.LEGACY_MISSING_CAPABILITY ? RPC.MISSING_REQUIRED_CLIENT_CAPABILITY : code;
+  return { ...error, code: current, message };
 }
 
 function describe(error: unknown): string {

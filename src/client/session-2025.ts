@@ -1,9 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { JsonRpcErrorObject } from '../task/errors.js';
+import { RPC, type JsonRpcErrorObject } from '../task/errors.js';
 import { TaskrailClientError, unauthorizedError } from './errors.js';
 import type { RpcReply } from './rpc-http.js';
 import { readBoundedText, readSseMessages } from './sse.js';
-import { HEADER, WIRE_2025_VERSION } from '../protocol/constants.js';
+import {
+  HEADER,
+  INITIALIZE_METHOD,
+  INITIALIZED_NOTIFICATION,
+  WIRE_2025_VERSION,
+} from '../protocol/constants.js';
 
 /**
  * A small 2025-11-25 Streamable HTTP session (initialize, `Mcp-Session-Id`, SSE replies), for
@@ -114,7 +119,10 @@ export class Session2025 {
       .catch((error: unknown) => ({
         jsonrpc: '2.0',
         id,
-        error: { code: -32603, message: error instanceof Error ? error.message : String(error) },
+        error: {
+          code: RPC.INTERNAL_ERROR,
+          message: error instanceof Error ? error.message : String(error),
+        },
       }))
       .then((reply) => this.#send(reply, {}))
       .then((response) => response.body?.cancel())
@@ -137,7 +145,7 @@ async function initialize(options: Session2025Options): Promise<Opened> {
   const response = await post(
     options,
     undefined,
-    { jsonrpc: '2.0', id, method: 'initialize', params },
+    { jsonrpc: '2.0', id, method: INITIALIZE_METHOD, params },
     opening(options),
   );
   const reply = await readReply(response, id, options.url, () => undefined);
@@ -152,7 +160,7 @@ async function initialize(options: Session2025Options): Promise<Opened> {
   const sent = await post(
     options,
     headers,
-    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    { jsonrpc: '2.0', method: INITIALIZED_NOTIFICATION },
     opening(options),
   );
   await sent.body?.cancel();

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DetailedTask } from './wire-types.js';
-import type { JsonRpcErrorObject } from '../task/errors.js';
+import { RPC, type JsonRpcErrorObject } from '../task/errors.js';
 import { sameCaller } from './credentials.js';
 import { isClientError, unknownUnderCredentialsError } from './errors.js';
 import { answerInputRequests, type InputHandlers } from './input.js';
@@ -42,8 +42,6 @@ export interface WatchDeps {
   bearer?: string;
 }
 
-const INVALID_PARAMS = -32602;
-
 /**
  * Follows one task from the ledger to its end: polls `tasks/get` no sooner than the last reply's
  * `pollIntervalMs`, answers new `inputRequests` once, sends `tasks/cancel` on request, and
@@ -69,7 +67,7 @@ export class TaskWatch {
     this.#cancelRequested = true;
     this.#deps.onEvent?.({ type: 'cancel-sent', taskId: this.taskId });
     const answer = await this.#retrying(() => this.#deps.rpc.cancel(this.taskId, signal), signal);
-    if (!answer.ok && answer.error.code === INVALID_PARAMS) this.#settleLost(answer.error);
+    if (!answer.ok && answer.error.code === RPC.INVALID_PARAMS) this.#settleLost(answer.error);
   }
 
   async run(signal?: AbortSignal): Promise<CallOutcome> {
@@ -85,7 +83,7 @@ export class TaskWatch {
         const answer =
           pushed ?? (await this.#retrying(() => this.#deps.rpc.get(this.taskId, signal), signal));
         if (!answer.ok) {
-          settledHere = answer.error.code === INVALID_PARAMS;
+          settledHere = answer.error.code === RPC.INVALID_PARAMS;
           if (settledHere) return this.#settleLost(answer.error);
           throw new Error(`tasks/get failed: ${answer.error.code} ${answer.error.message}`);
         }
@@ -121,7 +119,7 @@ export class TaskWatch {
     const answer = await this.#deps.rpc.get(this.taskId, signal);
     this.#reached = true;
     if (!answer.ok) {
-      if (answer.error.code === INVALID_PARAMS)
+      if (answer.error.code === RPC.INVALID_PARAMS)
         return { outcome: this.#settleLost(answer.error), answered: [] };
       throw new Error(`tasks/get failed: ${answer.error.code} ${answer.error.message}`);
     }
@@ -210,7 +208,7 @@ export class TaskWatch {
         () => this.#deps.rpc.update(this.taskId, responses, signal),
         signal,
       );
-      if (!answer.ok && answer.error.code !== INVALID_PARAMS) {
+      if (!answer.ok && answer.error.code !== RPC.INVALID_PARAMS) {
         throw new Error(`tasks/update failed: ${answer.error.code} ${answer.error.message}`);
       }
       // A -32602 here means the task is gone; the next tasks/get settles it as lost.
@@ -305,7 +303,10 @@ export function judgeResult(
 export function outcomeFromEntry(entry: LedgerEntry): CallOutcome {
   const taskId = entry.id;
   const result = (entry.result ?? { content: [] }) as CallToolResult;
-  const error = entry.error ?? { code: -32603, message: entry.statusMessage ?? 'unknown error' };
+  const error = entry.error ?? {
+    code: RPC.INTERNAL_ERROR,
+    message: entry.statusMessage ?? 'unknown error',
+  };
   switch (entry.outcome) {
     case 'completed':
       return { kind: 'completed', taskId, result };

@@ -17,6 +17,8 @@ export const META = {
   serverInfo: 'io.modelcontextprotocol/serverInfo',
   relatedTask: 'io.modelcontextprotocol/related-task',
   subscriptionId: 'io.modelcontextprotocol/subscriptionId',
+  /** 2025-11-25: what a model may be told at once about a created task. */
+  modelImmediateResponse: 'io.modelcontextprotocol/model-immediate-response',
 } as const;
 
 /**
@@ -38,8 +40,16 @@ export const HEADER = {
   sessionId: 'mcp-session-id',
 } as const;
 
-/** Push: the stream request, and the notification it carries on the 2026-07-28 wire. */
+/** Core methods and notifications taskrail reads or writes itself. */
+export const INITIALIZE_METHOD = 'initialize';
+export const INITIALIZED_NOTIFICATION = 'notifications/initialized';
+export const TOOLS_CALL_METHOD = 'tools/call';
+export const CANCELLED_NOTIFICATION = 'notifications/cancelled';
+export const PROGRESS_NOTIFICATION = 'notifications/progress';
+
+/** Push: the stream request, its acknowledgement and the notification it carries (2026-07-28). */
 export const LISTEN_METHOD = 'subscriptions/listen';
+export const SUBSCRIPTION_ACK_NOTIFICATION = 'notifications/subscriptions/acknowledged';
 export const TASKS_NOTIFICATION = 'notifications/tasks';
 /** The 2025-11-25 wire's task status notification. */
 export const TASK_STATUS_NOTIFICATION_2025 = 'notifications/tasks/status';
@@ -56,3 +66,14 @@ export function isTaskMethod(method: unknown): method is TaskMethod {
 export function isRemovedTaskMethod(method: unknown): boolean {
   return (REMOVED_TASK_METHODS as readonly unknown[]).includes(method);
 }
+
+/**
+ * Codes of JSON-RPC's server-error range beside the ones in `RPC` (src/task/errors.ts): a
+ * quota reached (too many sessions or task streams, with HTTP 429 or 503), the SDK's unknown
+ * `Mcp-Session-Id`, and the code early builds sent for a missing client capability (-32021 now).
+ */
+export const SERVER_ERROR = {
+  LIMIT_REACHED: -32000,
+  SESSION_NOT_FOUND: -32001,
+  LEGACY_MISSING_CAPABILITY: -32003,
+} as const;

@@ -1,3 +1,4 @@
+import { RPC } from '../task/errors.js';
 import type { JsonObject, TaskRecord } from '../task/record.js';
 import { pendingInputRequests } from '../task/record.js';
 import { isoTime } from '../task/time.js';
@@ -79,7 +80,7 @@ function withDetails(target: JsonObject, task: TaskRecord): JsonObject {
       detailed['result'] = encodeInlineResult(task.result ?? { content: [] });
       break;
     case 'failed':
-      detailed['error'] = task.error ?? { code: -32603, message: 'Task failed' };
+      detailed['error'] = task.error ?? { code: RPC.INTERNAL_ERROR, message: 'Task failed' };
       break;
     case 'input_required':
       detailed['inputRequests'] = pendingInputRequests(task);

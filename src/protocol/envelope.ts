@@ -1,5 +1,12 @@
 import type { JsonObject } from '../task/record.js';
-import { HEADER, META, SUPPORTED_WIRE_2026_VERSIONS, TASKS_EXTENSION } from './constants.js';
+import {
+  HEADER,
+  META,
+  SUPPORTED_WIRE_2026_VERSIONS,
+  TASKS_EXTENSION,
+  TOOLS_CALL_METHOD,
+  isTaskMethod,
+} from './constants.js';
 import {
   headerMismatch,
   invalidParams,
@@ -46,15 +53,22 @@ export function isWire2026Request(headers: HeaderReader, params: unknown): boole
   );
 }
 
-/** The body value the `Mcp-Name` header must repeat, for the methods that have one. */
-function nameSource(method: string, params: unknown): unknown {
+/**
+ * What the `Mcp-Name` header repeats (SEP-2243, and `params.taskId` on the extension's tasks/*):
+ * the name, uri or task id of the request, when the method has one and it is a string.
+ */
+export function routingNameOf(method: string, params: unknown): string | undefined {
   if (!isObject(params)) return undefined;
-  if (method === 'tools/call' || method === 'prompts/get') return params['name'];
-  if (method === 'resources/read') return params['uri'];
-  if (method === 'tasks/get' || method === 'tasks/update' || method === 'tasks/cancel') {
-    return params['taskId'];
-  }
-  return undefined;
+  const field =
+    method === TOOLS_CALL_METHOD || method === 'prompts/get'
+      ? 'name'
+      : method === 'resources/read'
+        ? 'uri'
+        : isTaskMethod(method)
+          ? 'taskId'
+          : undefined;
+  const value = field === undefined ? undefined : params[field];
+  return typeof value === 'string' ? value : undefined;
 }
 
 /** `Mcp-Method`, `Mcp-Name` and `MCP-Protocol-Version` against the body (-32020, HTTP 400). */
@@ -67,8 +81,8 @@ export function checkRoutingHeaders(
   if (headerMethod === undefined) return headerMismatch('the Mcp-Method header is required');
   if (headerMethod !== method)
     return headerMismatch('Mcp-Method does not match the request method');
-  const expected = nameSource(method, params);
-  if (typeof expected === 'string') {
+  const expected = routingNameOf(method, params);
+  if (expected !== undefined) {
     const headerName = decodeHeaderValue(headers(HEADER.name));
     if (headerName === undefined) return headerMismatch('the Mcp-Name header is required');
     if (headerName !== expected) return headerMismatch('Mcp-Name does not match the request');

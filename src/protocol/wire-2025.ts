@@ -1,4 +1,4 @@
-import type { JsonRpcErrorObject } from '../task/errors.js';
+import { RPC, type JsonRpcErrorObject } from '../task/errors.js';
 import type { JsonObject, TaskRecord } from '../task/record.js';
 import type { TaskStatus } from '../task/status.js';
 import { isoTime } from '../task/time.js';
@@ -10,8 +10,6 @@ import { withStructuredText } from './structured-text.js';
  * `tasks/result` carrying the payload, and `isError: true` meaning `failed`. Records are shared
  * with the 2026-07-28 wire, so every status is mapped here when a record is rendered for 2025-11-25.
  */
-
-export const IMMEDIATE_RESPONSE_META = 'io.modelcontextprotocol/model-immediate-response';
 
 /** What a server that runs tool calls as 2025-11-25 tasks declares in `initialize`. */
 export const WIRE_2025_SERVER_TASK_CAPABILITIES = {
@@ -62,7 +60,7 @@ export function encodeCreateTaskResult2025(
 ): JsonObject {
   const result: JsonObject = { task: encodeTask2025(task) };
   if (immediateResponse !== undefined) {
-    result['_meta'] = { [IMMEDIATE_RESPONSE_META]: immediateResponse };
+    result['_meta'] = { [META.modelImmediateResponse]: immediateResponse };
   }
   return result;
 }
@@ -85,11 +83,14 @@ export function encodeTaskPayload2025(task: TaskRecord): TaskPayload2025 {
     return { ok: true, result: withStructuredText(result) };
   }
   if (task.status === 'failed') {
-    return { ok: false, error: task.error ?? { code: -32603, message: 'Task failed' } };
+    return { ok: false, error: task.error ?? { code: RPC.INTERNAL_ERROR, message: 'Task failed' } };
   }
   return {
     ok: false,
-    error: { code: -32603, message: `Task was cancelled: ${task.statusMessage ?? 'by request'}` },
+    error: {
+      code: RPC.INTERNAL_ERROR,
+      message: `Task was cancelled: ${task.statusMessage ?? 'by request'}`,
+    },
   };
 }
 

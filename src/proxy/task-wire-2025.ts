@@ -4,6 +4,7 @@ import {
   CreateTaskResultSchema,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
+import { TOOLS_CALL_METHOD, WIRE_2025_VERSION, WIRE_2026_VERSION } from '../protocol/constants.js';
 import type { ToolResult } from '../runtime/tool.js';
 import type { InputRequest, JsonObject } from '../task/record.js';
 
@@ -35,7 +36,7 @@ export interface TaskRequestOptions {
  * bookkeeping around them (proxy-tool.ts, live-call.ts) exists once for both wires.
  */
 export interface UpstreamTaskWire {
-  readonly wire: '2025-11-25' | '2026-07-28';
+  readonly wire: typeof WIRE_2025_VERSION | typeof WIRE_2026_VERSION;
   /** Whether a call of this tool should ask the upstream for a task. */
   runsAsTask(tool: Tool): boolean;
   /** Calls the tool asking for a task; an upstream may still answer with a plain result. */
@@ -70,14 +71,14 @@ export function taskWire2025(client: Client, rejoined: boolean): UpstreamTaskWir
   if (!declared && !rejoined) return undefined;
   const tasks = client.experimental.tasks;
   return {
-    wire: '2025-11-25',
+    wire: WIRE_2025_VERSION,
     runsAsTask: (tool) => {
       const support = tool.execution?.taskSupport;
       return support === 'required' || support === 'optional';
     },
     async start(params, { ttlMs, ...options }) {
       const created = await client.request(
-        { method: 'tools/call', params },
+        { method: TOOLS_CALL_METHOD, params },
         CreateTaskResultSchema,
         { ...options, task: { ttl: ttlMs } },
       );

@@ -5,10 +5,10 @@ import {
 } from '@modelcontextprotocol/client';
 import * as z from 'zod/v4';
 import type { ToolResult } from '../runtime/tool.js';
-import { RpcError } from '../task/errors.js';
+import { RPC, RpcError } from '../task/errors.js';
 import type { InputRequest, JsonObject } from '../task/record.js';
 import type { UpstreamTaskWire } from './task-wire-2025.js';
-import { TASKS_EXTENSION } from '../protocol/constants.js';
+import { TASKS_EXTENSION, WIRE_2026_VERSION } from '../protocol/constants.js';
 
 const InputRequestSchema = z.looseObject({
   method: z.string(),
@@ -93,7 +93,7 @@ export function taskWire2026(
       options,
     ) as Promise<z.infer<T>>;
   return {
-    wire: '2026-07-28',
+    wire: WIRE_2026_VERSION,
     runsAsTask: () => true,
     async start(params, { ttlMs: _ttl, ...options }) {
       catcher.clear();
@@ -123,7 +123,10 @@ export function taskWire2026(
         return Promise.resolve(result as ToolResult);
       }
       if (state.status === 'failed') {
-        const error = state.error ?? { code: -32603, message: `upstream task ${taskId} failed` };
+        const error = state.error ?? {
+          code: RPC.INTERNAL_ERROR,
+          message: `upstream task ${taskId} failed`,
+        };
         return Promise.reject(new RpcError(error.code, error.message, error.data));
       }
       return Promise.resolve(undefined);

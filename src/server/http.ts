@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { McpHttpHandler } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import { parseError } from '../protocol/index.js';
+import { HEADER, parseError } from '../protocol/index.js';
+import { RPC } from '../task/errors.js';
 import type { CallerAuth } from './http/auth.js';
 import { parseJsonBody } from './http/body.js';
 import type { Exchange, HttpHandler } from './http/exchange.js';
@@ -51,7 +52,7 @@ export interface HttpDeps extends Wire2026Deps {
 const TOO_LARGE = JSON.stringify({
   jsonrpc: '2.0',
   id: null,
-  error: { code: -32600, message: 'Request body too large' },
+  error: { code: RPC.INVALID_REQUEST, message: 'Request body too large' },
 });
 /** Malformed or too deeply nested JSON, refused before any parse on every wire (body.ts). */
 const PARSE_FAILED: Reply = errorReply(null, parseError());
@@ -64,7 +65,7 @@ const BAD_HOST = JSON.stringify({
 const INTERNAL_ERROR = JSON.stringify({
   jsonrpc: '2.0',
   id: null,
-  error: { code: -32603, message: 'Internal error' },
+  error: { code: RPC.INTERNAL_ERROR, message: 'Internal error' },
 });
 
 /**
@@ -143,7 +144,7 @@ async function serveHttp<Out>(deps: HttpDeps, sdk: HttpHandler, ex: Exchange<Out
   const auth = pending instanceof Promise ? await pending : pending;
   if (!auth.ok) return ex.reply(auth.reply);
   ex.authenticated(auth.authInfo);
-  const session = deps.wire2025?.claimsSession(ex.headers('mcp-session-id'))
+  const session = deps.wire2025?.claimsSession(ex.headers(HEADER.sessionId))
     ? deps.wire2025
     : undefined;
   if (ex.method !== 'POST') return ex.hand(session ?? sdk);

@@ -20,6 +20,7 @@ import { listenHubOf, openMessageListen } from './listen/index.js';
 import { errorReply, type Answer, type Carrier, type Wire2026Deps } from './wire-2026/call.js';
 import { classify, route } from './wire-2026/route.js';
 import { buildStdioSessionServer } from './wire-2025/stdio-session.js';
+import { CANCELLED_NOTIFICATION, WIRE_2025_VERSION } from '../protocol/constants.js';
 
 /** stdio has no headers: every check reads the body alone. */
 const NO_HEADERS = (): undefined => undefined;
@@ -64,7 +65,7 @@ class StdioFront {
   /** Answers the message here, or hands it to the SDK with `pass`. */
   take(message: JSONRPCMessage, pass: () => void): void {
     const req = readRequest(message);
-    if (isIncomingRequest(req) && req.method === 'notifications/cancelled') {
+    if (isIncomingRequest(req) && req.method === CANCELLED_NOTIFICATION) {
       if (!this.#cancelListen(req.params)) pass();
       return;
     }
@@ -168,7 +169,7 @@ function connectionServer(server: TaskServer, era: SdkEra, principal: string): M
   // Without 2025-11-25 sessions (`wire2025Sessions: false`) `initialize` gets the plain SDK
   // server, without tasks, as on HTTP.
   const sessions = server.wire2025Deps;
-  if (wire === '2025-11-25' && sessions !== undefined) {
+  if (wire === WIRE_2025_VERSION && sessions !== undefined) {
     return buildStdioSessionServer(sessions, principal);
   }
   const mcp = buildMcpServer(server.instanceDeps, { wire, principal });

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../../runtime/api.js';
 import type { JsonObject } from '../../task/record.js';
+import { HEADER } from '../../protocol/constants.js';
 
 type NodeHandler = (req: IncomingMessage, res: ServerResponse) => void;
 type DebugLog = NonNullable<Logger['debug']>;
@@ -58,7 +59,7 @@ export class RequestLog {
         const rpcError = RPC_ERROR.exec(answer)?.[1];
         this.#debug('request', {
           method:
-            note.method ?? header(req, 'mcp-method') ?? `${req.method ?? '?'} ${req.url ?? ''}`,
+            note.method ?? header(req, HEADER.method) ?? `${req.method ?? '?'} ${req.url ?? ''}`,
           ...(note.tool === undefined ? {} : { tool: note.tool }),
           ...(taskId === undefined ? {} : { taskId }),
           ...(note.principal === undefined ? {} : { principal: note.principal }),

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthInfo } from '@modelcontextprotocol/server';
 import { troubleStatus } from '../tasks/server-trouble.js';
+import { RPC } from '../../task/errors.js';
 
 type SdkFetch = (
   request: Request,
@@ -39,7 +40,7 @@ function echoableId(body: unknown): string | number | null {
 }
 
 function internalError(parsed: unknown): Response {
-  const body = { code: -32603, message: 'Internal server error' };
+  const body = { code: RPC.INTERNAL_ERROR, message: 'Internal server error' };
   return Response.json({ jsonrpc: '2.0', error: body, id: echoableId(parsed) }, { status: 500 });
 }
 

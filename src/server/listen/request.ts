@@ -10,7 +10,7 @@ import {
   type WireError,
 } from '../../protocol/index.js';
 import type { ListenOptions } from './options.js';
-import { LISTEN_METHOD } from '../../protocol/constants.js';
+import { LISTEN_METHOD, SERVER_ERROR } from '../../protocol/constants.js';
 
 /** A checked task listen request: its id (the subscription id) and the task ids it names. */
 export interface ListenRequest {
@@ -39,7 +39,7 @@ export function tooManySubscriptions(max: number): WireError {
   return {
     httpStatus: 429,
     error: {
-      code: -32000,
+      code: SERVER_ERROR.LIMIT_REACHED,
       message: `Too many open subscriptions: at most ${max} task streams per caller`,
       data: { maxSubscriptions: max },
     },

@@ -6,7 +6,12 @@ import type { TaskRuntimePort } from '../tasks/runtime-port.js';
 import type { ListenOptions } from './options.js';
 import type { ListenRequest } from './request.js';
 import type { ListenSink } from './sse-sink.js';
-import { META, TASKRAIL_META, TASKS_NOTIFICATION } from '../../protocol/constants.js';
+import {
+  META,
+  SUBSCRIPTION_ACK_NOTIFICATION,
+  TASKRAIL_META,
+  TASKS_NOTIFICATION,
+} from '../../protocol/constants.js';
 
 export const SUBSCRIPTION_ID_META = META.subscriptionId;
 /**
@@ -102,7 +107,7 @@ export class TaskSubscription {
     for (const id of this.taskIds) if (!shown.has(id)) this.#deps.unroute(id);
     this.#write({
       jsonrpc: '2.0',
-      method: 'notifications/subscriptions/acknowledged',
+      method: SUBSCRIPTION_ACK_NOTIFICATION,
       params: {
         _meta: { [SUBSCRIPTION_ID_META]: this.id, [INITIAL_STATE_META]: true },
         notifications: { taskIds: [...shown] },

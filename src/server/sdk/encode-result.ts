@@ -7,6 +7,7 @@ import {
 import * as z from 'zod/v4';
 import type { JsonObject } from '../../task/record.js';
 import { schemaConvertedOnce } from './schema-once.js';
+import { HEADER } from '../../protocol/constants.js';
 
 /** A finished answer: HTTP status and body. */
 export interface EncodedReply {
@@ -15,7 +16,7 @@ export interface EncodedReply {
 }
 
 const ANY_ARGUMENTS = schemaConvertedOnce(z.looseObject({}));
-const HEADERS = ['content-type', 'mcp-protocol-version', 'mcp-method', 'mcp-name'] as const;
+const HEADERS = ['content-type', HEADER.protocolVersion, HEADER.method, HEADER.name] as const;
 
 /**
  * The SDK's own answer to a 2026-07-28 `tools/call` whose result is already known: an SDK server

@@ -1,4 +1,5 @@
 import type { McpServer, ServerContext } from '@modelcontextprotocol/server';
+import { TOOLS_CALL_METHOD } from '../../protocol/constants.js';
 
 /** McpServer's `tools/call` handler as it hands it to `Server.setRequestHandler`. */
 export type ToolsCallHandler = (request: unknown, ctx: ServerContext) => Promise<unknown>;
@@ -23,7 +24,7 @@ export function wrapToolsCall(mcp: McpServer, wrap: ToolsCallWrapper): () => boo
   const install = server.setRequestHandler.bind(server) as SetRequestHandler;
   const wrapping: SetRequestHandler = (method, ...rest) => {
     const handler = rest[0];
-    if (method === 'tools/call' && rest.length === 1 && typeof handler === 'function') {
+    if (method === TOOLS_CALL_METHOD && rest.length === 1 && typeof handler === 'function') {
       install(method, wrap(handler as ToolsCallHandler, mcp));
       wrapped = true;
       return;

@@ -26,6 +26,7 @@ import {
   DEFAULT_INLINE_WAIT_MS,
   type InlineRequest,
 } from '../tasks/inline-wait.js';
+import { PROGRESS_NOTIFICATION } from '../../protocol/constants.js';
 
 /** What an McpServer tool callback returns; a CreateTaskResult passes through the SDK as-is. */
 type CallOutcome = CallToolResult;
@@ -124,7 +125,7 @@ function inlineRequestOf(ctx: ServerContext): InlineRequest {
   const progress = (count: number, message: string): void => {
     const params = { progressToken: token, progress: count, message };
     // A caller that went away cannot be told; the task is unaffected.
-    ctx.mcpReq.notify({ method: 'notifications/progress', params }).catch(() => undefined);
+    ctx.mcpReq.notify({ method: PROGRESS_NOTIFICATION, params }).catch(() => undefined);
   };
   return { signal: ctx.mcpReq.signal, progress };
 }

@@ -5,6 +5,7 @@ import { normalizeTaskOption } from '../../runtime/tool.js';
 import type { JsonObject, TaskRecord } from '../../task/record.js';
 import type { TaskRuntimePort } from './runtime-port.js';
 import type { RegisteredTaskTool } from './types.js';
+import { WIRE_2026_VERSION } from '../../protocol/constants.js';
 
 /** Who asks for the task: its owner, and the capabilities its client declared. */
 export interface TaskCaller {
@@ -59,8 +60,8 @@ export async function startToolTask(
     ? caller.meta[TASKRAIL_META.idempotencyKey]
     : undefined;
   assertIdempotencyKey(idempotencyKey);
-  const creation = {
-    wire: '2026-07-28' as const,
+  const creation: TaskCreation = {
+    wire: WIRE_2026_VERSION,
     ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
   };
   return runtime.createTask(taskCreationInput(tool, args, caller, creation));

@@ -1,4 +1,5 @@
 import type { AuthInfo } from '@modelcontextprotocol/server';
+import { META } from '../../protocol/constants.js';
 
 export const ANONYMOUS = 'anonymous';
 
@@ -50,5 +51,5 @@ export function principalOf(ctx: {
 /** The client capabilities THIS request declared (2026-07-28 wire only; undefined on the 2025-11-25 wire). */
 export function envelopeCapabilities(ctx: { mcpReq: { envelope?: object | undefined } }): unknown {
   const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
-  return envelope?.['io.modelcontextprotocol/clientCapabilities'];
+  return envelope?.[META.clientCapabilities];
 }

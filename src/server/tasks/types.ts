@@ -6,6 +6,7 @@ import type {
 } from '@modelcontextprotocol/server';
 import type { InputRequest, JsonObject } from '../../task/record.js';
 import type { TaskOption, ToolHandler } from '../../runtime/tool.js';
+import { WIRE_2025_VERSION, WIRE_2026_VERSION } from '../../protocol/constants.js';
 
 /** What a tool may do before its task exists (MRTR rounds on the creating `tools/call`). */
 export interface BeforeTaskContext {
@@ -61,7 +62,7 @@ export interface RegisteredTaskTool {
 /** Context of one SDK server instance (one HTTP request, or one stdio connection). */
 export interface InstanceContext {
   /** The wire this instance serves: 2026-07-28 (per request) or 2025-11-25 (a session). */
-  wire: '2026-07-28' | '2025-11-25';
+  wire: typeof WIRE_2026_VERSION | typeof WIRE_2025_VERSION;
   /** The authenticated principal, or `anonymous`. */
   principal: string;
 }

@@ -10,7 +10,7 @@ import type { RegisteredTaskTool } from '../tasks/types.js';
 import { SESSION_META, type Wire2025Deps } from './deps.js';
 import { registerTaskMethods2025 } from './tasks.js';
 import { toolsCall2025 } from './tools-call.js';
-import { TASK_STATUS_NOTIFICATION_2025 } from '../../protocol/constants.js';
+import { TASK_STATUS_NOTIFICATION_2025, WIRE_2025_VERSION } from '../../protocol/constants.js';
 
 /**
  * The route of the 2025-11-25 wire: the SDK server behind one session, whose method table is
@@ -21,7 +21,7 @@ import { TASK_STATUS_NOTIFICATION_2025 } from '../../protocol/constants.js';
 export function buildSessionServer(deps: Wire2025Deps, principal: string): McpServer {
   const mcp = buildMcpServer(
     deps.instanceDeps,
-    { wire: '2025-11-25', principal },
+    { wire: WIRE_2025_VERSION, principal },
     toolsCall2025(deps),
   );
   mcp.server.registerCapabilities({ tasks: WIRE_2025_SERVER_TASK_CAPABILITIES } as never);

@@ -11,7 +11,7 @@ import { principalOf } from '../tasks/principal.js';
 import { withTroubleStatus } from '../tasks/server-trouble.js';
 import type { Wire2025Deps } from './deps.js';
 import { buildSessionServer, followSessionTools, forwardStatusNotifications } from './route.js';
-import { HEADER } from '../../protocol/constants.js';
+import { HEADER, INITIALIZE_METHOD, SERVER_ERROR } from '../../protocol/constants.js';
 
 export interface Wire2025SessionOptions extends SessionLimits {
   maxBodyBytes: number;
@@ -58,7 +58,7 @@ const SESSION_HEADER = HEADER.sessionId;
 const NOT_FOUND = JSON.stringify({
   jsonrpc: '2.0',
   id: null,
-  error: { code: -32001, message: 'Session not found' },
+  error: { code: SERVER_ERROR.SESSION_NOT_FOUND, message: 'Session not found' },
 });
 
 function tooManySessions(id: unknown, scope: string): Response {
@@ -66,7 +66,7 @@ function tooManySessions(id: unknown, scope: string): Response {
     jsonrpc: '2.0',
     id: typeof id === 'string' || typeof id === 'number' ? id : null,
     error: {
-      code: -32000,
+      code: SERVER_ERROR.LIMIT_REACHED,
       message:
         `Too many open sessions (${scope}): close an unused session (HTTP DELETE with its ` +
         'Mcp-Session-Id) or retry later',
@@ -115,7 +115,7 @@ export class Wire2025Sessions {
   }
 
   claimsInitialize(parsed: unknown): boolean {
-    return isObject(parsed) && parsed['method'] === 'initialize' && parsed['id'] !== undefined;
+    return isObject(parsed) && parsed['method'] === INITIALIZE_METHOD && parsed['id'] !== undefined;
   }
 
   node(req: NodeRequest, res: ServerResponse, parsedBody?: unknown): Promise<void> {

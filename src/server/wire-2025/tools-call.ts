@@ -10,6 +10,7 @@ import type { ToolsCallHandler, ToolsCallWrapper } from '../sdk/tools-call-hook.
 import { SESSION_META, sessionOf, type Wire2025Deps } from './deps.js';
 import { invalidParams, methodNotFound, rethrowing } from './rpc.js';
 import { askClient } from './input-2025.js';
+import { WIRE_2025_VERSION } from '../../protocol/constants.js';
 
 type CallRequest = { params?: JsonObject };
 
@@ -91,7 +92,7 @@ async function createTask2025(
     taskArgs,
     { principal, clientCapabilities: caps },
     {
-      wire: '2025-11-25',
+      wire: WIRE_2025_VERSION,
       ...(typeof ttl === 'number' ? { ttlMs: ttl } : {}),
       ...(session === undefined ? {} : { meta: { [SESSION_META]: session } }),
     },

@@ -10,7 +10,7 @@ const PLAIN_KEYS = new Set(['content', 'structuredContent', 'isError']);
  * is known exactly: text blocks only, object `structuredContent`, boolean `isError`, no `_meta`.
  * The SDK's wire schema writes `content` (each text block as `type`, `text`; `[]` when there is
  * none), `structuredContent`, `isError` in that order, then its stamps `resultType` and `_meta`
- * with its serverInfo (test/server/front-sync.test.ts compares the bytes). Undefined for any other shape: the SDK
+ * with its serverInfo (test/server/tools-call-inline.test.ts compares the bytes). Undefined for any other shape: the SDK
  * encodes those itself.
  */
 export function encodePlainResult(

@@ -28,6 +28,7 @@ import {
 import { listenMethod } from './listen.js';
 import { tasksMethod } from './tasks.js';
 import { toolsCallMethod } from './tools-call.js';
+import { LISTEN_METHOD, TOOLS_CALL_METHOD } from '../../protocol/constants.js';
 
 /**
  * The way in of the 2026-07-28 wire, for every transport (http.ts, stdio.ts): a message is
@@ -47,8 +48,8 @@ const initialize: Method = (_deps, { req, carrier }) =>
 /** The methods taskrail answers itself on the 2026-07-28 wire; every other one is the SDK's. */
 const METHODS: Readonly<Record<string, Method>> = {
   initialize,
-  'tools/call': toolsCallMethod,
-  'subscriptions/listen': listenMethod,
+  [TOOLS_CALL_METHOD]: toolsCallMethod,
+  [LISTEN_METHOD]: listenMethod,
   // The removed `tasks/result|list` get their -32601 from the same implementation.
   ...Object.fromEntries([...TASK_METHODS, ...REMOVED_TASK_METHODS].map((m) => [m, tasksMethod])),
 };

@@ -9,6 +9,7 @@ import {
 } from '../../task/transitions.js';
 import type { TaskRecord } from '../../task/record.js';
 import type { DefineCase, Harness } from './harness.js';
+import { RPC } from '../../task/errors.js';
 
 const RICH_ARGUMENTS = {
   text: 'héllo wörld ✓ 𝄞 "quoted" \\ back\nslash',
@@ -58,7 +59,7 @@ export function registerBasicCases(define: DefineCase): void {
     await write(h, complete(task, result, h.clock.advance(5)));
 
     const failing = await h.create();
-    const error = { code: -32603, message: 'boom', data: { why: ['x', null] } };
+    const error = { code: RPC.INTERNAL_ERROR, message: 'boom', data: { why: ['x', null] } };
     await write(h, fail(failing, error, h.clock.advance(1)));
     await write(h, cancel(await h.create(), h.clock.advance(1)));
   });

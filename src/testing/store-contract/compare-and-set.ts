@@ -3,12 +3,13 @@ import type { TaskStore } from '../../store/port.js';
 import type { TaskRecord } from '../../task/record.js';
 import { cancel, complete, fail, report } from '../../task/transitions.js';
 import type { DefineCase, Harness } from './harness.js';
+import { RPC } from '../../task/errors.js';
 
 /** Builds one contender's next version of `task`: a status change or a progress report. */
 const CONTENDERS: ReadonlyArray<(task: TaskRecord, now: number) => TaskRecord> = [
   (task, now) => complete(task, { content: [{ type: 'text', text: 'won' }] }, now),
   (task, now) => cancel(task, now),
-  (task, now) => fail(task, { code: -32603, message: 'lost the race' }, now),
+  (task, now) => fail(task, { code: RPC.INTERNAL_ERROR, message: 'lost the race' }, now),
   (task, now) => report(task, 'still going', now),
 ];
 

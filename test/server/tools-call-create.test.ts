@@ -9,7 +9,7 @@ import { post, rpc } from './support.js';
  * Plain task-creating tools/call are answered in front of the SDK; these pin that the answers
  * are the ones the SDK path gives (a `beforeTask` hook that does nothing forces the SDK path).
  */
-describe('task creation in front of the SDK', () => {
+describe('tools/call creating a task, answered before the SDK', () => {
   const store = new MemoryTaskStore();
   let app: TaskServer;
   let url: string;

@@ -132,7 +132,7 @@ function same(fast: Raw, sdk: Raw, name: string): void {
   assert.deepEqual(normal(fast), normal(sdk), name);
 }
 
-describe('synchronous tools/call in front of the SDK', () => {
+describe('tools/call waited for inline, answered before the SDK', () => {
   const inner = new MemoryTaskStore();
   const trouble = troubledStore(inner);
   let app: TaskServer;

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { taskResult } from '../../src/server/tasks/operations.js';
-import { nestingExceeds } from '../../src/server/http/body.js';
-import { TaskGetCache as GetAnswers } from '../../src/server/wire-2026/tasks-get-cache.js';
+import { TaskGetCache } from '../../src/server/wire-2026/tasks-get-cache.js';
 import { newTaskRecord, type TaskRecord } from '../../src/task/record.js';
 import * as t from '../../src/task/transitions.js';
 
@@ -14,9 +13,9 @@ const created = newTaskRecord(
 );
 const encoded = (task: TaskRecord) => JSON.stringify(taskResult('tasks/get', task, serverInfo));
 
-describe('the tasks/get answers kept per revision', () => {
+describe('the tasks/get answers cached per revision', () => {
   it('are the bytes the encoder writes, for the task as it is now', () => {
-    const answers = new GetAnswers(serverInfo);
+    const answers = new TaskGetCache(serverInfo);
     assert.equal(answers.json(created), encoded(created));
     assert.equal(answers.json({ ...created }), encoded(created));
     const done = t.complete(created, { content: [{ type: 'text', text: 'hi' }] }, start + 1);
@@ -26,22 +25,11 @@ describe('the tasks/get answers kept per revision', () => {
   });
 
   it('do not outlive a change of the task, even within one millisecond', () => {
-    const answers = new GetAnswers(serverInfo);
+    const answers = new TaskGetCache(serverInfo);
     answers.json(created);
     const moved = { ...created, revision: created.revision + 1, statusMessage: 'halfway' };
     assert.equal(answers.json(moved), encoded(moved));
     const recreated = { ...created, createdAt: start - 1 };
     assert.equal(answers.json(recreated), encoded(recreated));
-  });
-});
-
-describe('the nesting bound read from the raw body', () => {
-  it('skips brackets inside strings, escaped quotes included', () => {
-    assert.equal(nestingExceeds('[[[]]]', 2), true);
-    assert.equal(nestingExceeds('["[[[[", "\\"[[[[", "\\\\", [1]]', 2), false);
-    assert.equal(nestingExceeds('["\\\\"[[]]]', 2), true);
-    assert.equal(nestingExceeds('["\\\\\\"[[]]"]', 2), false);
-    assert.equal(nestingExceeds('[[["unterminated [[[[', 2), true);
-    assert.equal(nestingExceeds('["unterminated [[[[', 2), false);
   });
 });
