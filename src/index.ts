@@ -49,6 +49,8 @@ export type {
   InlineOutcome,
   InlineRunInput,
   Logger,
+  RetryReason,
+  RunObserver,
   RuntimeOptions,
   ToolCatalog,
 } from './runtime/api.js';

@@ -12,6 +12,8 @@ export interface UpstreamFlags {
   retryTools: string[];
   upstreamTimeout: number;
   upstreamConcurrency: number;
+  timeout?: number;
+  retry: number;
 }
 
 export function addUpstreamOptions(command: Command): Command {
@@ -35,7 +37,18 @@ export function addUpstreamOptions(command: Command): Command {
       seconds,
       3600,
     )
-    .option('--upstream-concurrency <n>', 'upstream calls in flight at once', positiveInt, 8);
+    .option('--upstream-concurrency <n>', 'upstream calls in flight at once', positiveInt, 8)
+    .option(
+      '--timeout <ms>',
+      'limit of one attempt of an upstream tool call made as a task, in ms (or 30s, 2m, 1h); then it is cancelled upstream and its slot freed',
+      parseTimeout,
+    )
+    .option(
+      '--retry <n>',
+      'make an upstream tool call again, after a backoff, when it fails or times out: at most n more times',
+      wholeNumber,
+      0,
+    );
 }
 
 /** True when the command line names an upstream at all (a worker may run a tool set instead). */
@@ -56,6 +69,8 @@ export function upstreamTools(
       retryTools: flags.retryTools,
       upstreamTimeoutMs: flags.upstreamTimeout * 1000,
       concurrency: flags.upstreamConcurrency,
+      timeoutMs: flags.timeout,
+      retries: flags.retry,
       logger,
       version: packageVersion(),
     });
@@ -105,6 +120,26 @@ function seconds(value: string): number {
     throw new InvalidArgumentError('must be a number of seconds (0 = no deadline)');
   }
   return parsed;
+}
+
+const TIMEOUT_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** `--timeout`: a bare number is ms (as the tool option `timeoutMs`); or with ms, s, m or h. */
+function parseTimeout(value: string): number {
+  const match = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h)?$/i.exec(value.trim());
+  const unit = TIMEOUT_UNITS[(match?.[2] ?? 'ms').toLowerCase()];
+  const ms = match === null || unit === undefined ? NaN : Math.round(Number(match[1]) * unit);
+  if (!(ms >= 1 && ms <= 7 * 24 * 3_600_000)) {
+    throw new InvalidArgumentError('must be a time from 1 ms to 7 days: 30000, 30s, 2m or 1h');
+  }
+  return ms;
+}
+
+function wholeNumber(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > 1000) {
+    throw new InvalidArgumentError('must be a whole number from 0 to 1000');
+  }
+  return Number(value);
 }
 
 function positiveInt(value: string): number {

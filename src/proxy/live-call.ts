@@ -8,10 +8,14 @@ import type { UpstreamConnection } from './upstream.js';
 import { sleep, type UpstreamPool } from './pool.js';
 import type { TaskRequestOptions, UpstreamTaskWire } from './task-wire-2025.js';
 
-/** How to reach the result: call the tool (as an upstream task or not), or follow a task. */
-export type CallPlan =
-  | { kind: 'call'; tool: string; args: JsonObject; asTask: boolean }
-  | { kind: 'follow'; task: UpstreamTaskRef };
+type CallStep = { kind: 'call'; tool: string; args: JsonObject; asTask: boolean };
+
+/**
+ * How to reach the result: call the tool (as an upstream task or not), or follow a task; with
+ * `orCall`, follow it only while it lives or once it completed, else (failed, cancelled, gone)
+ * make that call instead.
+ */
+export type CallPlan = CallStep | { kind: 'follow'; task: UpstreamTaskRef; orCall?: CallStep };
 
 /**
  * An upstream task (either wire), and for 2025-11-25 over HTTP the session that holds it (such
@@ -65,7 +69,8 @@ export class LiveCall {
   #wakers: (() => void)[] = [];
 
   constructor(plan: CallPlan, settings: CallSettings) {
-    if (plan.kind === 'follow') this.upstreamTask = plan.task;
+    // A task followed only if it still lives is this call's once that is known (#call).
+    if (plan.kind === 'follow' && plan.orCall === undefined) this.upstreamTask = plan.task;
     void this.#run(plan, settings);
   }
 
@@ -172,7 +177,15 @@ export class LiveCall {
       signal: this.#abort.signal,
       ...(s.timeoutMs > 0 ? { timeout: s.timeoutMs } : {}),
     };
-    if (plan.kind === 'follow') return this.#refollow(taskWire(c), plan.task.taskId, options);
+    if (plan.kind === 'follow') {
+      if (plan.orCall === undefined) return this.#refollow(taskWire(c), plan.task.taskId, options);
+      if (!(await this.#stillFollowable(c, plan.task.taskId, options))) {
+        return this.#call(c, plan.orCall, s);
+      }
+      this.upstreamTask = plan.task;
+      this.#wake();
+      return this.#follow(taskWire(c), plan.task.taskId, options);
+    }
     const params = { name: plan.tool, arguments: plan.args };
     if (!plan.asTask || c.tasks === undefined) {
       return c.client.callTool(params, {
@@ -188,6 +201,21 @@ export class LiveCall {
     };
     this.#wake();
     return this.#follow(c.tasks, started.taskId, options);
+  }
+
+  /** Whether an earlier attempt's upstream task is worth following: running, parked or completed. */
+  async #stillFollowable(
+    c: UpstreamConnection,
+    taskId: string,
+    options: TaskRequestOptions,
+  ): Promise<boolean> {
+    if (c.tasks === undefined) return false;
+    try {
+      const task = await c.tasks.get(taskId, options);
+      return task.status !== 'failed' && task.status !== 'cancelled';
+    } catch {
+      return false;
+    }
   }
 
   /** After a restart: the upstream task may be gone with its session or process. */

@@ -5,10 +5,13 @@ import { RpcError, RPC } from '../task/errors.js';
 import type { JsonObject } from '../task/record.js';
 import {
   LiveCall,
+  type CallPlan,
   type CallSettings,
   type UpstreamQuestion,
   type UpstreamTaskRef,
 } from './live-call.js';
+import { failedCallError, type UpstreamCallPolicy } from './call-policy.js';
+import { stopReasonOf } from '../runtime/abort-reasons.js';
 import {
   handBackToHolder,
   HOLDER_STEP,
@@ -24,13 +27,23 @@ export interface ProxyToolSettings {
   name: string;
   /** Call the upstream as an upstream task (it supports them for this tool). */
   asTask: boolean;
-  /** Listed in --retry-tools: after a crash, call the upstream again. */
+  /** Listed in --retry-tools (or --retry given): after a crash, call the upstream again. */
   retry: boolean;
+  /** --timeout and --retry: how a failed call ends its attempt. */
+  policy: UpstreamCallPolicy;
 }
 
-const CALL_STEP = 'proxy:call';
-const TASK_STEP = 'proxy:upstream-task';
 const NOT_RECORDED = Symbol('not recorded');
+
+/**
+ * The steps of one attempt's upstream call: its key and the upstream task it became. A new
+ * attempt (after an error, a time-out or a crash) has its own, so a retry makes a new call
+ * instead of finding the last one; the first attempt keeps the names earlier versions wrote.
+ */
+function stepsOf(attempt: number): { call: string; task: string } {
+  const suffix = attempt === 1 ? '' : `@${attempt}`;
+  return { call: `proxy:call${suffix}`, task: `proxy:upstream-task${suffix}` };
+}
 
 /**
  * A taskrail handler whose work is one upstream call. taskrail re-runs a handler from the
@@ -44,7 +57,7 @@ export function proxyHandler(tool: ProxyToolSettings, deps: ProxyToolDeps): Tool
   return async (args, ctx) => {
     if (ctx.taskId === undefined) return callWithoutTask(tool, args, ctx, deps);
     const { key, live } = await attach(tool, args, ctx, deps);
-    return runAttached(key, live, ctx, deps);
+    return runAttached(key, live, tool, ctx, deps);
   };
 }
 
@@ -54,34 +67,78 @@ async function attach(
   ctx: TaskContext,
   deps: ProxyToolDeps,
 ): Promise<{ key: string; live: LiveCall }> {
+  const steps = stepsOf(ctx.attempt);
   let fresh = false;
-  const key = await ctx.step(CALL_STEP, () => {
+  const key = await ctx.step(steps.call, () => {
     fresh = true;
     return randomUUID();
   });
   const existing = deps.calls.get(key);
   if (existing !== undefined) return { key, live: existing };
-  if (!fresh)
-    handBackToHolder((await peekStep(ctx, HOLDER_STEP)) as Holder | undefined, deps.owner);
-  const upstreamTask = (await peekStep(ctx, TASK_STEP)) as UpstreamTaskRef | undefined;
-  let live: LiveCall;
-  if (upstreamTask !== undefined) {
-    live = new LiveCall({ kind: 'follow', task: upstreamTask }, deps);
-  } else if (fresh || tool.retry) {
-    live = new LiveCall({ kind: 'call', tool: tool.name, args, asTask: tool.asTask }, deps);
-  } else {
-    throw new RpcError(
-      RPC.INTERNAL_ERROR,
-      `Task interrupted: the proxy stopped while calling '${tool.name}' upstream, and the call is not safe to repeat (list the tool in --retry-tools to re-run it).`,
-    );
-  }
+  const plan = fresh
+    ? await firstRunPlan(tool, args, ctx)
+    : await rerunPlan(tool, args, ctx, deps, steps.task);
+  const live = new LiveCall(plan, deps);
   deps.calls.set(key, live);
   return { key, live };
+}
+
+/**
+ * A run that finds its attempt's call key but not the call: another process holds it (handed
+ * back), or the process that made it is gone. An upstream task is followed again; a tool that
+ * may be called again is; anything else fails "interrupted".
+ */
+async function rerunPlan(
+  tool: ProxyToolSettings,
+  args: JsonObject,
+  ctx: TaskContext,
+  deps: ProxyToolDeps,
+  taskStep: string,
+): Promise<CallPlan> {
+  handBackToHolder((await peekStep(ctx, HOLDER_STEP)) as Holder | undefined, deps.owner);
+  const upstreamTask = (await peekStep(ctx, taskStep)) as UpstreamTaskRef | undefined;
+  if (upstreamTask !== undefined) return { kind: 'follow', task: upstreamTask };
+  if (tool.retry) return { kind: 'call', tool: tool.name, args, asTask: tool.asTask };
+  throw interrupted(tool);
+}
+
+/**
+ * The first run of an attempt. Attempt 1 calls the upstream. A later one comes after the last
+ * attempt failed (an error or a time-out, under --retry) or was interrupted (a crash): its
+ * upstream task, if it made one, is followed while it lives (under --retry a failed or
+ * cancelled one is called anew); without one the rules of a re-run apply.
+ */
+async function firstRunPlan(
+  tool: ProxyToolSettings,
+  args: JsonObject,
+  ctx: TaskContext,
+): Promise<CallPlan> {
+  const call: CallPlan = { kind: 'call', tool: tool.name, args, asTask: tool.asTask };
+  if (ctx.attempt === 1) return call;
+  const last = stepsOf(ctx.attempt - 1);
+  if ((await peekStep(ctx, last.call)) === undefined) return call;
+  const upstreamTask = (await peekStep(ctx, last.task)) as UpstreamTaskRef | undefined;
+  const retrying = (tool.policy.retries ?? 0) > 0;
+  if (upstreamTask !== undefined) {
+    return retrying
+      ? { kind: 'follow', task: upstreamTask, orCall: call }
+      : { kind: 'follow', task: upstreamTask };
+  }
+  if (tool.retry) return call;
+  throw interrupted(tool);
+}
+
+function interrupted(tool: ProxyToolSettings): RpcError {
+  return new RpcError(
+    RPC.INTERNAL_ERROR,
+    `Task interrupted: the proxy stopped while calling '${tool.name}' upstream, and the call is not safe to repeat (list the tool in --retry-tools to re-run it).`,
+  );
 }
 
 async function runAttached(
   key: string,
   live: LiveCall,
+  tool: ProxyToolSettings,
   ctx: TaskContext,
   deps: ProxyToolDeps,
 ): Promise<ToolResult> {
@@ -92,7 +149,7 @@ async function runAttached(
     for (;;) {
       if (!taskRecorded && live.upstreamTask !== undefined) {
         const ref = live.upstreamTask;
-        await ctx.step(TASK_STEP, () => ({ ...ref }));
+        await ctx.step(stepsOf(ctx.attempt).task, () => ({ ...ref }));
         taskRecorded = true;
       }
       for (const question of live.questions) {
@@ -101,7 +158,9 @@ async function runAttached(
       }
       if (live.outcome !== undefined) {
         deps.calls.delete(key);
-        if ('error' in live.outcome) throw live.outcome.error;
+        if ('error' in live.outcome) {
+          throw failedCallError(live.outcome.error, ctx.attempt, tool.policy);
+        }
         return live.outcome.result;
       }
       if (live.progressSeq !== progressSeen) {
@@ -114,7 +173,7 @@ async function runAttached(
   } catch (error) {
     live.attached = false;
     if (isParkSignal(error)) watchWhileParked(key, live, ctx.taskId as string, deps);
-    else if (ctx.signal.aborted) await stopAfterAbort(key, live, ctx.taskId as string, deps);
+    else if (ctx.signal.aborted) await stopAfterAbort(key, live, ctx, deps);
     throw error;
   }
 }
@@ -129,15 +188,19 @@ function askCaller(question: UpstreamQuestion, ctx: TaskContext): Promise<JsonOb
     .then((answers) => answers[question.key] as JsonObject);
 }
 
-/** Cancelled: cancel upstream too. A shutdown: leave an upstream task running to re-follow. */
+/**
+ * Cancelled or timed out: the upstream call is cancelled, an upstream task too (a retry makes a
+ * new call). A shutdown or a lost lease: an upstream task is left running, to be followed again.
+ */
 async function stopAfterAbort(
   key: string,
   live: LiveCall,
-  taskId: string,
+  ctx: TaskContext,
   deps: ProxyToolDeps,
 ): Promise<void> {
   deps.calls.delete(key);
-  const record = await deps.store.get(taskId).catch(() => undefined);
+  if (stopReasonOf(ctx.signal) === 'timed-out') return live.cancel(true);
+  const record = await deps.store.get(ctx.taskId as string).catch(() => undefined);
   live.cancel(record === undefined || record.status === 'cancelled');
 }
 

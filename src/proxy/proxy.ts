@@ -18,8 +18,9 @@ import { UpstreamPool } from './pool.js';
 import { proxyHandler, type ProxyToolDeps } from './proxy-tool.js';
 import type { UpstreamSpec } from './upstream-spec.js';
 import type { NotificationRate } from './notification-gate.js';
+import { checkCallPolicy, taskPolicyOf, type UpstreamCallPolicy } from './call-policy.js';
 
-export interface ProxyOptions {
+export interface ProxyOptions extends UpstreamCallPolicy {
   upstream: UpstreamSpec;
   /** Tools served without tasks (mode `forbidden`), unless the upstream requires tasks. */
   syncTools?: readonly string[];
@@ -56,6 +57,7 @@ export async function startProxy(app: TaskServer, options: ProxyOptions): Promis
       '--upstream-concurrency must be a whole number of at least 1',
     );
   }
+  checkCallPolicy(options);
   const pool = new UpstreamPool({ ...options, spec: options.upstream, size: concurrency });
   const deps: ProxyToolDeps = {
     pool,
@@ -77,7 +79,9 @@ export async function startProxy(app: TaskServer, options: ProxyOptions): Promis
           name: tool.name,
           // An upstream task outlives us: a restarted proxy follows it instead of failing.
           asTask: runsAsTask(tool),
-          retry: options.retryTools?.includes(tool.name) === true,
+          // Under --retry a call is made again after an error anyway, so after a crash too.
+          retry: options.retryTools?.includes(tool.name) === true || (options.retries ?? 0) > 0,
+          policy: { timeoutMs: options.timeoutMs, retries: options.retries },
         },
         deps,
       );
@@ -147,7 +151,7 @@ function toolConfig(tool: Tool, options: ProxyOptions): TaskToolConfig {
       : { outputSchema: fromJsonSchema(tool.outputSchema as JsonSchemaType) }),
     ...(tool.annotations === undefined ? {} : { annotations: tool.annotations as ToolAnnotations }),
     // The handler itself decides what a re-run after a crash does (see proxy-tool.ts).
-    task: mode === 'forbidden' ? false : { mode, retry: true },
+    task: mode === 'forbidden' ? false : { mode, ...taskPolicyOf(options) },
   };
 }
 

@@ -99,6 +99,24 @@ export interface RuntimeOptions {
   maxAttempts?: number;
   clock?: Clock;
   logger?: Logger;
+  /** Told of time-outs, retries and durable waits as they happen here (for metrics). */
+  observer?: RunObserver;
+}
+
+/** Why another attempt of a task runs. */
+export type RetryReason = 'error' | 'timeout' | 'interrupted';
+
+/**
+ * What the runtime reports of the run policy as it applies it, in the process that runs the
+ * attempt. Every method is optional; one that throws is ignored.
+ */
+export interface RunObserver {
+  /** An attempt of `tool` reached its `timeoutMs`. */
+  attemptTimedOut?(tool: string): void;
+  /** Another attempt of `tool` follows: after a thrown error, a time-out, or an interruption. */
+  retrying?(tool: string, reason: RetryReason): void;
+  /** A task of `tool` waits durably: a retry's backoff, or `ctx.sleep`. */
+  waiting?(tool: string, kind: 'backoff' | 'sleep'): void;
 }
 
 export interface CreateTaskInput {

@@ -13,7 +13,7 @@ import {
   sleepStatusMessage,
   type FailureKind,
 } from './run-policy.js';
-import type { RunnerSettings } from './runner-settings.js';
+import { observe, type RunnerSettings } from './runner-settings.js';
 import type { RunnableTool, ToolResult } from './tool.js';
 
 export type Settled = { returned: ToolResult } | { threw: unknown } | { timedOut: number };
@@ -77,6 +77,7 @@ export async function endFailedAttempt(
   const next = afterFailure(policy, waiting.attempt, kind);
   if (next.retry && policy.retry !== false) {
     const maxAttempts = policy.retry.maxAttempts;
+    observe(settings, (o) => o.retrying?.(task.tool, kind === 'timed-out' ? 'timeout' : 'error'));
     settings.logger.warn('attempt failed; retrying after a backoff wait', {
       taskId: task.id,
       attempt: waiting.attempt,
@@ -106,6 +107,7 @@ function describeFailure(
   failure: { threw: unknown } | { timedOut: number },
 ): { error: JsonRpcErrorObject; kind: FailureKind } {
   if ('timedOut' in failure) {
+    observe(settings, (o) => o.attemptTimedOut?.(task.tool));
     settings.logger.warn('attempt timed out; its slot is given back', {
       taskId: task.id,
       timeoutMs: failure.timedOut,

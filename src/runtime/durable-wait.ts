@@ -2,7 +2,7 @@ import { isStoreUnavailable } from '../task/errors.js';
 import type { TaskRecord } from '../task/record.js';
 import * as t from '../task/transitions.js';
 import { isFencedOut } from './fence.js';
-import type { RunnerSettings } from './runner-settings.js';
+import { observe, type RunnerSettings } from './runner-settings.js';
 import { describeError, withStoreRetry } from './store-health.js';
 import { updateTask } from './writes.js';
 
@@ -59,7 +59,10 @@ export async function waitDurably(
     );
     // Queued once the wait is set, so the job cannot come before the store's wake time. A crash
     // in between leaves the task to the recovery scan, which finds it once it is due.
-    if (wakeAt !== undefined) await settings.wake?.(taskId, request.delayMs);
+    if (wakeAt === undefined) return 'rested';
+    const kind = request.nextAttempt === undefined ? 'sleep' : 'backoff';
+    observe(settings, (o) => o.waiting?.(written.tool, kind));
+    await settings.wake?.(taskId, request.delayMs);
     return 'rested';
   } catch (error) {
     if (!isStoreUnavailable(error)) throw error;

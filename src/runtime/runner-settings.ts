@@ -1,6 +1,6 @@
 import type { TaskStore } from '../store/port.js';
 import type { Clock } from '../task/time.js';
-import type { Logger, ToolCatalog } from './api.js';
+import type { Logger, RunObserver, ToolCatalog } from './api.js';
 import type { StoreHealth } from './store-health.js';
 import type { RunAbort } from './run-abort.js';
 
@@ -26,4 +26,16 @@ export interface RunnerSettings {
   handlerDone?: (taskId: string) => void;
   /** A task is about to wait durably, runnable again in `delayMs`: run it then. */
   wake?: (taskId: string, delayMs: number) => Promise<void>;
+  /** Told of time-outs, retries and waits (metrics); see `observe`. */
+  observer?: RunObserver | undefined;
+}
+
+/** Tells the observer, if any; an observer that throws changes nothing. */
+export function observe(settings: RunnerSettings, tell: (observer: RunObserver) => void): void {
+  if (settings.observer === undefined) return;
+  try {
+    tell(settings.observer);
+  } catch {
+    // metrics must never change a run
+  }
 }

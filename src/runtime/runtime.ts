@@ -123,6 +123,7 @@ export class TaskRuntime {
       leases: this.#leases,
       handlerDone: (taskId) => this.#executor?.handlerDone?.(taskId),
       wake: (taskId, delayMs) => this.#wakeLater(taskId, delayMs),
+      observer: options.observer,
     };
   }
 

@@ -14,7 +14,7 @@ import { isHandBackSignal, isParkSignal } from './park.js';
 import { RunAbort } from './run-abort.js';
 import { runPolicyOf } from './run-policy.js';
 import { isSleepSignal } from './sleep-signal.js';
-import type { RunnerSettings } from './runner-settings.js';
+import { observe, type RunnerSettings } from './runner-settings.js';
 import { describeError, withStoreRetry } from './store-health.js';
 import type { RunnableTool } from './tool.js';
 import { updateTask } from './writes.js';
@@ -197,10 +197,14 @@ async function prepare(
   const retry = (current: TaskRecord) =>
     current.status === 'working' ? t.retry(current, settings.clock()) : undefined;
   // Fenced out already: another claim came first, and that run counts the attempt.
-  return updateTask(settings.store, taskId, retry, { fence }).catch((error: unknown) => {
-    if (isFencedOut(error)) return undefined;
-    throw error;
-  });
+  const retried = await updateTask(settings.store, taskId, retry, { fence }).catch(
+    (error: unknown) => {
+      if (isFencedOut(error)) return undefined;
+      throw error;
+    },
+  );
+  if (retried !== undefined) observe(settings, (o) => o.retrying?.(task.tool, 'interrupted'));
+  return retried;
 }
 
 /**

@@ -5,7 +5,7 @@ import {
   type McpHttpHandler,
   type ServerNotifier,
 } from '@modelcontextprotocol/server';
-import type { Logger, RuntimeOptions } from '../runtime/api.js';
+import type { Logger, RunObserver, RuntimeOptions } from '../runtime/api.js';
 import { stderrLogger } from '../runtime/logger.js';
 import { TaskRuntime } from '../runtime/runtime.js';
 import type { ToolHandler } from '../runtime/tool.js';
@@ -169,6 +169,28 @@ function callerAuth(
   return tokenAuth(auth.tokens);
 }
 
+/** The caller's run observer and the metrics' one, each told of every event. */
+function bothObservers(
+  mine: RunObserver | undefined,
+  metrics: RunObserver | undefined,
+): RunObserver | undefined {
+  if (mine === undefined || metrics === undefined) return mine ?? metrics;
+  return {
+    attemptTimedOut: (tool) => {
+      metrics.attemptTimedOut?.(tool);
+      mine.attemptTimedOut?.(tool);
+    },
+    retrying: (tool, reason) => {
+      metrics.retrying?.(tool, reason);
+      mine.retrying?.(tool, reason);
+    },
+    waiting: (tool, kind) => {
+      metrics.waiting?.(tool, kind);
+      mine.waiting?.(tool, kind);
+    },
+  };
+}
+
 export function createTaskServer(options: TaskServerOptions): TaskServer {
   const tools = new ToolRegistry();
   const configurers: McpConfigurer[] = [];
@@ -188,10 +210,12 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
           resource: resource.get,
           logger: options.logger,
         });
+  const observer = bothObservers(options.runtime?.observer, admin?.observer);
   const runtime = new TaskRuntime({
     ...options.runtime,
     store: admin?.store ?? options.store,
     tools,
+    ...(observer === undefined ? {} : { observer }),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
   });
   const trouble = new TroubleReporter(options.logger ?? stderrLogger('warn'));

@@ -42,6 +42,18 @@ describe('taskrail proxy usage errors', () => {
     assert.match(stderr, /cannot connect to the upstream .*process\.exit\(3\)/);
   });
 
+  it('refuses a --timeout or --retry that is not a time or a count, saying what is', async () => {
+    const timeout = await run(['--timeout', '0', '--', 'x']);
+    assert.equal(timeout.code, 4);
+    assert.match(
+      timeout.stderr,
+      /--timeout .* must be a time from 1 ms to 7 days: 30000, 30s, 2m or 1h/,
+    );
+    const retry = await run(['--retry', 'two', '--', 'x']);
+    assert.equal(retry.code, 4);
+    assert.match(retry.stderr, /--retry .* must be a whole number from 0 to 1000/);
+  });
+
   it('refuses a worker given both --tools and an upstream', async () => {
     const child = startNode(CLI, [
       'worker',

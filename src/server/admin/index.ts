@@ -9,7 +9,7 @@ import { TaskJournal } from './journal.js';
 import { AdminMetrics, type ExtraGauge } from './metrics.js';
 import { serveOnNode } from './node-adapter.js';
 import { PAGE_ASSETS } from './page.js';
-import type { Logger } from '../../runtime/api.js';
+import type { Logger, RunObserver } from '../../runtime/api.js';
 import {
   oauthOperators,
   tokenOperators,
@@ -48,6 +48,8 @@ export interface AdminContext {
 export interface AdminFace {
   /** The store to give the runtime: counts errors and lease heartbeats for `/metrics`. */
   readonly store: TaskStore;
+  /** The observer to give the runtime: counts time-outs, retries and durable waits. */
+  readonly observer: RunObserver;
   handles(path: string): boolean;
   fetch(request: Request): Promise<Response>;
   node(req: IncomingMessage, res: ServerResponse): Promise<void>;
@@ -113,6 +115,7 @@ export function createAdmin(options: AdminOptions, context: AdminContext): Admin
 
   return {
     store,
+    observer: metrics,
     feed,
     handles: (path) =>
       path === '/metrics' || path === '/dashboard' || path.startsWith('/dashboard/'),

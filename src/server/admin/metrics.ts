@@ -4,6 +4,7 @@ import { importWithPeers } from '../../task/peer-dependency.js';
 import type { TaskRecord } from '../../task/record.js';
 import type { TaskStatus } from '../../task/status.js';
 import type { StoreProbe } from './instrument-store.js';
+import type { RetryReason, RunObserver } from '../../runtime/api.js';
 import { outcomeOf } from '../../task/outcome.js';
 import { METRICS_PEERS } from './peers.js';
 
@@ -20,6 +21,10 @@ interface MetricSet {
   storeErrors: Counter<'operation'>;
   claims: Counter;
   renewals: Counter<'outcome'>;
+  timeouts: Counter<'tool'>;
+  retries: Counter<'tool' | 'reason'>;
+  retriedFinished: Counter<'tool' | 'outcome'>;
+  waits: Counter<'tool' | 'kind'>;
 }
 
 /** A gauge read at scrape time; undefined leaves it out of that scrape's value (kept as last set). */
@@ -39,7 +44,7 @@ const MAX_QUEUED = 10_000;
  * created (never without `--admin`); what happens before it has loaded is queued and replayed.
  * Counters come from store events, so on Redis they include every replica's tasks.
  */
-export class AdminMetrics implements StoreProbe {
+export class AdminMetrics implements StoreProbe, RunObserver {
   readonly #store: () => TaskStore;
   readonly #loaded: Promise<MetricSet>;
   #set: MetricSet | undefined;
@@ -70,7 +75,20 @@ export class AdminMetrics implements StoreProbe {
     this.#record((m) => {
       m.finished.inc(labels);
       m.duration.observe(labels, seconds);
+      if (task.attempt > 1) m.retriedFinished.inc(labels);
     });
+  }
+
+  attemptTimedOut(tool: string): void {
+    this.#record((m) => m.timeouts.inc({ tool }));
+  }
+
+  retrying(tool: string, reason: RetryReason): void {
+    this.#record((m) => m.retries.inc({ tool, reason }));
+  }
+
+  waiting(tool: string, kind: 'backoff' | 'sleep'): void {
+    this.#record((m) => m.waits.inc({ tool, kind }));
   }
 
   storeError(operation: string): void {
@@ -136,6 +154,26 @@ function buildMetrics(client: PromClient): MetricSet {
     renewals: labelled('taskrail_lease_renewals_total', 'Lease heartbeats by this process.', [
       'outcome',
     ]),
+    timeouts: labelled(
+      'taskrail_attempt_timeouts_total',
+      "Attempts run here that reached their tool's timeoutMs (their slot given back at once).",
+      ['tool'],
+    ),
+    retries: labelled(
+      'taskrail_retries_total',
+      'Attempts that follow a failed one, decided here, by why: error, timeout, interrupted.',
+      ['tool', 'reason'],
+    ),
+    retriedFinished: labelled(
+      'taskrail_retried_tasks_finished_total',
+      'Tasks that ended after more than one attempt, by outcome (did the retries pay off).',
+      ['tool', 'outcome'],
+    ),
+    waits: labelled(
+      'taskrail_durable_waits_total',
+      'Durable waits set here: a retry backoff (kind backoff) or ctx.sleep (kind sleep).',
+      ['tool', 'kind'],
+    ),
   };
 }
 
