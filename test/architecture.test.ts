@@ -52,21 +52,23 @@ const FOLDERS: Record<string, readonly string[]> = {
   'server/tasks': ['runtime', 'task', 'protocol'],
   'server/sdk': ['runtime', 'task', 'protocol', 'server/tasks'],
   'server/http': ['runtime', 'task', 'protocol', 'server/tasks'],
-  'server/admin': ['runtime', 'store', 'task', 'server/tasks', 'server/http', 'server/oauth'],
-  'server/wire-2025': ['runtime', 'task', 'protocol', 'server/tasks', 'server/sdk', 'server/http'],
+  // The operator routes read the store and answer over HTTP with the callers' auth.
+  'server/admin': ['runtime', 'store', 'task', 'server/http', 'server/oauth'],
+  // A wire knows no transport: HTTP and stdio both frame what its route answers.
+  'server/wire-2025': ['runtime', 'task', 'protocol', 'server/tasks', 'server/sdk'],
   'server/wire-2026': [
     'runtime',
     'task',
     'protocol',
     'server/tasks',
     'server/sdk',
-    'server/http',
     'server/listen',
   ],
   'server/listen': ['store', 'task', 'protocol', 'server/tasks', 'server/http'],
   'server/oauth': ['runtime', 'task', 'server/tasks', 'server/http'],
-  // The built-in tool sets use the server as any app does.
-  'server/tools': ['task', 'server', 'server/tasks'],
+  // The built-in tool sets are tools modules like a user's: the package's entries, nothing else
+  // (checked file by file below).
+  'server/tools': ['.', 'server'],
   client: ['protocol', 'task'],
   testing: ['testing/store-contract', 'testing/support'],
   'testing/store-contract': ['store', 'task', 'testing/support'],
@@ -151,6 +153,14 @@ const OPTIONAL_PEERS = Object.keys(manifest.peerDependenciesMeta).filter(
 
 const describeEdge = (edge: Edge): string => `${edge.from} loads ${edge.specifier}`;
 
+/** The source files behind the package's `exports` (`index.ts`, `server/index.ts`, …). */
+function publicEntries(): string[] {
+  return Object.values(manifest.exports)
+    .map((target) => (typeof target === 'string' ? target : (target.import ?? '')))
+    .filter((path) => path.startsWith('./dist/'))
+    .map((path) => path.replace(/^\.\/dist\//, '').replace(/\.js$/, '.ts'));
+}
+
 /** Every file the given entry loads at once (static, non-type imports), itself included. */
 function eagerClosure(edges: Edge[], entry: string): Set<string> {
   const seen = new Set<string>([entry]);
@@ -187,6 +197,15 @@ describe('architecture (the resolved module graph of src/)', () => {
       .filter((e) => folderOf(e.from) !== folderOf(e.to))
       .filter((e) => !(FOLDERS[folderOf(e.from)] ?? []).includes(folderOf(e.to)))
       .map((e) => `${describeEdge(e)} (${folderOf(e.to)})`);
+    assert.deepEqual(violations, []);
+  });
+
+  it("lets the built-in tool sets load only the package's entries, as a user's tools module does", () => {
+    const entries = new Set(publicEntries());
+    const violations = files
+      .filter((e) => folderOf(e.from) === 'server/tools' && folderOf(e.to) !== 'server/tools')
+      .filter((e) => !entries.has(e.to))
+      .map(describeEdge);
     assert.deepEqual(violations, []);
   });
 
@@ -235,12 +254,8 @@ describe('architecture (the resolved module graph of src/)', () => {
   });
 
   it('loads optional peers only when their store or feature is used', () => {
-    const entries = Object.values(manifest.exports)
-      .map((target) => (typeof target === 'string' ? target : (target.import ?? '')))
-      .filter((path) => path.startsWith('./dist/'))
-      .map((path) => path.replace(/^\.\/dist\//, '').replace(/\.js$/, '.ts'));
     const violations: string[] = [];
-    for (const entry of [...entries, 'cli/main.ts']) {
+    for (const entry of [...publicEntries(), 'cli/main.ts']) {
       const loaded = eagerClosure(graph.edges, entry);
       for (const edge of graph.edges) {
         if (!loaded.has(edge.from) || edge.lazy || edge.typeOnly) continue;

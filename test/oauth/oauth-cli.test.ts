@@ -5,6 +5,7 @@ import { startServing } from '../helpers/taskrail.js';
 import { makeKey, TestAuthServer, type TestKey } from './auth-server.js';
 
 const CLI = 'dist/cli/main.js';
+const SERVE = ['serve', '--port', '0', '--store', 'memory:'];
 
 async function runCli(
   args: string[],
@@ -23,22 +24,11 @@ describe('taskrail serve --auth oauth: and taskrail call with TASKRAIL_BEARER', 
   before(async () => {
     key = await makeKey('rsa-1', 'RS256');
     await as.start(key);
-    ({ child: serve, url } = await startServing(
-      [
-        'serve',
-        '--port',
-        '0',
-        '--store',
-        'memory:',
-        '--auth',
-        `oauth:${as.issuer}`,
-        '--scope',
-        'mcp:tools',
-        '--log-level',
-        'warn',
-      ],
-      { main: CLI, timeoutMs: 15_000 },
-    ));
+    const args = [...SERVE, '--auth', `oauth:${as.issuer}`, '--scope', 'mcp:tools'];
+    ({ child: serve, url } = await startServing([...args, '--log-level', 'warn'], {
+      main: CLI,
+      timeoutMs: 15_000,
+    }));
   });
   after(async () => {
     await serve.kill('SIGTERM');
@@ -46,15 +36,7 @@ describe('taskrail serve --auth oauth: and taskrail call with TASKRAIL_BEARER', 
   });
 
   it('refuses to start when the issuer has no metadata, saying where it looked', async () => {
-    const run = await runCli([
-      'serve',
-      '--port',
-      '0',
-      '--store',
-      'memory:',
-      '--auth',
-      'oauth:http://127.0.0.1:9/none',
-    ]);
+    const run = await runCli([...SERVE, '--auth', 'oauth:http://127.0.0.1:9/none']);
     assert.notEqual(run.code, 0);
     assert.match(
       run.stderr,

@@ -4,7 +4,7 @@ import type { Child } from '../helpers/child.js';
 import { startServing } from '../helpers/taskrail.js';
 import { makeKey, TestAuthServer, type TestKey } from '../oauth/auth-server.js';
 import { rpc } from '../server/support.js';
-import { callAsTask, CLI, EVERYTHING, textOf, waitForTask } from './support.js';
+import { callAsTask, CLI, EVERYTHING_STDIO, textOf, waitForTask } from './support.js';
 
 /** `taskrail proxy --auth oauth:ISSUER`: the serve options apply to the proxy as they are. */
 describe('taskrail proxy --auth oauth: (server-everything on stdio)', () => {
@@ -16,26 +16,9 @@ describe('taskrail proxy --auth oauth: (server-everything on stdio)', () => {
   before(async () => {
     key = await makeKey('rsa-proxy', 'RS256');
     await as.start(key);
-    ({ child: proxy, url } = await startServing(
-      [
-        'proxy',
-        '--port',
-        '0',
-        '--store',
-        'memory:',
-        '--auth',
-        `oauth:${as.issuer}`,
-        '--scope',
-        'mcp:tools',
-        '--log-level',
-        'warn',
-        '--',
-        process.execPath,
-        EVERYTHING,
-        'stdio',
-      ],
-      { main: CLI },
-    ));
+    const args = ['proxy', '--port', '0', '--store', 'memory:', '--log-level', 'warn'];
+    args.push('--auth', `oauth:${as.issuer}`, '--scope', 'mcp:tools');
+    ({ child: proxy, url } = await startServing([...args, ...EVERYTHING_STDIO], { main: CLI }));
   });
   after(async () => {
     await proxy?.kill('SIGTERM');

@@ -5,7 +5,7 @@ import type { Child } from '../helpers/child.js';
 import { startServing } from '../helpers/taskrail.js';
 import { deletePrefix, skipWithoutRedis, uniquePrefix, urlWithPrefix } from '../redis/redis-env.js';
 import { rpc } from '../server/support.js';
-import { callAsTask, CLI, EVERYTHING, textOf, waitForTask } from './support.js';
+import { callAsTask, CLI, EVERYTHING_STDIO, textOf, waitForTask } from './support.js';
 
 /** `taskrail proxy --store redis://…`: the upstream's calls run through BullMQ in the proxy. */
 if (!skipWithoutRedis('taskrail proxy on Redis')) {
@@ -15,22 +15,16 @@ if (!skipWithoutRedis('taskrail proxy on Redis')) {
     let url: string;
 
     before(async () => {
-      ({ child: proxy, url } = await startServing(
-        [
-          'proxy',
-          '--port',
-          '0',
-          '--store',
-          urlWithPrefix(prefix),
-          '--log-level',
-          'warn',
-          '--',
-          process.execPath,
-          EVERYTHING,
-          'stdio',
-        ],
-        { main: CLI },
-      ));
+      const args = [
+        'proxy',
+        '--port',
+        '0',
+        '--store',
+        urlWithPrefix(prefix),
+        '--log-level',
+        'warn',
+      ];
+      ({ child: proxy, url } = await startServing([...args, ...EVERYTHING_STDIO], { main: CLI }));
     });
     after(async () => {
       await proxy?.kill('SIGTERM');

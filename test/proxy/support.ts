@@ -25,6 +25,8 @@ export const EVERYTHING = join(
   ROOT,
   'node_modules/@modelcontextprotocol/server-everything/dist/index.js',
 );
+/** The end of a `taskrail proxy` command line that runs server-everything on stdio. */
+export const EVERYTHING_STDIO = ['--', process.execPath, EVERYTHING, 'stdio'];
 export const FILESYSTEM = join(
   ROOT,
   'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js',

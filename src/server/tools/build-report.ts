@@ -1,5 +1,5 @@
 import * as z from 'zod/v4';
-import type { TaskServer } from '../app.js';
+import type { TaskServer } from '../index.js';
 import { sleep, text } from './sleep.js';
 
 const SECTION_MS = 400;

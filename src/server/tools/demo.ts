@@ -1,7 +1,6 @@
 import * as z from 'zod/v4';
-import { RPC, RpcError } from '../../task/errors.js';
-import type { InputRequest, JsonObject } from '../../task/record.js';
-import type { TaskServer } from '../app.js';
+import type { InputRequest, JsonObject } from '../../index.js';
+import { RPC, RpcError, type TaskServer } from '../index.js';
 import { registerBuildReport } from './build-report.js';
 import { sleep, text } from './sleep.js';
 
