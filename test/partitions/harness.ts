@@ -46,7 +46,7 @@ export interface PartitionKit {
   terminalWrites: Map<string, number>;
   /** A worker whose every store connection goes through `relay` (when given). */
   worker(relay?: TcpRelay, env?: NodeJS.ProcessEnv): Promise<Child>;
-  /** A `serve --no-worker` replica whose store connections go through `relay` (not Cluster). */
+  /** A `serve --no-worker` replica whose store connections go through `relay`. */
   replicaThrough(relay: TcpRelay): Promise<RawDispatch>;
   /** `serve`, running tasks when `worker`, whose store connections go through `relay`. */
   serverThrough(relay: TcpRelay, options: { worker: boolean }): Promise<Served>;
@@ -82,18 +82,20 @@ export async function partitionKit(store: StoreUnderTest): Promise<PartitionKit>
   const processes: Deployment[] = [];
   const children: Child[] = [];
   const relays: TcpRelay[] = [];
-  const deploymentOn = (url: string) => {
-    const d = deployment({ store: url, tools: TOOLS, logPath: join(dir, 'unused.log'), env });
+  const deploymentOn = (url: string, extra: NodeJS.ProcessEnv = {}) => {
+    const logPath = join(dir, 'unused.log');
+    const d = deployment({ store: url, tools: TOOLS, logPath, env: { ...env, ...extra } });
     processes.push(d);
     return d;
   };
-  const replicaOn = (url: string) => deploymentOn(url).replica();
+  const deploymentThrough = async (relay: TcpRelay) =>
+    deploymentOn(store.urlThrough(relay), (await store.envThrough?.(relay)) ?? {});
+  const replica = await deploymentOn(store.url).replica();
   const observer = await store.openObserver();
   const terminalWrites = new Map<string, number>();
   observer.events.on('task:transition', ({ task, to }) => {
     if (isTerminal(to)) terminalWrites.set(task.id, (terminalWrites.get(task.id) ?? 0) + 1);
   });
-  const replica = await replicaOn(store.url);
   const journal = (): JournalLine[] => readJournal(journalPath);
   const reported = new Set<Child>();
 
@@ -109,8 +111,8 @@ export async function partitionKit(store: StoreUnderTest): Promise<PartitionKit>
       await child.line(/^ready/, 60_000);
       return child;
     },
-    replicaThrough: (relay) => replicaOn(store.urlThrough(relay)),
-    serverThrough: (relay, options) => deploymentOn(store.urlThrough(relay)).server(options),
+    replicaThrough: async (relay) => (await deploymentThrough(relay)).replica(),
+    serverThrough: async (relay, options) => (await deploymentThrough(relay)).server(options),
     async relay(options) {
       const relay = await (store.startRelay?.(options) ?? startTcpRelay(store.target, options));
       relays.push(relay);

@@ -7,7 +7,9 @@ import type { RawDispatch, RpcReply } from '../../src/client/rpc-http.js';
 import { RPC } from '../../src/task/errors.js';
 import type { RelayMode } from '../helpers/tcp-relay.js';
 import { waitFor } from '../helpers/wait.js';
+import type { LocalCluster } from '../helpers/redis-cluster.js';
 import { resultText, type PartitionKit } from './harness.js';
+import type { RelayGroup } from './relay-group.js';
 
 /** A server that cannot reach its store says so well within this (a client's patience). */
 const ANSWER_WITHIN_MS = 20_000;
@@ -53,6 +55,38 @@ export async function serverCutOff(kit: PartitionKit, modes: RelayMode[]): Promi
       { timeoutMs: ANSWER_WITHIN_MS, intervalMs: 250 },
     );
   }
+  kit.assertNoUnhandledRejection();
+}
+
+/**
+ * A server cut off from one Redis Cluster master alone (the cluster itself healthy, so nothing
+ * fails over): a read of a task on that master is answered with the retryable error within
+ * `withinMs`, and served again after the heal.
+ */
+export async function serverCutOffClusterNode(
+  kit: PartitionKit,
+  cluster: LocalCluster,
+  withinMs: number,
+): Promise<void> {
+  const relay = (await kit.relay()) as RelayGroup;
+  const server = await kit.replicaThrough(relay);
+  const taskId = await kit.create('quick', {});
+  assert.equal((await call(server, 'tasks/get', { taskId })).kind, 'result');
+  const master = cluster.ports.find((port) => cluster.cli(port, 'KEYS', `*task:${taskId}`).trim());
+  assert.ok(master !== undefined, `a master holds task ${taskId}`);
+  relay.node(master).setMode('blackhole');
+  const cutAt = Date.now();
+  const read = `tasks/get of a task on master ${master}, cut off`;
+  assertRetryableError(await replyTo(read, call(server, 'tasks/get', { taskId })), read);
+  const answeredMs = Date.now() - cutAt;
+  process.stdout.write(`# answered ${answeredMs} ms after the cut\n`);
+  assert.ok(answeredMs <= withinMs, `answered after ${answeredMs} ms, over ${withinMs} ms`);
+  relay.node(master).setMode('pass');
+  await waitFor(
+    'the server to read the task again after the heal',
+    async () => (await call(server, 'tasks/get', { taskId })).kind === 'result',
+    { timeoutMs: ANSWER_WITHIN_MS, intervalMs: 250 },
+  );
   kit.assertNoUnhandledRejection();
 }
 

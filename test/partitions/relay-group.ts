@@ -7,12 +7,14 @@ import {
 
 /**
  * One relay per Redis Cluster node, switched together: a process whose every node address is
- * mapped through them (TASKRAIL_TEST_NAT_MAP, see test/fixtures/partition-worker.ts) is cut off
+ * mapped through them (TASKRAIL_TEST_NAT_MAP, see test/fixtures/cluster-nat.ts) is cut off
  * from the whole cluster at once. `urlFor` points at the first node's relay.
  */
 export interface RelayGroup extends TcpRelay {
   /** `{"127.0.0.1:NODE_PORT": {host, port: RELAY_PORT}}` for ioredis's natMap. */
   natMap(): Record<string, { host: string; port: number }>;
+  /** The relay of one node alone, to cut this process off that node only. */
+  node(nodePort: number): TcpRelay;
 }
 
 export async function startRelayGroup(
@@ -39,6 +41,11 @@ export async function startRelayGroup(
     },
     async close() {
       await Promise.all(relays.map((relay) => relay.close()));
+    },
+    node(nodePort) {
+      const relay = relays[nodePorts.indexOf(nodePort)];
+      if (relay === undefined) throw new Error(`no relay for cluster node ${nodePort}`);
+      return relay;
     },
     natMap: () =>
       Object.fromEntries(

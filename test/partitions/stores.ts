@@ -1,4 +1,6 @@
 /** The stores the partition suites run on, each isolated by its own prefix or schema. */
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { openPostgresStore } from '../../src/stores/postgres/index.js';
 import { openRedisStore } from '../../src/stores/redis/index.js';
 import { dropSchema, POSTGRES_URL, uniqueSchema, urlWithSchema } from '../postgres/postgres-env.js';
@@ -7,6 +9,8 @@ import type { RelayOptions, TcpRelay } from '../helpers/tcp-relay.js';
 import type { LocalCluster } from '../helpers/redis-cluster.js';
 import { startRelayGroup, type RelayGroup } from './relay-group.js';
 import type { StoreUnderTest } from './harness.js';
+
+const CLUSTER_NAT = '.build/test/fixtures/cluster-nat.js';
 
 function portOf(url: string, fallback: number): number {
   const port = new URL(url).port;
@@ -50,6 +54,8 @@ export function clusterUnderTest(cluster: LocalCluster): StoreUnderTest {
     startRelay: (options?: RelayOptions) => startRelayGroup(cluster.ports, options),
     envThrough: async (relay) => ({
       TASKRAIL_TEST_NAT_MAP: JSON.stringify((relay as RelayGroup).natMap()),
+      // A CLI process (`taskrail serve`) loads the map before anything connects.
+      NODE_OPTIONS: `--import=${pathToFileURL(resolve(CLUSTER_NAT))}`,
     }),
     openObserver: () => openRedisStore(url),
   };

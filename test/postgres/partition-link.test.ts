@@ -1,24 +1,12 @@
-import { after, before, describe, it } from 'node:test';
-import { partitionKit, type PartitionKit } from '../partitions/harness.js';
+import { it } from 'node:test';
 import { slowLink } from '../partitions/link-faults.js';
-import { postgresUnderTest } from '../partitions/stores.js';
 import { workerAloneCutOff } from '../partitions/worker-cut.js';
-import { skipWithoutPostgres } from './postgres-env.js';
+import { partitionSuite } from '../partitions/suite.js';
 
 /** A worker whose connections to PostgreSQL are reset while it runs tasks, and a slow link. */
-if (!skipWithoutPostgres('PostgreSQL partitions: resets and a slow link')) {
-  describe('PostgreSQL partitions: resets and a slow link', () => {
-    const store = postgresUnderTest();
-    let kit: PartitionKit;
-    before(async () => (kit = await partitionKit(store)));
-    after(async () => {
-      await kit?.close();
-      await store.cleanup();
-    });
+partitionSuite('postgres', 'PostgreSQL partitions: resets and a slow link', (suite) => {
+  it('a worker alone whose connections are reset while busy: no retry: false tool twice', () =>
+    workerAloneCutOff(suite.kit, 'reset'));
 
-    it('a worker alone whose connections are reset while busy: no retry: false tool twice', () =>
-      workerAloneCutOff(kit, 'reset'));
-
-    it('a slow link: every write lands once', () => slowLink(kit, 100));
-  });
-}
+  it('a slow link: every write lands once', () => slowLink(suite.kit, 100));
+});

@@ -1,22 +1,10 @@
-import { after, before, describe, it } from 'node:test';
-import { partitionKit, type PartitionKit } from '../partitions/harness.js';
-import { postgresUnderTest } from '../partitions/stores.js';
+import { it } from 'node:test';
 import { stopWhileCutOff } from '../partitions/stop-cut.js';
-import { skipWithoutPostgres } from './postgres-env.js';
+import { partitionSuite } from '../partitions/suite.js';
 
 /** `taskrail serve` stopped with SIGTERM while its link to PostgreSQL is blackholed. */
-if (!skipWithoutPostgres('PostgreSQL partitions: a server stopped while cut off')) {
-  describe('PostgreSQL partitions: a server stopped while cut off', () => {
-    const store = postgresUnderTest();
-    let kit: PartitionKit;
-    before(async () => (kit = await partitionKit(store)));
-    after(async () => {
-      await kit?.close();
-      await store.cleanup();
-    });
+partitionSuite('postgres', 'PostgreSQL partitions: a server stopped while cut off', (suite) => {
+  it('serve --no-worker exits within the stop bound', () => stopWhileCutOff(suite.kit, false));
 
-    it('serve --no-worker exits within the stop bound', () => stopWhileCutOff(kit, false));
-
-    it('serve running a task exits within the stop bound', () => stopWhileCutOff(kit, true));
-  });
-}
+  it('serve running a task exits within the stop bound', () => stopWhileCutOff(suite.kit, true));
+});

@@ -1,24 +1,12 @@
-import { after, before, describe, it } from 'node:test';
-import { partitionKit, type PartitionKit } from '../partitions/harness.js';
+import { it } from 'node:test';
 import { slowLink } from '../partitions/link-faults.js';
-import { redisUnderTest } from '../partitions/stores.js';
 import { workerAloneCutOff } from '../partitions/worker-cut.js';
-import { skipWithoutRedis } from './redis-env.js';
+import { partitionSuite } from '../partitions/suite.js';
 
 /** A worker whose connections to Redis are reset while it runs tasks, and a slow link. */
-if (!skipWithoutRedis('Redis partitions: resets and a slow link')) {
-  describe('Redis partitions: resets and a slow link', () => {
-    const store = redisUnderTest();
-    let kit: PartitionKit;
-    before(async () => (kit = await partitionKit(store)));
-    after(async () => {
-      await kit?.close();
-      await store.cleanup();
-    });
+partitionSuite('redis', 'Redis partitions: resets and a slow link', (suite) => {
+  it('a worker alone whose connections are reset while busy: no retry: false tool twice', () =>
+    workerAloneCutOff(suite.kit, 'reset'));
 
-    it('a worker alone whose connections are reset while busy: no retry: false tool twice', () =>
-      workerAloneCutOff(kit, 'reset'));
-
-    it('a slow link: every write lands once', () => slowLink(kit, 100));
-  });
-}
+  it('a slow link: every write lands once', () => slowLink(suite.kit, 100));
+});

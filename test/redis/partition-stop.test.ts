@@ -1,22 +1,10 @@
-import { after, before, describe, it } from 'node:test';
-import { partitionKit, type PartitionKit } from '../partitions/harness.js';
-import { redisUnderTest } from '../partitions/stores.js';
+import { it } from 'node:test';
 import { stopWhileCutOff } from '../partitions/stop-cut.js';
-import { skipWithoutRedis } from './redis-env.js';
+import { partitionSuite } from '../partitions/suite.js';
 
 /** `taskrail serve` stopped with SIGTERM while its link to Redis is blackholed. */
-if (!skipWithoutRedis('Redis partitions: a server stopped while cut off')) {
-  describe('Redis partitions: a server stopped while cut off', () => {
-    const store = redisUnderTest();
-    let kit: PartitionKit;
-    before(async () => (kit = await partitionKit(store)));
-    after(async () => {
-      await kit?.close();
-      await store.cleanup();
-    });
+partitionSuite('redis', 'Redis partitions: a server stopped while cut off', (suite) => {
+  it('serve --no-worker exits within the stop bound', () => stopWhileCutOff(suite.kit, false));
 
-    it('serve --no-worker exits within the stop bound', () => stopWhileCutOff(kit, false));
-
-    it('serve running a task exits within the stop bound', () => stopWhileCutOff(kit, true));
-  });
-}
+  it('serve running a task exits within the stop bound', () => stopWhileCutOff(suite.kit, true));
+});

@@ -1,24 +1,12 @@
-import { after, before, describe, it } from 'node:test';
-import { partitionKit, type PartitionKit } from '../partitions/harness.js';
-import { redisUnderTest } from '../partitions/stores.js';
+import { it } from 'node:test';
 import { workerAloneCutOff, workerCutOffBesideAnother } from '../partitions/worker-cut.js';
-import { skipWithoutRedis } from './redis-env.js';
+import { partitionSuite } from '../partitions/suite.js';
 
 /** A worker cut off from Redis by a TCP relay, alone and beside a second worker. */
-if (!skipWithoutRedis('Redis partitions: a worker cut off')) {
-  describe('Redis partitions: a worker cut off', () => {
-    const store = redisUnderTest();
-    let kit: PartitionKit;
-    before(async () => (kit = await partitionKit(store)));
-    after(async () => {
-      await kit?.close();
-      await store.cleanup();
-    });
+partitionSuite('redis', 'Redis partitions: a worker cut off', (suite) => {
+  it('alone, blackholed while busy: no retry: false tool twice, one result, serves after', () =>
+    workerAloneCutOff(suite.kit, 'blackhole'));
 
-    it('alone, blackholed while busy: no retry: false tool twice, one result, serves after', () =>
-      workerAloneCutOff(kit, 'blackhole'));
-
-    it('beside a second worker: the cut-off run stops before the takeover, its late outcome is not stored', () =>
-      workerCutOffBesideAnother(kit));
-  });
-}
+  it('beside a second worker: the cut-off run stops before the takeover, its late outcome is not stored', () =>
+    workerCutOffBesideAnother(suite.kit));
+});

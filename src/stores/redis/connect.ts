@@ -1,5 +1,6 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { TaskrailError } from '../../task/errors.js';
+import { boundClusterCommands } from './cluster-patience.js';
 import type { RedisClient } from './scripts.js';
 import type { RedisLocation } from './url.js';
 import { backoffDelayMs, type Backoff } from '../../task/backoff.js';
@@ -96,9 +97,11 @@ export async function connectRedis(
     maxRetriesPerRequest: 3,
     // A single Redis that stops answering gets no failover, so a command gives up and the
     // request is answered 503. A Cluster master that stops answering is failed over, and a write
-    // cut off after 5 s would be refused although the promoted replica takes it a moment later.
+    // cut off after 5 s would be refused although the promoted replica takes it a moment later:
+    // a Cluster's commands get a bound that waits out a failover (cluster-patience.ts).
     ...(location.cluster === undefined ? { commandTimeout: COMMAND_TIMEOUT_MS } : {}),
   });
+  if (redis instanceof Cluster) boundClusterCommands(redis);
   setReconnecting(redis, () => null);
   const onError = (error: Error) => {
     lastError = error;
