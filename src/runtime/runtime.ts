@@ -22,6 +22,7 @@ import { stopReasons } from './abort-reasons.js';
 import type { RunAbort } from './run-abort.js';
 import { assertAnswersFit, assertNotWithdrawn } from './answers.js';
 import { assertIdempotencyKey, assertSameCall } from './idempotency.js';
+import { CONCURRENCY_KEY_META, concurrencyKeyOf } from './concurrency.js';
 import { runInline } from './inline.js';
 import { newOwnerId } from './owner.js';
 import { runnableTasks, takeOverFromGone } from './takeover.js';
@@ -123,6 +124,7 @@ export class TaskRuntime {
       leases: this.#leases,
       handlerDone: (taskId) => this.#executor?.handlerDone?.(taskId),
       wake: (taskId, delayMs) => this.#wakeLater(taskId, delayMs),
+      runSoon: (taskId) => this.#runSoon(taskId),
       observer: options.observer,
     };
   }
@@ -196,6 +198,11 @@ export class TaskRuntime {
     }
     assertArgumentsSize(input.arguments, this.#options.maxArgumentsBytes);
     assertIdempotencyKey(input.idempotencyKey);
+    const concurrencyKey = concurrencyKeyOf(tool, input.arguments, input.principal);
+    const meta =
+      concurrencyKey === undefined
+        ? input.meta
+        : { ...input.meta, [CONCURRENCY_KEY_META]: concurrencyKey };
     this.start();
     const record = newTaskRecord(
       {
@@ -207,7 +214,7 @@ export class TaskRuntime {
         pollIntervalMs:
           input.pollIntervalMs ?? tool.task.pollIntervalMs ?? this.#options.defaultPollIntervalMs,
         ...(input.wire === undefined ? {} : { wire: input.wire }),
-        ...(input.meta === undefined ? {} : { meta: input.meta }),
+        ...(meta === undefined ? {} : { meta }),
         ...(input.idempotencyKey === undefined ? {} : { idempotencyKey: input.idempotencyKey }),
       },
       this.#clock(),
@@ -424,6 +431,12 @@ export class TaskRuntime {
       this.#storeWakesWaits = false;
       stop();
     };
+  }
+
+  /** A permit waiter that fits now: any process may run it, this one offers first. */
+  #runSoon(taskId: string): void {
+    if (this.#running.has(taskId) || !this.#started) return;
+    this.#background('wake a permit waiter', this.#dispatch(taskId, 'recovery'));
   }
 
   async #dispatch(taskId: string, reason: DispatchReason): Promise<void> {
