@@ -82,8 +82,6 @@ export class FairBound {
    */
   take(key: string, signal: AbortSignal): Promise<FairTicket> {
     signal.throwIfAborted();
-    const ticket = this.#waiters.length === 0 ? this.tryTake(key) : 'full';
-    if (typeof ticket !== 'string') return Promise.resolve(ticket);
     return new Promise((resolve, reject) => {
       const waiter: Waiter = {
         key,
@@ -100,6 +98,7 @@ export class FairBound {
       };
       signal.addEventListener('abort', abort, { once: true });
       this.#waiters.push(waiter);
+      this.#serveWaiters();
     });
   }
 
