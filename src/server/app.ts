@@ -16,7 +16,7 @@ import { anonymousAuth, tokenAuth, type CallerAuth, type TokenMap } from './http
 import { checkResourceUrl, oauthAuth, type OAuthOptions } from './oauth/caller-auth.js';
 import { createFetchHandler, createNodeHandler, type HttpDeps } from './http.js';
 import { buildMcpServer, type InstanceDeps } from './sdk/mcp-server.js';
-import { createListenHub, type ListenOptions } from './listen/index.js';
+import { createListenHub, DEFAULT_LISTEN_OPTIONS, type ListenOptions } from './listen/index.js';
 import type { Wire2025Deps } from './wire-2025/deps.js';
 import { createWire2025Sessions, type Wire2025SessionsOption } from './wire-2025/sessions.js';
 import { ANONYMOUS, principalOf } from './tasks/principal.js';
@@ -346,4 +346,4 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
   return server;
 }
 
-export { ANONYMOUS };
+export { ANONYMOUS, DEFAULT_LISTEN_OPTIONS };
