@@ -8,7 +8,12 @@ import {
   type LogFormat,
 } from '../runtime/logger.js';
 import { installRejectionGuard } from '../runtime/rejection-guard.js';
-import { createTaskServer, HTTP_DEFAULTS, type TaskServer } from '../server/app.js';
+import {
+  createTaskServer,
+  DEFAULT_LISTEN_OPTIONS,
+  HTTP_DEFAULTS,
+  type TaskServer,
+} from '../server/app.js';
 import type { ExtraGauge } from '../server/admin/index.js';
 import { SESSION_DEFAULTS } from '../server/wire-2025/sessions.js';
 import { serveTaskServerStdio } from '../server/stdio.js';
@@ -50,6 +55,8 @@ export interface ServeOptions extends AuthFlags {
   maxSessions?: number;
   maxSessionsPerCaller?: number;
   sessionIdle?: number;
+  maxWaitingResults?: number;
+  maxStreams?: number;
   inlineWait: number;
 }
 
@@ -108,7 +115,7 @@ export function addServeOptions(command: Command): Command {
     )
     .option(
       '--max-connections <n>',
-      `open sockets at most (default ${HTTP_DEFAULTS.maxConnections})`,
+      `open sockets at most; one caller's busy ones at most half (default ${HTTP_DEFAULTS.maxConnections})`,
       parseCount,
     )
     .option(
@@ -140,6 +147,16 @@ export function addServeOptions(command: Command): Command {
       '--session-idle <minutes>',
       `close a 2025-11-25 session after this long without a request (default ${SESSION_DEFAULTS.idleMs / 60_000})`,
       parseMinutes,
+    )
+    .option(
+      '--max-waiting-results <n>',
+      `2025-11-25 tasks/result requests waiting at once; one caller holds at most half (default ${SESSION_DEFAULTS.maxWaitingResults})`,
+      parseCount,
+    )
+    .option(
+      '--max-streams <n>',
+      `task streams (subscriptions/listen) open at once; one caller holds at most half (default ${DEFAULT_LISTEN_OPTIONS.maxSubscriptions})`,
+      parseCount,
     );
   return addAuthOptions(command);
 }
@@ -188,7 +205,9 @@ export async function serve(
       maxSessions: options.maxSessions,
       maxSessionsPerPrincipal: options.maxSessionsPerCaller,
       idleMs: options.sessionIdle,
+      maxWaitingResults: options.maxWaitingResults,
     }),
+    listen: defined({ maxSubscriptions: options.maxStreams }),
     inlineWaitMs: options.inlineWait,
   });
   let fleet;

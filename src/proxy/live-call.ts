@@ -68,10 +68,11 @@ export class LiveCall {
   #connection: UpstreamConnection | undefined;
   #wakers: (() => void)[] = [];
 
-  constructor(plan: CallPlan, settings: CallSettings) {
+  /** `holder`: whom its upstream slot counts against (pool.ts). */
+  constructor(plan: CallPlan, settings: CallSettings, holder: string) {
     // A task followed only if it still lives is this call's once that is known (#call).
     if (plan.kind === 'follow' && plan.orCall === undefined) this.upstreamTask = plan.task;
-    void this.#run(plan, settings);
+    void this.#run(plan, settings, holder);
   }
 
   /** Resolves at the next change (question, progress, task id, outcome) or when `signal` fires. */
@@ -151,12 +152,12 @@ export class LiveCall {
     this.#wake();
   }
 
-  async #run(plan: CallPlan, settings: CallSettings): Promise<void> {
+  async #run(plan: CallPlan, settings: CallSettings, holder: string): Promise<void> {
     const signal = this.#abort.signal;
     let connection: UpstreamConnection | undefined;
     try {
       const session = plan.kind === 'follow' ? plan.task.sessionId : undefined;
-      connection = await settings.pool.acquire(signal, session);
+      connection = await settings.pool.acquire(signal, holder, session);
       this.#connection = connection;
       connection.onServerRequest = (method, params, withdrawn) =>
         this.#ask(method, params, undefined, withdrawn);

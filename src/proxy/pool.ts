@@ -5,6 +5,7 @@ import type { UpstreamConnection } from './upstream.js';
 import type { NotificationRate } from './notification-gate.js';
 import { describeUpstream, type UpstreamSpec } from './upstream-spec.js';
 import { backoffDelayMs, type Backoff } from '../task/backoff.js';
+import { FairBound, type FairTicket } from '../server/tasks/fair-bound.js';
 
 export interface PoolOptions {
   spec: UpstreamSpec;
@@ -27,39 +28,48 @@ const RECONNECT: Backoff = { backoffMs: 200, maxBackoffMs: 10_000 };
 export class UpstreamPool {
   readonly #options: PoolOptions;
   readonly #idle: UpstreamConnection[] = [];
-  readonly #waiters: (() => void)[] = [];
-  #lent = 0;
+  readonly #slots: FairBound;
+  readonly #lent = new Map<UpstreamConnection, FairTicket>();
   #failures = 0;
   #closed = false;
 
   constructor(options: PoolOptions) {
     this.#options = options;
+    this.#slots = new FairBound({ capacity: options.size });
   }
 
-  /** A connection of its own; with `sessionId`, one that rejoins that upstream session. */
-  async acquire(signal: AbortSignal, sessionId?: string): Promise<UpstreamConnection> {
-    while (this.#lent >= this.#options.size) {
-      await this.#waitForSlot(signal);
-    }
-    this.#lent += 1;
+  /**
+   * A connection of its own for a call counted against `holder` (a principal's calls take at
+   * most half the slots while another principal waits, parked ones included: fair-bound.ts);
+   * with `sessionId`, one that rejoins that upstream session.
+   */
+  async acquire(
+    signal: AbortSignal,
+    holder: string,
+    sessionId?: string,
+  ): Promise<UpstreamConnection> {
+    const ticket = await this.#slots.take(holder, signal);
     try {
-      if (sessionId !== undefined) return await this.#connect(signal, sessionId);
-      return this.#takeIdle() ?? (await this.#connect(signal));
+      const connection =
+        sessionId === undefined
+          ? (this.#takeIdle() ?? (await this.#connect(signal)))
+          : await this.#connect(signal, sessionId);
+      this.#lent.set(connection, ticket);
+      return connection;
     } catch (error) {
-      this.release(undefined);
+      ticket.give();
       throw error;
     }
   }
 
-  /** Gives a connection back (undefined: the slot only). A closed one is not reused. */
-  release(connection: UpstreamConnection | undefined): void {
-    this.#lent -= 1;
-    if (connection !== undefined) {
-      connection.onServerRequest = undefined;
-      if (connection.closed || this.#closed) void connection.close().catch(() => undefined);
-      else this.#idle.push(connection);
-    }
-    this.#waiters.shift()?.();
+  /** Gives a connection and its slot back. A closed one is not reused. */
+  release(connection: UpstreamConnection): void {
+    connection.onServerRequest = undefined;
+    if (connection.closed || this.#closed) void connection.close().catch(() => undefined);
+    else this.#idle.push(connection);
+    const ticket = this.#lent.get(connection);
+    this.#lent.delete(connection);
+    ticket?.give();
   }
 
   async close(): Promise<void> {
@@ -109,23 +119,6 @@ export class UpstreamPool {
         await sleep(delay, signal);
       }
     }
-  }
-
-  #waitForSlot(signal: AbortSignal): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const wake = () => {
-        signal.removeEventListener('abort', abort);
-        resolve();
-      };
-      const abort = () => {
-        const index = this.#waiters.indexOf(wake);
-        if (index >= 0) this.#waiters.splice(index, 1);
-        reject(signal.reason as Error);
-      };
-      if (signal.aborted) return abort();
-      signal.addEventListener('abort', abort, { once: true });
-      this.#waiters.push(wake);
-    });
   }
 }
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { fairKeyOf } from '../server/tasks/fair-bound.js';
 import { isParkSignal } from '../runtime/park.js';
 import type { TaskContext, ToolHandler, ToolResult } from '../runtime/tool.js';
 import { RpcError, RPC } from '../task/errors.js';
@@ -78,7 +79,7 @@ async function attach(
   const plan = fresh
     ? await firstRunPlan(tool, args, ctx)
     : await rerunPlan(tool, args, ctx, deps, steps.task);
-  const live = new LiveCall(plan, deps);
+  const live = new LiveCall(plan, deps, upstreamHolder(ctx.principal, ctx.taskId));
   deps.calls.set(key, live);
   return { key, live };
 }
@@ -211,7 +212,8 @@ async function callWithoutTask(
   ctx: TaskContext,
   deps: ProxyToolDeps,
 ): Promise<ToolResult> {
-  const live = new LiveCall({ kind: 'call', tool: tool.name, args, asTask: false }, deps);
+  const plan: CallPlan = { kind: 'call', tool: tool.name, args, asTask: false };
+  const live = new LiveCall(plan, deps, upstreamHolder(ctx.principal, undefined));
   const stop = () => live.cancel(false);
   ctx.signal.addEventListener('abort', stop, { once: true });
   try {
@@ -227,6 +229,15 @@ async function callWithoutTask(
   }
   if ('error' in live.outcome) throw live.outcome.error;
   return live.outcome.result;
+}
+
+/**
+ * Whom an upstream call's slot counts against: its principal. A proxy without auth knows its
+ * callers only as "anonymous", so each anonymous call counts on its own (first come, first
+ * served, as before the fair share) rather than all of them sharing one half of the slots.
+ */
+function upstreamHolder(principal: string, taskId: string | undefined): string {
+  return fairKeyOf(principal, taskId ?? randomUUID());
 }
 
 /** A recorded step's value, or undefined, without recording anything. */

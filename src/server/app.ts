@@ -16,7 +16,7 @@ import { anonymousAuth, tokenAuth, type CallerAuth, type TokenMap } from './http
 import { checkResourceUrl, oauthAuth, type OAuthOptions } from './oauth/caller-auth.js';
 import { createFetchHandler, createNodeHandler, type HttpDeps } from './http.js';
 import { buildMcpServer, type InstanceDeps } from './sdk/mcp-server.js';
-import { createListenHub, type ListenOptions } from './listen/index.js';
+import { createListenHub, DEFAULT_LISTEN_OPTIONS, type ListenOptions } from './listen/index.js';
 import type { Wire2025Deps } from './wire-2025/deps.js';
 import { createWire2025Sessions, type Wire2025SessionsOption } from './wire-2025/sessions.js';
 import { ANONYMOUS, principalOf } from './tasks/principal.js';
@@ -27,6 +27,7 @@ import { RequestLog } from './http/request-log.js';
 import type { TaskRuntimePort } from './tasks/runtime-port.js';
 import { guardedRuntime, TroubleReporter } from './tasks/server-trouble.js';
 import type { McpConfigurer, TaskToolConfig } from './tasks/types.js';
+import { FairBound } from './tasks/fair-bound.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
 
@@ -81,7 +82,10 @@ export interface HttpLimits {
   requestTimeoutMs?: number;
   /** An idle keep-alive socket is closed after this long. Default 5 s. */
   keepAliveTimeoutMs?: number;
-  /** Sockets open at once; more are refused at accept. Default 1024. */
+  /**
+   * Sockets open at once; more are refused at accept. Default 1024. One caller's connections
+   * busy with a request are at most half of them (HTTP 429 past that, docs/operations.md).
+   */
   maxConnections?: number;
 }
 
@@ -311,6 +315,9 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
         nodeHandler,
       );
       applyLimits(http, options.http);
+      if (Number.isFinite(http.maxConnections)) {
+        httpDeps.connections = new FairBound({ capacity: http.maxConnections });
+      }
       await new Promise<void>((resolve, reject) => {
         http?.once('error', reject);
         http?.listen(port, host, () => resolve());
@@ -339,4 +346,4 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
   return server;
 }
 
-export { ANONYMOUS };
+export { ANONYMOUS, DEFAULT_LISTEN_OPTIONS };

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { McpHttpHandler } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { HEADER, parseError } from '../protocol/index.js';
+import { SERVER_ERROR } from '../protocol/constants.js';
 import { RPC } from '../task/errors.js';
 import type { CallerAuth } from './http/auth.js';
 import { parseJsonBody } from './http/body.js';
@@ -28,6 +29,8 @@ import {
 } from './wire-2026/call.js';
 import type { Wire2025Sessions } from './wire-2025/sessions.js';
 import { withTroubleStatus } from './tasks/server-trouble.js';
+import { describeRefusal, fairKeyOf, type FairBound } from './tasks/fair-bound.js';
+import type { AuthReply } from './http/auth.js';
 
 export interface HttpDeps extends Wire2026Deps {
   /** The SDK's handler as built: HTTP 503 for store trouble is applied here. */
@@ -47,6 +50,8 @@ export interface HttpDeps extends Wire2026Deps {
   hostsBySocket?: boolean;
   /** Per-request debug lines (only when the logger takes them). */
   requestLog?: RequestLog | undefined;
+  /** Connections busy with a request, shared fairly (set by `listen`, with `maxConnections`). */
+  connections?: FairBound | undefined;
 }
 
 const TOO_LARGE = JSON.stringify({
@@ -112,6 +117,38 @@ async function decide(deps: HttpDeps, text: string, carrier: Carrier): Promise<D
   return answer.kind === 'sdk' ? { kind: 'delegate', parsed: parsed.value } : answer;
 }
 
+/**
+ * Counts the request's connection against its caller until the response ends (an anonymous
+ * caller's count is its connection's own); the answer for a caller past its share, if it is.
+ */
+function holdConnection<Out>(
+  deps: HttpDeps,
+  ex: Exchange<Out>,
+  principal: string,
+): AuthReply | undefined {
+  const bound = deps.connections;
+  if (bound === undefined || ex.connection === undefined) return undefined;
+  const ticket = bound.tryTake(fairKeyOf(principal, ex.connection));
+  if (typeof ticket !== 'string') {
+    ex.closed().addEventListener('abort', () => ticket.give(), { once: true });
+    return undefined;
+  }
+  const refused = describeRefusal('connections', ticket, bound);
+  return {
+    status: refused.httpStatus,
+    headers: {
+      'content-type': 'application/json',
+      'retry-after': String(refused.retryAfterSeconds),
+      connection: 'close',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: SERVER_ERROR.LIMIT_REACHED, message: refused.message, data: refused.data },
+    }),
+  };
+}
+
 function carrierOf<Out>(ex: Exchange<Out>, principal: string): Carrier {
   return {
     headers: ex.headers,
@@ -119,6 +156,7 @@ function carrierOf<Out>(ex: Exchange<Out>, principal: string): Carrier {
     toolsCallFastPath: true,
     refusesInitialize: true,
     principal,
+    connection: ex.connection,
     closed: () => ex.closed(),
   };
 }
@@ -144,6 +182,8 @@ async function serveHttp<Out>(deps: HttpDeps, sdk: HttpHandler, ex: Exchange<Out
   const auth = pending instanceof Promise ? await pending : pending;
   if (!auth.ok) return ex.reply(auth.reply);
   ex.authenticated(auth.authInfo);
+  const refused = holdConnection(deps, ex, auth.principal);
+  if (refused !== undefined) return ex.reply(refused);
   const session = deps.wire2025?.claimsSession(ex.headers(HEADER.sessionId))
     ? deps.wire2025
     : undefined;

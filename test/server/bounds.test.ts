@@ -83,14 +83,16 @@ describe('2025-11-25 session caps', () => {
   it('refuses a caller past its own cap with a clean JSON-RPC error while its sessions are fresh', async () => {
     for (let i = 0; i < 2; i++) assert.ok((await initialize(strict.url, 'tok-a')).session);
     const refused = await initialize(strict.url, 'tok-a');
-    assert.equal(refused.status, 503);
+    assert.equal(refused.status, 429);
     assert.equal(refused.session, null);
     assert.equal(refused.error?.code, -32000);
-    assert.match(refused.error?.message ?? '', /Too many open sessions \(at most 2 per caller\)/);
+    assert.match(refused.error?.message ?? '', /Too many open sessions for one caller: at most 2/);
     assert.ok((await initialize(strict.url, 'tok-b')).session, 'another caller still gets one');
-    const total = await initialize(strict.url, 'tok-c');
-    assert.equal(total.status, 503);
-    assert.match(total.error?.message ?? '', /at most 3 in all/);
+    // The cap is full and alice holds more than half: her least recently used idle session
+    // makes room for carol (fair-bounds.test.ts shows it in detail).
+    assert.ok((await initialize(strict.url, 'tok-c')).session, 'a third caller still gets one');
+    const again = await initialize(strict.url, 'tok-a');
+    assert.equal(again.status, 429, 'alice is at her share now that others hold sessions');
   });
 
   it('closes the least recently used idle session to make room', async () => {

@@ -35,6 +35,8 @@ export interface Exchange<Out> {
   readonly host: string | undefined;
   /** The Host names this request may carry (see host-check.ts); undefined = any. */
   readonly allowedHosts: ReadonlySet<string> | undefined;
+  /** The caller's connection (`address:port` on Node; undefined where the runtime hides it). */
+  readonly connection: string | undefined;
   /** AuthInfo a framework put on the request before us (Express middleware). */
   readonly preAuth: AuthInfo | undefined;
   readBody(limit: number): Promise<BodyOutcome>;

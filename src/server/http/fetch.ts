@@ -12,6 +12,7 @@ export class FetchExchange implements Exchange<Response> {
   readonly method: string;
   readonly host: string | undefined;
   readonly preAuth = undefined;
+  readonly connection = undefined;
   readonly #request: Request;
   #options: FetchOptions = {};
   /** The body as read here; the Request's own stream is spent then. */

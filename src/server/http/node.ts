@@ -66,6 +66,13 @@ export class NodeExchange implements Exchange<void> {
     return this.#req.headers.host;
   }
 
+  get connection(): string | undefined {
+    const socket = this.#req.socket;
+    return socket.remoteAddress === undefined
+      ? undefined
+      : `${socket.remoteAddress}:${socket.remotePort}`;
+  }
+
   get preAuth(): AuthInfo | undefined {
     return this.#req.auth;
   }

@@ -5,6 +5,13 @@ import { DEFAULT_LISTEN_OPTIONS, type ListenOptions } from './options.js';
 import type { ListenRequest } from './request.js';
 import type { ListenSink } from './sse-sink.js';
 import { TaskSubscription } from './subscription.js';
+import {
+  describeRefusal,
+  FairBound,
+  fairKeyOf,
+  type FairRefusalAnswer,
+  type FairTicket,
+} from '../tasks/fair-bound.js';
 
 /**
  * All open task streams of one server: routes store events (local writes, and with the Redis
@@ -18,6 +25,7 @@ export class ListenHub {
   readonly #events: TaskEvents;
   readonly #byTask = new Map<string, Set<TaskSubscription>>();
   readonly #perPrincipal = new Map<string, number>();
+  #bound: FairBound | undefined;
   #open = 0;
   #detach: (() => void) | undefined;
 
@@ -36,12 +44,25 @@ export class ListenHub {
     return { subscriptions: this.#open, routedTasks: this.#byTask.size };
   }
 
-  /** Counts a stream against its principal's quota; false when the quota is used up. */
-  reserve(principal: string): boolean {
+  /**
+   * Counts a stream against its principal's quota and its share of the server's streams (an
+   * anonymous caller's share is its connection's, `scope`): its place, or why not.
+   */
+  reserve(principal: string, scope?: string): FairTicket | FairRefusalAnswer | 'quota' {
     const used = this.#perPrincipal.get(principal) ?? 0;
-    if (used >= this.options.maxSubscriptionsPerPrincipal) return false;
+    if (used >= this.options.maxSubscriptionsPerPrincipal) return 'quota';
+    const bound = this.#fairBound();
+    const ticket = bound.tryTake(fairKeyOf(principal, scope));
+    if (typeof ticket === 'string') return describeRefusal('task streams', ticket, bound);
     this.#perPrincipal.set(principal, used + 1);
-    return true;
+    return ticket;
+  }
+
+  /** The bound of the current options (streams open under older ones give back to theirs). */
+  #fairBound(): FairBound {
+    const capacity = this.options.maxSubscriptions;
+    if (this.#bound?.capacity !== capacity) this.#bound = new FairBound({ capacity });
+    return this.#bound;
   }
 
   /** Starts a reserved stream; the reservation is given back when the sink closes. */
@@ -58,7 +79,7 @@ export class ListenHub {
     this.#open += 1;
     this.#attach();
     for (const id of request.taskIds) this.#route(id, subscription);
-    sink.onClose(() => this.#release(subscription));
+    sink.onClose(() => this.#release(subscription, request.hold));
     void subscription.start();
   }
 
@@ -75,7 +96,8 @@ export class ListenHub {
     if (set.size === 0) this.#byTask.delete(taskId);
   }
 
-  #release(subscription: TaskSubscription): void {
+  #release(subscription: TaskSubscription, hold: FairTicket | undefined): void {
+    hold?.give();
     for (const id of subscription.taskIds) this.#unroute(id, subscription);
     const used = (this.#perPrincipal.get(subscription.principal) ?? 1) - 1;
     if (used <= 0) this.#perPrincipal.delete(subscription.principal);

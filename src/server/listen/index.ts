@@ -5,7 +5,12 @@ import type { JsonObject } from '../../task/record.js';
 import type { TaskRuntimePort } from '../tasks/runtime-port.js';
 import { ListenHub } from './hub.js';
 import type { ListenOptions } from './options.js';
-import { checkListenRequest, tooManySubscriptions, type ListenRequest } from './request.js';
+import {
+  checkListenRequest,
+  streamsInUse,
+  tooManySubscriptions,
+  type ListenRequest,
+} from './request.js';
 import { messageSink, nodeSink, webSink } from './sse-sink.js';
 
 export { DEFAULT_LISTEN_OPTIONS, type ListenOptions } from './options.js';
@@ -58,13 +63,14 @@ export function acceptListen(
   req: IncomingRequest,
   envelope: WireError | Wire2026Envelope,
   principal: string,
+  scope?: string,
 ): WireError | ListenRequest {
   const checked = checkListenRequest(req, envelope, hub.options);
   if ('httpStatus' in checked) return checked;
-  if (!hub.reserve(principal)) {
-    return tooManySubscriptions(hub.options.maxSubscriptionsPerPrincipal);
-  }
-  return checked;
+  const hold = hub.reserve(principal, scope);
+  if (hold === 'quota') return tooManySubscriptions(hub.options.maxSubscriptionsPerPrincipal);
+  if (!('give' in hold)) return streamsInUse(hold);
+  return { ...checked, hold };
 }
 
 /** An accepted task stream as SSE on a Node response. */

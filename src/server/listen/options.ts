@@ -1,5 +1,7 @@
 /** Limits and timings of the `subscriptions/listen` task stream. */
 export interface ListenOptions {
+  /** Open task streams at most, all callers together; one holds at most half while others ask (default 1024). */
+  maxSubscriptions: number;
   /** Open task streams one principal may hold at once (default 256). */
   maxSubscriptionsPerPrincipal: number;
   /** Task ids one listen request may name (default 100). */
@@ -15,6 +17,7 @@ export interface ListenOptions {
 }
 
 export const DEFAULT_LISTEN_OPTIONS: Readonly<ListenOptions> = Object.freeze({
+  maxSubscriptions: 1024,
   maxSubscriptionsPerPrincipal: 256,
   maxTaskIdsPerSubscription: 100,
   keepAliveMs: 15_000,

@@ -10,12 +10,15 @@ import {
   type WireError,
 } from '../../protocol/index.js';
 import type { ListenOptions } from './options.js';
+import type { FairRefusalAnswer, FairTicket } from '../tasks/fair-bound.js';
 import { LISTEN_METHOD, SERVER_ERROR } from '../../protocol/constants.js';
 
 /** A checked task listen request: its id (the subscription id) and the task ids it names. */
 export interface ListenRequest {
   id: RequestId;
   taskIds: string[];
+  /** Its place in the server's fair stream bound, given back when the stream ends (hub.ts). */
+  hold?: FairTicket;
 }
 
 /**
@@ -42,6 +45,18 @@ export function tooManySubscriptions(max: number): WireError {
       code: SERVER_ERROR.LIMIT_REACHED,
       message: `Too many open subscriptions: at most ${max} task streams per caller`,
       data: { maxSubscriptions: max },
+    },
+  };
+}
+
+/** The server's streams are shared fairly: this caller is at its share, or all are in use. */
+export function streamsInUse(refused: FairRefusalAnswer): WireError {
+  return {
+    httpStatus: refused.httpStatus,
+    error: {
+      code: SERVER_ERROR.LIMIT_REACHED,
+      message: refused.message,
+      data: { ...refused.data, retryAfterMs: refused.retryAfterSeconds * 1000 },
     },
   };
 }

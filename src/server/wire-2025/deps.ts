@@ -2,6 +2,7 @@ import type { ServerContext } from '@modelcontextprotocol/server';
 import type { Logger } from '../../runtime/api.js';
 import type { TaskRuntime } from '../../runtime/runtime.js';
 import type { InstanceDeps } from '../sdk/mcp-server.js';
+import type { FairBound } from '../tasks/fair-bound.js';
 
 /** What the 2025-11-25 session face needs: the instance recipe and the whole runtime. */
 export interface Wire2025Deps {
@@ -15,6 +16,8 @@ export interface Wire2025Deps {
   inFlight: Set<string>;
   /** The session of every request whose transport names none: a stdio connection's. */
   session?: string;
+  /** Waiting `tasks/result` requests of HTTP sessions, shared fairly (stdio has one caller). */
+  waitingResults?: FairBound;
 }
 
 /**

@@ -8,6 +8,13 @@ import {
 } from '@modelcontextprotocol/server';
 import { isObject } from '../../protocol/envelope.js';
 import { principalOf } from '../tasks/principal.js';
+import {
+  describeRefusal,
+  FairBound,
+  fairKeyOf,
+  type FairRefusalAnswer,
+  type FairTicket,
+} from '../tasks/fair-bound.js';
 import { withTroubleStatus } from '../tasks/server-trouble.js';
 import type { Wire2025Deps } from './deps.js';
 import { buildSessionServer, followSessionTools, forwardStatusNotifications } from './route.js';
@@ -21,7 +28,7 @@ export interface Wire2025SessionOptions extends SessionLimits {
 export interface SessionLimits {
   /** A session with no request for this long is closed. Default 1 hour. */
   idleMs?: number;
-  /** Open sessions at most, all callers together. Default 1000. */
+  /** Open sessions at most, all callers together; one caller holds at most half while others ask. Default 1000. */
   maxSessions?: number;
   /** Open sessions at most per principal. Default 100. */
   maxSessionsPerPrincipal?: number;
@@ -31,6 +38,8 @@ export interface SessionLimits {
    * new `initialize` is refused instead.
    */
   evictAfterIdleMs?: number;
+  /** `tasks/result` requests waiting at once, all sessions together, shared fairly. Default 1000. */
+  maxWaitingResults?: number;
 }
 
 export const SESSION_DEFAULTS = {
@@ -38,10 +47,14 @@ export const SESSION_DEFAULTS = {
   maxSessions: 1000,
   maxSessionsPerPrincipal: 100,
   evictAfterIdleMs: 60 * 1000,
+  maxWaitingResults: 1000,
 } as const;
 
 interface Session {
   principal: string;
+  /** Whom it counts against: the principal; an anonymous caller's session counts on its own. */
+  key: string;
+  ticket: FairTicket;
   mcp: McpServer;
   transport: WebStandardStreamableHTTPServerTransport;
   lastSeen: number;
@@ -61,21 +74,32 @@ const NOT_FOUND = JSON.stringify({
   error: { code: SERVER_ERROR.SESSION_NOT_FOUND, message: 'Session not found' },
 });
 
-function tooManySessions(id: unknown, scope: string): Response {
+function tooManySessions(id: unknown, refused: FairRefusalAnswer): Response {
   const body = JSON.stringify({
     jsonrpc: '2.0',
     id: typeof id === 'string' || typeof id === 'number' ? id : null,
     error: {
       code: SERVER_ERROR.LIMIT_REACHED,
-      message:
-        `Too many open sessions (${scope}): close an unused session (HTTP DELETE with its ` +
-        'Mcp-Session-Id) or retry later',
+      message: `${refused.message} (close an unused session with HTTP DELETE and its Mcp-Session-Id)`,
+      data: refused.data,
     },
   });
   return new Response(body, {
-    status: 503,
-    headers: { 'content-type': 'application/json', 'retry-after': '60' },
+    status: refused.httpStatus,
+    headers: {
+      'content-type': 'application/json',
+      'retry-after': String(refused.retryAfterSeconds),
+    },
   });
+}
+
+function perCallerRefusal(perCaller: number, capacity: number): FairRefusalAnswer {
+  return {
+    httpStatus: 429,
+    retryAfterSeconds: 60,
+    message: `Too many open sessions for one caller: at most ${perCaller}`,
+    data: { bound: 'sessions', capacity, share: perCaller, reason: 'share' },
+  };
 }
 
 /**
@@ -87,18 +111,22 @@ export class Wire2025Sessions {
   readonly #deps: Wire2025Deps;
   readonly #sessions = new Map<string, Session>();
   readonly #limits: Required<SessionLimits>;
+  readonly #bound: FairBound;
   readonly #node: NodeHandler;
   #sweeper: NodeJS.Timeout | undefined;
 
   constructor(deps: Wire2025Deps, options: Wire2025SessionOptions) {
-    this.#deps = deps;
     this.#limits = {
       idleMs: options.idleMs ?? SESSION_DEFAULTS.idleMs,
       maxSessions: options.maxSessions ?? SESSION_DEFAULTS.maxSessions,
       maxSessionsPerPrincipal:
         options.maxSessionsPerPrincipal ?? SESSION_DEFAULTS.maxSessionsPerPrincipal,
       evictAfterIdleMs: options.evictAfterIdleMs ?? SESSION_DEFAULTS.evictAfterIdleMs,
+      maxWaitingResults: options.maxWaitingResults ?? SESSION_DEFAULTS.maxWaitingResults,
     };
+    this.#bound = new FairBound({ capacity: this.#limits.maxSessions, lend: true });
+    const waitingResults = new FairBound({ capacity: this.#limits.maxWaitingResults });
+    this.#deps = { ...deps, waitingResults };
     this.#node = toNodeHandler(
       { fetch: (request, opts) => this.fetch(request, opts ?? {}) },
       { maxRequestBodySize: options.maxBodyBytes },
@@ -154,18 +182,21 @@ export class Wire2025Sessions {
 
   async #open(request: Request, options: FetchOptions): Promise<Response> {
     const principal = principalOf({ http: options });
-    const full = await this.#makeRoom(principal);
-    if (full !== undefined) {
+    const key = fairKeyOf(principal, randomUUID());
+    const ticket = await this.#makeRoom(key);
+    if (!('give' in ticket)) {
       const id = isObject(options.parsedBody) ? options.parsedBody['id'] : undefined;
       this.#deps.logger?.warn('2025-11-25 session refused: at the session cap', {
-        scope: full,
-        open: this.#sessions.size,
+        reason: ticket.data.reason,
+        open: this.#bound.total,
       });
-      return tooManySessions(id, full);
+      return tooManySessions(id, ticket);
     }
     const mcp = buildSessionServer(this.#deps, principal);
     const session: Session = {
       principal,
+      key,
+      ticket,
       mcp,
       transport: new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
@@ -180,10 +211,15 @@ export class Wire2025Sessions {
       const id = session.transport.sessionId;
       if (id !== undefined) void this.#drop(id);
     };
-    await mcp.connect(session.transport);
-    const response = await session.transport.handleRequest(request, options);
-    if (session.transport.sessionId === undefined) await mcp.close();
-    return response;
+    try {
+      await mcp.connect(session.transport);
+      return await session.transport.handleRequest(request, options);
+    } finally {
+      if (session.transport.sessionId === undefined) {
+        ticket.give();
+        await mcp.close();
+      }
+    }
   }
 
   #register(id: string, session: Session): void {
@@ -201,28 +237,49 @@ export class Wire2025Sessions {
     const session = this.#sessions.get(id);
     if (session === undefined) return;
     this.#sessions.delete(id);
+    session.ticket.give();
     session.stop();
     await session.mcp.close().catch(() => undefined);
   }
 
   /**
-   * Frees a place for one more session of `principal`: closes the least recently used idle one
-   * where a cap is reached. Returns which cap still blocks, or undefined when there is room.
+   * A place for one more session counted against `key`: where a cap is reached, the least
+   * recently used idle session that stands in the way is closed (see #victims). Returns the
+   * place, or what the caller is told when none can be made.
    */
-  async #makeRoom(principal: string): Promise<string | undefined> {
-    const { maxSessions, maxSessionsPerPrincipal } = this.#limits;
-    const own = [...this.#sessions].filter(([, session]) => session.principal === principal);
+  async #makeRoom(key: string): Promise<FairTicket | FairRefusalAnswer> {
+    const { maxSessionsPerPrincipal } = this.#limits;
+    const own = [...this.#sessions].filter(([, session]) => session.key === key);
     if (own.length >= maxSessionsPerPrincipal && !(await this.#evictOldest(own))) {
-      return `at most ${maxSessionsPerPrincipal} per caller`;
+      return perCallerRefusal(maxSessionsPerPrincipal, this.#bound.capacity);
     }
-    if (this.#sessions.size >= maxSessions && !(await this.#evictOldest([...this.#sessions]))) {
-      return `at most ${maxSessions} in all`;
+    for (;;) {
+      const ticket = this.#bound.tryTake(key);
+      if (typeof ticket !== 'string') return ticket;
+      const { candidates, fresh } = this.#victims(key, ticket === 'share');
+      if (!(await this.#evictOldest(candidates, fresh))) {
+        return describeRefusal('sessions', ticket, this.#bound, 60);
+      }
     }
-    return undefined;
   }
 
-  async #evictOldest(candidates: [string, Session][]): Promise<boolean> {
-    const before = Date.now() - this.#limits.evictAfterIdleMs;
+  /**
+   * Who may be closed for a new session: at its share, the caller's own idle sessions; with the
+   * cap full, those of the caller holding the most when that one is past its share (even if
+   * used recently: it took more than half while nobody else asked), else anyone's idle ones.
+   */
+  #victims(key: string, atShare: boolean): { candidates: [string, Session][]; fresh: boolean } {
+    const all = [...this.#sessions];
+    if (atShare) return { candidates: all.filter(([, s]) => s.key === key), fresh: false };
+    const top = this.#bound.largest();
+    if (top !== undefined && top.key !== key && top.held > this.#bound.share) {
+      return { candidates: all.filter(([, s]) => s.key === top.key), fresh: true };
+    }
+    return { candidates: all, fresh: false };
+  }
+
+  async #evictOldest(candidates: [string, Session][], fresh = false): Promise<boolean> {
+    const before = fresh ? Infinity : Date.now() - this.#limits.evictAfterIdleMs;
     let oldest: [string, Session] | undefined;
     for (const entry of candidates) {
       const session = entry[1];

@@ -12,6 +12,8 @@ import { SESSION_META, sessionOf, type Wire2025Deps } from './deps.js';
 import { runTaskOperation } from '../tasks/operations.js';
 import { invalidParams, protocolErrorOf, rethrowing, taskNotFound } from './rpc.js';
 import { InputForwarder } from './input-2025.js';
+import { describeRefusal, fairKeyOf } from '../tasks/fair-bound.js';
+import { SERVER_ERROR } from '../../protocol/constants.js';
 
 const PAGE_SIZE = 50;
 /** Store pages read per `tasks/list` call when the session filter skips most rows. */
@@ -50,10 +52,25 @@ async function getTask(
   return flat(await lookup(deps, request, ctx));
 }
 
+/** A place among the waiting `tasks/result` requests, or the caller's refusal (-32000). */
+function holdWaitingResult(deps: Wire2025Deps, ctx: ServerContext, principal: string) {
+  const bound = deps.waitingResults;
+  if (bound === undefined) return undefined;
+  const ticket = bound.tryTake(fairKeyOf(principal, sessionOf(deps, ctx)));
+  if (typeof ticket !== 'string') return ticket;
+  const refused = describeRefusal('waiting tasks/result requests', ticket, bound);
+  throw new ProtocolError(SERVER_ERROR.LIMIT_REACHED, refused.message, {
+    ...refused.data,
+    retryAfterMs: refused.retryAfterSeconds * 1000,
+  });
+}
+
 /** Blocks until the task is terminal, forwarding its questions to the client meanwhile. */
 async function taskResult(deps: Wire2025Deps, request: Request, ctx: ServerContext) {
   const first = await lookup(deps, request, ctx);
   const principal = principalOf(ctx);
+  if (isTerminal(first.status)) return resultPayload(first);
+  const ticket = holdWaitingResult(deps, ctx, principal);
   const forwarder = new InputForwarder(deps, ctx, principal);
   const unsubscribe = deps.runtime.events.on('task:updated', ({ task }) => {
     if (task.id === first.id) forwarder.offer(task);
@@ -72,15 +89,20 @@ async function taskResult(deps: Wire2025Deps, request: Request, ctx: ServerConte
     forwarder.offer(first);
     const last = await deps.runtime.waitForTerminal(first.id, principal, ctx.mcpReq.signal);
     if (last === undefined) throw taskNotFound();
-    const payload = encodeTaskPayload2025(last);
-    if (!payload.ok)
-      throw new ProtocolError(payload.error.code, payload.error.message, payload.error.data);
-    return payload.result;
+    return resultPayload(last);
   } finally {
+    ticket?.give();
     clearInterval(timer);
     unsubscribe();
     forwarder.release();
   }
+}
+
+function resultPayload(task: TaskRecord): JsonObject {
+  const payload = encodeTaskPayload2025(task);
+  if (!payload.ok)
+    throw new ProtocolError(payload.error.code, payload.error.message, payload.error.data);
+  return payload.result;
 }
 
 async function cancelTask(deps: Wire2025Deps, request: Request, ctx: ServerContext) {

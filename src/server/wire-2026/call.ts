@@ -45,6 +45,8 @@ export interface Carrier {
    */
   refusesInitialize: boolean;
   principal: string;
+  /** The caller's connection where the transport knows it: an anonymous caller's fair share. */
+  connection?: string | undefined;
   closed: ClosedSignal;
 }
 

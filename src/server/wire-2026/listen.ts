@@ -16,7 +16,13 @@ export function listenMethod(deps: Wire2026Deps, call: Wire2026Call): Answer {
   const hub = deps.listen;
   const { req } = call;
   if (hub === undefined || !asksForTasks(req)) return TO_SDK;
-  const accepted = acceptListen(hub, req, call.envelope, call.carrier.principal);
+  const accepted = acceptListen(
+    hub,
+    req,
+    call.envelope,
+    call.carrier.principal,
+    call.carrier.connection,
+  );
   if ('httpStatus' in accepted) return replied(errorReply(req.id ?? null, accepted));
   return { kind: 'listen', hub, request: accepted };
 }
