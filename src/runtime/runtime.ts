@@ -27,6 +27,7 @@ import { newOwnerId } from './owner.js';
 import { runnableTasks, takeOverFromGone } from './takeover.js';
 import { assertArgumentsSize, resolveTtl, type TtlPolicy } from './limits.js';
 import { LocalExecutor } from './local-executor.js';
+import { assertRoomFor, checkQueueCap, DEFAULT_MAX_QUEUED_PER_PRINCIPAL } from './queue-cap.js';
 import { stderrLogger } from './logger.js';
 import { StoreHealth } from './store-health.js';
 import {
@@ -78,7 +79,9 @@ export class TaskRuntime {
   readonly #logger: Logger;
   readonly #ttl: TtlPolicy;
   readonly #settings: RunnerSettings;
-  readonly #options: Required<Pick<RuntimeOptions, 'defaultPollIntervalMs' | 'maxArgumentsBytes'>>;
+  readonly #options: Required<
+    Pick<RuntimeOptions, 'defaultPollIntervalMs' | 'maxArgumentsBytes' | 'maxQueuedPerPrincipal'>
+  >;
   readonly #running = new Map<string, RunAbort>();
   readonly #leases = new Map<string, string>();
   readonly #health: StoreHealth;
@@ -105,6 +108,9 @@ export class TaskRuntime {
     this.#options = {
       defaultPollIntervalMs: options.defaultPollIntervalMs ?? DEFAULTS.defaultPollIntervalMs,
       maxArgumentsBytes: options.maxArgumentsBytes ?? DEFAULTS.maxArgumentsBytes,
+      maxQueuedPerPrincipal: checkQueueCap(
+        options.maxQueuedPerPrincipal ?? DEFAULT_MAX_QUEUED_PER_PRINCIPAL,
+      ),
     };
     const leaseMs = options.leaseMs ?? DEFAULTS.leaseMs;
     this.#settings = {
@@ -196,6 +202,7 @@ export class TaskRuntime {
     }
     assertArgumentsSize(input.arguments, this.#options.maxArgumentsBytes);
     assertIdempotencyKey(input.idempotencyKey);
+    await assertRoomFor(this.store, input.principal, this.#options.maxQueuedPerPrincipal);
     this.start();
     const record = newTaskRecord(
       {
@@ -220,7 +227,7 @@ export class TaskRuntime {
    * right after the reply; otherwise the executor is told, and claims it when it can.
    */
   async #createAndStart(record: TaskRecord): Promise<TaskRecord> {
-    const slot = this.#executor?.reserve?.();
+    const slot = this.#executor?.reserve?.(record.principal);
     const lease = { owner: this.#settings.owner, leaseMs: this.#settings.leaseMs };
     let outcome: CreateOutcome;
     const sentAt = performance.now();
@@ -240,7 +247,7 @@ export class TaskRuntime {
     }
     slot?.release();
     if (!created) assertSameCall(task, record);
-    else await this.#dispatch(task.id, 'created');
+    else await this.#dispatch(task.id, 'created', task.principal);
     return task;
   }
 
@@ -271,7 +278,7 @@ export class TaskRuntime {
       resumed = outcome.resumed;
       return outcome.task;
     });
-    if (resumed && task !== undefined) await this.#dispatch(task.id, 'resumed');
+    if (resumed && task !== undefined) await this.#dispatch(task.id, 'resumed', task.principal);
     return task;
   }
 
@@ -426,10 +433,10 @@ export class TaskRuntime {
     };
   }
 
-  async #dispatch(taskId: string, reason: DispatchReason): Promise<void> {
+  async #dispatch(taskId: string, reason: DispatchReason, principal?: string): Promise<void> {
     if (this.#executor === undefined) return;
     this.start();
-    await this.#executor.dispatch(taskId, reason);
+    await this.#executor.dispatch(taskId, reason, principal);
   }
 
   #every(name: string, intervalMs: number, work: () => Promise<unknown>): void {

@@ -34,6 +34,7 @@ import { RedisKeys } from './keys.js';
 import { classifyFailures } from './errors.js';
 import { forgetIdempotencyKey, reserveIdempotencyKey } from './idempotency.js';
 import { listTasks } from './list.js';
+import { countUnfinished } from './count.js';
 import { findLeased, findRunnable, sweepExpired, type ScanParts } from './scans.js';
 import { ReplicaAcks } from './replica-acks.js';
 import { callScript, RedisScripts, type RedisClient } from './scripts.js';
@@ -320,6 +321,12 @@ export class RedisTaskStore implements TaskStore {
     return findRunnable(this.#scanParts(), limit, this.#clock(), this.#callerLeaseNow());
   }
 
+  async countUnfinished(principal: string, atMost: number): Promise<number> {
+    this.#assertOpen();
+    if (atMost <= 0) return 0;
+    return countUnfinished(this.#scanParts(), principal, atMost, this.#clock());
+  }
+
   async findLeased(limit: number): Promise<LeaseHolder[]> {
     this.#assertOpen();
     if (limit <= 0) return [];
@@ -427,6 +434,7 @@ classifyFailures(RedisTaskStore.prototype, [
   'findRunnable',
   'findRunnableTasks',
   'findLeased',
+  'countUnfinished',
   'saveStep',
   'loadSteps',
   'list',
