@@ -8,6 +8,7 @@ import {
   type LogFormat,
 } from '../runtime/logger.js';
 import { installRejectionGuard } from '../runtime/rejection-guard.js';
+import { DEFAULT_MAX_QUEUED_PER_PRINCIPAL } from '../runtime/queue-cap.js';
 import {
   createTaskServer,
   DEFAULT_LISTEN_OPTIONS,
@@ -58,6 +59,8 @@ export interface ServeOptions extends AuthFlags {
   maxWaitingResults?: number;
   maxStreams?: number;
   inlineWait: number;
+  concurrency?: number;
+  maxQueuedPerPrincipal?: number;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
@@ -112,6 +115,16 @@ export function addServeOptions(command: Command): Command {
       'how long a call from a host without tasks waits for its result (e.g. 45s, 1500ms)',
       parseDuration,
       45_000,
+    )
+    .option(
+      '--concurrency <n>',
+      'tasks this serve runs at once when it runs tasks itself (default 16; 10 on redis:// or postgres://)',
+      parseCount,
+    )
+    .option(
+      '--max-queued-per-principal <n>',
+      `refuse (HTTP 429) a create that would give one caller more unfinished tasks (default ${DEFAULT_MAX_QUEUED_PER_PRINCIPAL})`,
+      parseCount,
     )
     .option(
       '--max-connections <n>',
@@ -182,7 +195,13 @@ export async function serve(
   const auth = await resolveAuth(options);
   const store = await openStore(storeUrl);
   // A redis store runs tasks through BullMQ; under --no-worker this replica only enqueues them.
-  const executor = await serveExecutor({ storeUrl, store, worker: options.worker, logger });
+  const executor = await serveExecutor({
+    storeUrl,
+    store,
+    worker: options.worker,
+    logger,
+    ...defined({ concurrency: options.concurrency }),
+  });
   let workers: WorkerWatch | undefined;
   const gauges = options.worker ? [] : [workersGauge(() => workers)];
   const app = createTaskServer({
@@ -193,7 +212,14 @@ export async function serve(
     logger,
     ...auth,
     ...(auth.admin === undefined ? {} : { admin: { ...auth.admin, gauges } }),
-    runtime: { executor, logger },
+    runtime: {
+      executor,
+      logger,
+      ...defined({
+        concurrency: options.concurrency,
+        maxQueuedPerPrincipal: options.maxQueuedPerPrincipal,
+      }),
+    },
     fallbackTools: options.fallbackTools === true,
     http: defined({
       maxConnections: options.maxConnections,

@@ -39,8 +39,10 @@ export interface Executor {
   /**
    * A task became runnable. An executor whose store enqueues new and resumed tasks in the
    * writing transaction itself may ignore `created` and `resumed`; `recovery` always counts.
+   * `principal` (the task's caller, when the runtime knows it) lets an executor that queues
+   * work take it round robin across principals (fair share).
    */
-  dispatch(taskId: string, reason?: DispatchReason): Promise<void>;
+  dispatch(taskId: string, reason?: DispatchReason, principal?: string): Promise<void>;
   /**
    * Optional: a recovery scan's finds in one go (an executor that can check and enqueue a batch
    * in a few commands). Without it each is `dispatch(id, 'recovery')`. A task without a revision
@@ -60,8 +62,9 @@ export interface Executor {
   /**
    * Holds a slot for a task this process is about to create and run at once, so its lease can
    * be taken in the creating write. Undefined when no slot is free, or when work runs elsewhere.
+   * `principal` is the caller the task runs for (fair share counts its slots).
    */
-  reserve?(): Reservation | undefined;
+  reserve?(principal?: string): Reservation | undefined;
   /**
    * Optional: the handler of `taskId`, which this executor started, has returned; its run still
    * writes the outcome. An executor that counts handlers may give the slot to the next task now,
@@ -95,6 +98,11 @@ export interface RuntimeOptions {
   /** Refuse arguments / results whose JSON is larger. Default 1 MiB / 4 MiB. */
   maxArgumentsBytes?: number;
   maxResultBytes?: number;
+  /**
+   * A create that would give one principal more than this many unfinished (`working` or
+   * `input_required`) tasks is refused (`QueueFullError`). Default 10,000.
+   */
+  maxQueuedPerPrincipal?: number;
   /** Attempts before a re-run task fails "interrupted". Default 3. */
   maxAttempts?: number;
   clock?: Clock;

@@ -1,5 +1,9 @@
 import { startAfterReply } from './after-reply.js';
-import type { Executor, Reservation } from './api.js';
+import type { DispatchReason, Executor, Reservation } from './api.js';
+import { FairQueue } from './fair-queue.js';
+
+/** The principal of tasks dispatched without one (a recovery scan's finds, wake-ups). */
+const UNKNOWN_PRINCIPAL = '';
 
 /**
  * Runs tasks in this process, at most `concurrency` handlers at once. Event-driven: a dispatch
@@ -10,14 +14,13 @@ import type { Executor, Reservation } from './api.js';
  */
 export class LocalExecutor implements Executor {
   readonly #concurrency: number;
-  /** Dispatched ids waiting for a slot: `#queue[#head]` is next (an O(1) take, see #take). */
-  #queue: string[] = [];
-  #head = 0;
+  /** Dispatched ids waiting for a slot, taken round robin across principals. */
+  readonly #queue: FairQueue;
   readonly #known = new Set<string>();
   /** Handlers running: the slots in use. */
   #active = 0;
-  /** Ids whose handler holds a slot (those `handlerDone` frees). */
-  readonly #inSlot = new Set<string>();
+  /** Ids whose handler holds a slot (those `handlerDone` frees), with their principal. */
+  readonly #inSlot = new Map<string, string>();
   /** Runs whose handler returned and whose outcome is still being written. */
   #finishing = 0;
   #run: ((taskId: string) => Promise<void>) | undefined;
@@ -30,6 +33,7 @@ export class LocalExecutor implements Executor {
       throw new RangeError(`concurrency must be a positive integer, got ${concurrency}`);
     }
     this.#concurrency = concurrency;
+    this.#queue = new FairQueue(concurrency);
   }
 
   start(run: (taskId: string) => Promise<void>): void {
@@ -38,32 +42,43 @@ export class LocalExecutor implements Executor {
     this.#pump();
   }
 
-  async dispatch(taskId: string): Promise<void> {
+  async dispatch(
+    taskId: string,
+    _reason?: DispatchReason,
+    principal: string = UNKNOWN_PRINCIPAL,
+  ): Promise<void> {
     if (this.#stopping || this.#known.has(taskId)) return;
     this.#known.add(taskId);
-    this.#queue.push(taskId);
+    this.#queue.push(taskId, principal);
     this.#schedulePump();
   }
 
   /** A slot for a task created and run here at once; none while queued work waits for one. */
-  reserve(): Reservation | undefined {
+  reserve(principal: string = UNKNOWN_PRINCIPAL): Reservation | undefined {
     if (this.#run === undefined || this.#stopping) return undefined;
-    if (this.#active >= this.#concurrency || this.#waiting > 0) return undefined;
+    if (this.#active >= this.#concurrency || this.#queue.size > 0) return undefined;
     this.#active += 1;
+    this.#queue.started(principal);
     let used = false;
     return {
       run: (taskId, work) => {
         if (used) throw new Error('a reservation runs once');
         used = true;
         this.#known.add(taskId);
-        startAfterReply(() => this.#start(taskId, work));
+        startAfterReply(() => this.#start(taskId, principal, work));
       },
       release: () => {
         if (used) return;
         used = true;
+        this.#queue.finished(principal);
         this.#finish(undefined);
       },
     };
+  }
+
+  /** How many tasks each principal has waiting for a slot, without the names (for /metrics). */
+  queueDepths(): number[] {
+    return this.#queue.depths();
   }
 
   /**
@@ -85,9 +100,7 @@ export class LocalExecutor implements Executor {
 
   async stop(graceMs: number): Promise<void> {
     this.#stopping = true;
-    for (const id of this.#queue.slice(this.#head)) this.#known.delete(id);
-    this.#queue = [];
-    this.#head = 0;
+    for (const id of this.#queue.drain()) this.#known.delete(id);
     if (this.#idle) return;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
@@ -102,33 +115,12 @@ export class LocalExecutor implements Executor {
   #pump(): void {
     const run = this.#run;
     if (run === undefined) return;
-    while (!this.#stopping && this.#active < this.#concurrency && this.#waiting > 0) {
-      const taskId = this.#take();
+    while (!this.#stopping && this.#active < this.#concurrency) {
+      const next = this.#queue.take();
+      if (next === undefined) return;
       this.#active += 1;
-      this.#start(taskId, () => run(taskId));
+      this.#start(next.taskId, next.principal, () => run(next.taskId));
     }
-  }
-
-  get #waiting(): number {
-    return this.#queue.length - this.#head;
-  }
-
-  /**
-   * The next queued id. `shift()` moves every element left, so draining a backlog of n
-   * dispatched tasks cost O(n²) (a backlog forms whenever creates outpace the slots); the
-   * consumed head is dropped in one step once it is most of the array.
-   */
-  #take(): string {
-    const taskId = this.#queue[this.#head] as string;
-    this.#head += 1;
-    if (this.#head === this.#queue.length) {
-      this.#queue = [];
-      this.#head = 0;
-    } else if (this.#head >= 1024 && this.#head * 2 >= this.#queue.length) {
-      this.#queue = this.#queue.slice(this.#head);
-      this.#head = 0;
-    }
-    return taskId;
   }
 
   /**
@@ -137,7 +129,7 @@ export class LocalExecutor implements Executor {
    * finished runs and their results pile up); past that the slot waits for the write.
    */
   handlerDone(taskId: string): void {
-    if (this.#finishing >= this.#concurrency || !this.#inSlot.delete(taskId)) return;
+    if (this.#finishing >= this.#concurrency || !this.#leaveSlot(taskId)) return;
     this.#active -= 1;
     this.#finishing += 1;
     this.#pump();
@@ -147,9 +139,9 @@ export class LocalExecutor implements Executor {
     return this.#active === 0 && this.#finishing === 0;
   }
 
-  /** Runs work in a slot already counted in `#active`. */
-  #start(taskId: string, work: () => Promise<void>): void {
-    this.#inSlot.add(taskId);
+  /** Runs work in a slot already counted in `#active` (and for its principal in `#queue`). */
+  #start(taskId: string, principal: string, work: () => Promise<void>): void {
+    this.#inSlot.set(taskId, principal);
     void work()
       .catch((error: unknown) => {
         process.emitWarning(`taskrail: running task ${taskId} failed: ${String(error)}`);
@@ -158,10 +150,19 @@ export class LocalExecutor implements Executor {
   }
 
   #finish(taskId: string | undefined): void {
-    if (taskId === undefined || this.#inSlot.delete(taskId)) this.#active -= 1;
+    if (taskId === undefined || this.#leaveSlot(taskId)) this.#active -= 1;
     else this.#finishing -= 1;
     if (taskId !== undefined) this.#known.delete(taskId);
     if (this.#idle) for (const resolve of this.#idleWaiters.splice(0)) resolve();
     this.#pump();
+  }
+
+  /** Frees the slot `taskId` holds, if it holds one: true when it did. */
+  #leaveSlot(taskId: string): boolean {
+    const principal = this.#inSlot.get(taskId);
+    if (principal === undefined) return false;
+    this.#inSlot.delete(taskId);
+    this.#queue.finished(principal);
+    return true;
   }
 }

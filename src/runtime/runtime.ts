@@ -28,6 +28,7 @@ import { newOwnerId } from './owner.js';
 import { runnableTasks, takeOverFromGone } from './takeover.js';
 import { assertArgumentsSize, resolveTtl, type TtlPolicy } from './limits.js';
 import { LocalExecutor } from './local-executor.js';
+import { assertRoomFor, checkQueueCap, DEFAULT_MAX_QUEUED_PER_PRINCIPAL } from './queue-cap.js';
 import { stderrLogger } from './logger.js';
 import { StoreHealth } from './store-health.js';
 import {
@@ -79,7 +80,9 @@ export class TaskRuntime {
   readonly #logger: Logger;
   readonly #ttl: TtlPolicy;
   readonly #settings: RunnerSettings;
-  readonly #options: Required<Pick<RuntimeOptions, 'defaultPollIntervalMs' | 'maxArgumentsBytes'>>;
+  readonly #options: Required<
+    Pick<RuntimeOptions, 'defaultPollIntervalMs' | 'maxArgumentsBytes' | 'maxQueuedPerPrincipal'>
+  >;
   readonly #running = new Map<string, RunAbort>();
   readonly #leases = new Map<string, string>();
   readonly #health: StoreHealth;
@@ -106,6 +109,9 @@ export class TaskRuntime {
     this.#options = {
       defaultPollIntervalMs: options.defaultPollIntervalMs ?? DEFAULTS.defaultPollIntervalMs,
       maxArgumentsBytes: options.maxArgumentsBytes ?? DEFAULTS.maxArgumentsBytes,
+      maxQueuedPerPrincipal: checkQueueCap(
+        options.maxQueuedPerPrincipal ?? DEFAULT_MAX_QUEUED_PER_PRINCIPAL,
+      ),
     };
     const leaseMs = options.leaseMs ?? DEFAULTS.leaseMs;
     this.#settings = {
@@ -203,6 +209,7 @@ export class TaskRuntime {
       concurrencyKey === undefined
         ? input.meta
         : { ...input.meta, [CONCURRENCY_KEY_META]: concurrencyKey };
+    await assertRoomFor(this.store, input.principal, this.#options.maxQueuedPerPrincipal);
     this.start();
     const record = newTaskRecord(
       {
@@ -227,7 +234,7 @@ export class TaskRuntime {
    * right after the reply; otherwise the executor is told, and claims it when it can.
    */
   async #createAndStart(record: TaskRecord): Promise<TaskRecord> {
-    const slot = this.#executor?.reserve?.();
+    const slot = this.#executor?.reserve?.(record.principal);
     const lease = { owner: this.#settings.owner, leaseMs: this.#settings.leaseMs };
     let outcome: CreateOutcome;
     const sentAt = performance.now();
@@ -247,7 +254,7 @@ export class TaskRuntime {
     }
     slot?.release();
     if (!created) assertSameCall(task, record);
-    else await this.#dispatch(task.id, 'created');
+    else await this.#dispatch(task.id, 'created', task.principal);
     return task;
   }
 
@@ -278,7 +285,7 @@ export class TaskRuntime {
       resumed = outcome.resumed;
       return outcome.task;
     });
-    if (resumed && task !== undefined) await this.#dispatch(task.id, 'resumed');
+    if (resumed && task !== undefined) await this.#dispatch(task.id, 'resumed', task.principal);
     return task;
   }
 
@@ -439,10 +446,10 @@ export class TaskRuntime {
     this.#background('wake a permit waiter', this.#dispatch(taskId, 'recovery'));
   }
 
-  async #dispatch(taskId: string, reason: DispatchReason): Promise<void> {
+  async #dispatch(taskId: string, reason: DispatchReason, principal?: string): Promise<void> {
     if (this.#executor === undefined) return;
     this.start();
-    await this.#executor.dispatch(taskId, reason);
+    await this.#executor.dispatch(taskId, reason, principal);
   }
 
   #every(name: string, intervalMs: number, work: () => Promise<unknown>): void {

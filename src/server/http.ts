@@ -28,9 +28,9 @@ import {
   type Wire2026Deps,
 } from './wire-2026/call.js';
 import type { Wire2025Sessions } from './wire-2025/sessions.js';
-import { withTroubleStatus } from './tasks/server-trouble.js';
 import { describeRefusal, fairKeyOf, type FairBound } from './tasks/fair-bound.js';
 import type { AuthReply } from './http/auth.js';
+import { refusalOf, withRefusalStatus } from './tasks/queue-full.js';
 
 export interface HttpDeps extends Wire2026Deps {
   /** The SDK's handler as built: HTTP 503 for store trouble is applied here. */
@@ -79,7 +79,7 @@ const INTERNAL_ERROR = JSON.stringify({
  * adapter.
  */
 function sdkHandler(deps: HttpDeps): HttpHandler {
-  const fetch = withTroubleStatus(deps.sdk.fetch);
+  const fetch = withRefusalStatus(deps.sdk.fetch);
   const node = toNodeHandler({ ...deps.sdk, fetch }, { maxRequestBodySize: deps.maxBodyBytes });
   return {
     node: (req, res, parsedBody) =>
@@ -199,13 +199,21 @@ async function serveHttp<Out>(deps: HttpDeps, sdk: HttpHandler, ex: Exchange<Out
     return ex.hand(session, { body: parsed.value });
   }
   const decision = await decide(deps, body.text, carrierOf(ex, auth.principal));
-  if (decision.kind === 'reply') return ex.json(decision.reply.status, decision.reply.body);
+  if (decision.kind === 'reply') return replyOut(ex, decision.reply);
   if (decision.kind === 'listen') {
     return ex.hand(listenHandler(deps, decision.hub, decision.request, auth.principal));
   }
   const parsed = { body: decision.parsed };
   if (deps.wire2025?.claimsInitialize(decision.parsed)) return ex.hand(deps.wire2025, parsed);
   return ex.hand(sdk, parsed);
+}
+
+/** A reply made here; a queue-full refusal (HTTP 429) carries `Retry-After`. */
+function replyOut<Out>(ex: Exchange<Out>, reply: Reply): Out {
+  const refusal = refusalOf(reply.status, reply.body);
+  if (refusal.headers === undefined) return ex.json(reply.status, reply.body);
+  const headers = { 'content-type': 'application/json', ...refusal.headers };
+  return ex.reply({ status: refusal.status, body: reply.body, headers });
 }
 
 /** The `node:http` / Express face: the chain, then the SDK's own Node adapter. */

@@ -247,6 +247,12 @@ export interface TaskStore {
   loadSteps(id: string): Promise<Record<string, unknown>>;
 
   list(query: ListQuery): Promise<ListPage>;
+  /**
+   * Optional: how many unfinished (`working` or `input_required`, unexpired) tasks `principal`
+   * has, counted up to `atMost` (a larger count is reported as `atMost`): a counted read on an
+   * index, for the per-principal cap on creates and the fair-share priorities of job engines.
+   */
+  countUnfinished?(principal: string, atMost: number): Promise<number>;
   /** Deletes up to `limit` expired tasks with their steps and leases; returns their ids. */
   sweepExpired(limit: number): Promise<string[]>;
 

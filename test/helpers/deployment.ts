@@ -70,9 +70,10 @@ export function deployment(options: {
   };
 }
 
-export function dispatchTo(endpoint: string): RawDispatch {
+export function dispatchTo(endpoint: string, headers?: Record<string, string>): RawDispatch {
   return createHttpDispatch({
     url: endpoint,
+    ...(headers === undefined ? {} : { headers }),
     framing: {
       protocolVersion: '2026-07-28',
       clientInfo: { name: 'taskrail-e2e', version: '0' },

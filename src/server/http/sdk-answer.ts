@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthInfo } from '@modelcontextprotocol/server';
-import { troubleStatus } from '../tasks/server-trouble.js';
+import { refusalOf } from '../tasks/queue-full.js';
 import { RPC } from '../../task/errors.js';
 
 type SdkFetch = (
@@ -103,7 +103,8 @@ export async function answerWithSdk(
   if (headers['content-type']?.includes('application/json') === true) {
     const text = await response.text();
     finished = true;
-    res.writeHead(troubleStatus(response.status, text), headers);
+    const refusal = refusalOf(response.status, text);
+    res.writeHead(refusal.status, { ...headers, ...refusal.headers });
     return void res.end(text);
   }
   res.writeHead(response.status, headers);

@@ -16,6 +16,7 @@ import { normalizeTaskOption } from '../../runtime/tool.js';
 import type { InputRequest, JsonObject } from '../../task/record.js';
 import { envelopeCapabilities, principalOf } from '../tasks/principal.js';
 import { isServerTrouble } from '../tasks/server-trouble.js';
+import { isQueueFull, queueFullProtocolError } from '../tasks/queue-full.js';
 import { noteCallTrouble } from './call-trouble.js';
 import { startToolTask } from '../tasks/create-input.js';
 import { objectResponses } from '../tasks/operations.js';
@@ -77,6 +78,7 @@ async function routeCall(
   } catch (error) {
     // The SDK would make any other throw an isError result: the tool's final word to a host.
     if (isServerTrouble(error)) noteCallTrouble(ctx);
+    else if (isQueueFull(error)) noteCallTrouble(ctx, queueFullProtocolError(error));
     throw error;
   }
 }

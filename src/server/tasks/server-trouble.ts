@@ -166,26 +166,3 @@ export function isTroubleAnswer(text: string): boolean {
 export function troubleStatus(status: number, text: string): number {
   return status === 200 && isTroubleAnswer(text) ? SERVER_TROUBLE_STATUS : status;
 }
-
-function isJson(response: Response): boolean {
-  return response.headers.get('content-type')?.includes('application/json') === true;
-}
-
-type FetchLike<O> = (request: Request, options: O) => Promise<Response>;
-
-/**
- * Wraps an SDK fetch handler so that a JSON answer carrying the store-trouble -32603 goes out
- * with HTTP 503 instead of 200 (a plain proxy or host then also sees a retryable failure). An
- * SSE answer has sent its 200 before the error is known; its -32603 still says "retry".
- */
-export function withTroubleStatus<O>(fetch: FetchLike<O>): FetchLike<O> {
-  return async (request, options) => {
-    const response = await fetch(request, options);
-    if (response.status !== 200 || !isJson(response)) return response;
-    const text = await response.text();
-    return new Response(text, {
-      status: troubleStatus(response.status, text),
-      headers: response.headers,
-    });
-  };
-}

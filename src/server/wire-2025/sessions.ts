@@ -15,7 +15,7 @@ import {
   type FairRefusalAnswer,
   type FairTicket,
 } from '../tasks/fair-bound.js';
-import { withTroubleStatus } from '../tasks/server-trouble.js';
+import { withRefusalStatus } from '../tasks/queue-full.js';
 import type { Wire2025Deps } from './deps.js';
 import { buildSessionServer, followSessionTools, forwardStatusNotifications } from './route.js';
 import { HEADER, INITIALIZE_METHOD, SERVER_ERROR } from '../../protocol/constants.js';
@@ -150,7 +150,7 @@ export class Wire2025Sessions {
     return this.#node(req, res, parsedBody);
   }
 
-  readonly fetch = withTroubleStatus((request: Request, options: FetchOptions) =>
+  readonly fetch = withRefusalStatus((request: Request, options: FetchOptions) =>
     this.#serve(request, options),
   );
 

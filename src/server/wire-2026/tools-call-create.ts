@@ -15,6 +15,7 @@ import { missingFor } from './capability-gate.js';
 import { isJsonContentType, mirrorsParamHeaders, validArguments } from './plain-call.js';
 import type { ToolRegistry } from '../tasks/tool-registry.js';
 import { isServerTrouble, troubleWire } from '../tasks/server-trouble.js';
+import { isQueueFull, queueFullWire } from '../tasks/queue-full.js';
 import { errorReply, type Carrier, type Reply, type Wire2026Deps } from './call.js';
 import { startToolTask } from '../tasks/create-input.js';
 import type { RegisteredTaskTool } from '../tasks/types.js';
@@ -50,6 +51,7 @@ export async function createInFront(
     result['_meta'] = meta;
   } catch (error) {
     if (isServerTrouble(error)) return errorReply(req.id, troubleWire());
+    if (isQueueFull(error)) return errorReply(req.id, queueFullWire(error));
     // The SDK answers an error thrown by a tool as an isError result; so does this path.
     const text = error instanceof Error ? error.message : String(error);
     result = { content: [{ type: 'text', text }], isError: true, resultType: 'complete' };

@@ -1,3 +1,4 @@
+import { roundRobinByPrincipal } from '../shared/round-robin.js';
 import type {
   ClaimOptions,
   CompareAndSetOutcome,
@@ -232,7 +233,9 @@ export class MemoryTaskStore implements TaskStore {
       .filter((task) => task.status === 'working' && !isExpired(task, now))
       .filter((task) => (this.#leases.get(task.id)?.expiresAt ?? -Infinity) <= now)
       .sort((a, b) => a.createdAt - b.createdAt);
-    return runnable.slice(0, Math.max(0, limit)).map((task) => task.id);
+    return roundRobinByPrincipal(runnable)
+      .slice(0, Math.max(0, limit))
+      .map((task) => task.id);
   }
 
   async findLeased(limit: number): Promise<LeaseHolder[]> {
@@ -292,6 +295,19 @@ export class MemoryTaskStore implements TaskStore {
     return matching.length > limit && last !== undefined
       ? { tasks, nextCursor: encodeListCursor(last) }
       : { tasks };
+  }
+
+  /** A scan of every task: the memory store is for tests and development, not for size. */
+  async countUnfinished(principal: string, atMost: number): Promise<number> {
+    this.#assertOpen();
+    const now = this.#clock();
+    let count = 0;
+    for (const task of this.#tasks.values()) {
+      if (count >= atMost) break;
+      if (task.principal !== principal || isExpired(task, now)) continue;
+      if (task.status === 'working' || task.status === 'input_required') count += 1;
+    }
+    return count;
   }
 
   async sweepExpired(limit: number): Promise<string[]> {

@@ -208,6 +208,12 @@ export class PostgresTaskStore implements TaskStore {
     return rows.map((row) => row['id'] as string);
   }
 
+  async countUnfinished(principal: string, atMost: number): Promise<number> {
+    const params = [this.#now(), principal, Math.max(0, Math.floor(atMost))];
+    const rows = await this.#query(this.#sql.countUnfinished, params);
+    return Number(rows[0]?.['n'] ?? 0);
+  }
+
   async findLeased(limit: number): Promise<LeaseHolder[]> {
     if (limit <= 0) return [];
     const rows = await this.#query(this.#sql.leased, [this.#now(), Math.floor(limit)]);

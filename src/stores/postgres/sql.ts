@@ -94,10 +94,15 @@ export function statementsFor(s: string, channel: string) {
       WHERE id = $2 AND lease_token = $3 AND status = 'working' AND ${LIVE}
         AND lease_expires_at > ${NOW}
       RETURNING lease_expires_at`,
-    /** $1 now, $2 limit. */
+    /** $1 now, $2 limit. Round robin across principals (each one's oldest first): fair share. */
     runnable: `SELECT id FROM ${t} WHERE status = 'working' AND ${LIVE}
         AND (lease_expires_at IS NULL OR lease_expires_at <= ${NOW})
-      ORDER BY created_at LIMIT $2`,
+      ORDER BY ROW_NUMBER() OVER (PARTITION BY principal ORDER BY created_at, id), created_at
+      LIMIT $2`,
+    /** $1 now, $2 principal, $3 limit: counted on tasks_by_principal, stopping at the limit. */
+    countUnfinished: `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${t}
+        WHERE principal = $2 AND status IN ('working', 'input_required') AND ${LIVE}
+        LIMIT $3) AS unfinished`,
     /** $1 now, $2 limit. */
     leased: `SELECT id, lease_owner AS owner FROM ${t} WHERE status = 'working' AND ${LIVE}
         AND lease_expires_at > ${NOW} AND lease_token IS NOT NULL

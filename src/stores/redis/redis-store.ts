@@ -36,6 +36,7 @@ import { RedisKeys } from './keys.js';
 import { classifyFailures } from './errors.js';
 import { forgetIdempotencyKey, reserveIdempotencyKey } from './idempotency.js';
 import { listTasks } from './list.js';
+import { countUnfinished } from './count.js';
 import { RedisPermits } from './permits.js';
 import { findLeased, findRunnable, sweepExpired, type ScanParts } from './scans.js';
 import { ReplicaAcks } from './replica-acks.js';
@@ -346,6 +347,12 @@ export class RedisTaskStore implements TaskStore {
     return findRunnable(this.#scanParts(), limit, this.#clock(), this.#callerLeaseNow());
   }
 
+  async countUnfinished(principal: string, atMost: number): Promise<number> {
+    this.#assertOpen();
+    if (atMost <= 0) return 0;
+    return countUnfinished(this.#scanParts(), principal, atMost, this.#clock());
+  }
+
   async findLeased(limit: number): Promise<LeaseHolder[]> {
     this.#assertOpen();
     if (limit <= 0) return [];
@@ -455,6 +462,7 @@ classifyFailures(RedisTaskStore.prototype, [
   'findRunnable',
   'findRunnableTasks',
   'findLeased',
+  'countUnfinished',
   'saveStep',
   'loadSteps',
   'list',

@@ -66,14 +66,18 @@ export async function findRunnable(
  * The given fields of each task of one bucket's batch, in one call (`read-tasks`): a scan
  * costs commands per bucket and batch, not per task, however long the backlog.
  */
-async function readTasks(parts: ScanParts, ids: string[], fields: string[]): Promise<Hmget[]> {
+export async function readTasks(
+  parts: ScanParts,
+  ids: string[],
+  fields: string[],
+): Promise<Hmget[]> {
   if (ids.length === 0) return [];
   const keys = ids.map((id) => parts.keys.task(id));
   const flat = (await parts.scripts.run('read-tasks', keys, fields)) as Hmget;
   return ids.map((_id, i) => flat.slice(i * fields.length, (i + 1) * fields.length));
 }
 
-function isLive(expiresAt: string | null | undefined, now: number): boolean {
+export function isLive(expiresAt: string | null | undefined, now: number): boolean {
   return expiresAt === '' || (typeof expiresAt === 'string' && Number(expiresAt) > now);
 }
 

@@ -287,6 +287,13 @@ export class SqliteTaskStore implements TaskStore {
     return this.#run(() => this.#lists.read(page, this.#clock()));
   }
 
+  async countUnfinished(principal: string, atMost: number): Promise<number> {
+    return this.#run(() => {
+      const params = { principal, now: this.#clock(), limit: Math.max(0, Math.floor(atMost)) };
+      return (this.#sql.countUnfinished.get(params) as { n: number }).n;
+    });
+  }
+
   async sweepExpired(limit: number): Promise<string[]> {
     const ids = await this.#group.write(() => this.#sweepInTx(limit));
     for (const id of ids) this.events.emit('task:deleted', { id });

@@ -72,9 +72,15 @@ const STATEMENT_SQL = {
        WHERE status = 'working' AND lease_owner = '' AND lease_token IS NULL
          AND lease_expires_at > @since AND lease_expires_at <= @now AND ${VISIBLE}
        ORDER BY lease_expires_at LIMIT @limit`,
+  // Round robin across principals (each one's oldest first): fair share for recovered work.
   selectRunnable: `SELECT id FROM tasks
        WHERE status = 'working' AND ${VISIBLE} AND ${LEASE_FREE}
-       ORDER BY created_at LIMIT @limit`,
+       ORDER BY ROW_NUMBER() OVER (PARTITION BY principal ORDER BY created_at, id), created_at
+       LIMIT @limit`,
+  // Counted on tasks_by_principal, stopping at @limit (the cap on creates needs no more).
+  countUnfinished: `SELECT count(*) AS n FROM (SELECT 1 FROM tasks
+       WHERE principal = @principal AND status IN ('working', 'input_required') AND ${VISIBLE}
+       LIMIT @limit)`,
   upsertStep: 'INSERT OR REPLACE INTO steps (task_id, name, value) VALUES (?, ?, ?)',
   selectSteps: 'SELECT name, value FROM steps WHERE task_id = ?',
   deleteSteps: 'DELETE FROM steps WHERE task_id = ?',

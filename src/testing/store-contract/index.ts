@@ -4,6 +4,7 @@ import { registerCompareAndSetCases } from './compare-and-set.js';
 import { registerCreateLeaseCases } from './create-lease.js';
 import { registerEventCases } from './events.js';
 import { registerExpiryCases } from './expiry.js';
+import { registerFairShareCases } from './fair-share.js';
 import { registerFencingCases } from './fencing.js';
 import { caseDefiner, type StoreContractOptions, type StoreFactory } from './harness.js';
 import { registerIdempotencyCases } from './idempotency.js';
@@ -54,5 +55,6 @@ export function taskStoreContract(
     void describe('steps', () => registerStepCases(define));
     void describe('list', () => registerListCases(define));
     void describe('events', () => registerEventCases(define));
+    void describe('fair share', () => registerFairShareCases(define));
   });
 }
