@@ -5,6 +5,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { RPC, RpcError, isStoreUnavailable } from '../task/errors.js';
 import { newTaskId } from '../task/ids.js';
 import { newTaskRecord, type JsonObject, type TaskRecord } from '../task/record.js';
+import { metaWithMaxAttempts } from '../task/run-meta.js';
 import { isTerminal } from '../task/status.js';
 import { systemClock, type Clock } from '../task/time.js';
 import * as t from '../task/transitions.js';
@@ -27,6 +28,7 @@ import { newOwnerId } from './owner.js';
 import { runnableTasks, takeOverFromGone } from './takeover.js';
 import { assertArgumentsSize, resolveTtl, type TtlPolicy } from './limits.js';
 import { LocalExecutor } from './local-executor.js';
+import { maxAttemptsOf } from './run-policy.js';
 import { stderrLogger } from './logger.js';
 import { StoreHealth } from './store-health.js';
 import {
@@ -207,7 +209,10 @@ export class TaskRuntime {
         pollIntervalMs:
           input.pollIntervalMs ?? tool.task.pollIntervalMs ?? this.#options.defaultPollIntervalMs,
         ...(input.wire === undefined ? {} : { wire: input.wire }),
-        ...(input.meta === undefined ? {} : { meta: input.meta }),
+        meta: metaWithMaxAttempts(
+          input.meta ?? {},
+          maxAttemptsOf(tool.task, this.#settings.maxAttempts),
+        ),
         ...(input.idempotencyKey === undefined ? {} : { idempotencyKey: input.idempotencyKey }),
       },
       this.#clock(),
