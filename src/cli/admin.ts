@@ -14,6 +14,8 @@ import {
 import { EXIT_CODES } from '../client/outcome.js';
 import { isTaskOutcome, outcomeOf, splitOutcomeList, type TaskOutcome } from '../task/outcome.js';
 import { cancel } from '../task/transitions.js';
+import { attemptsText, isWaitKind, runViewOf, waitText, type WaitKind } from '../task/run-meta.js';
+import { runFieldsOf } from '../server/admin/views.js';
 
 interface StoreFlag {
   store?: string;
@@ -21,6 +23,7 @@ interface StoreFlag {
 
 interface ListFlags extends StoreFlag {
   status?: TaskOutcome[];
+  waiting?: WaitKind[];
   tool?: string;
   principal?: string;
   limit: number;
@@ -45,6 +48,14 @@ function parseStatuses(value: string): TaskOutcome[] {
   return statuses;
 }
 
+function parseWaitKinds(value: string): WaitKind[] {
+  const kinds = value.split(',').map((s) => s.trim());
+  if (!kinds.every(isWaitKind)) {
+    throw new InvalidArgumentError('must be backoff, sleep or permit (comma-separated)');
+  }
+  return kinds;
+}
+
 function parseLimit(value: string): number {
   const limit = Number(value);
   if (!Number.isInteger(limit) || limit < 1)
@@ -60,12 +71,19 @@ export function registerAdmin(program: Command): void {
     .description("operators: list, show and cancel any principal's tasks on the store itself");
   admin
     .command('list')
-    .description('one line per task, newest first: id, status, tool, principal, age, message')
+    .description(
+      'one line per task, newest first: id, status, tool, principal, age, attempts, wait, message',
+    )
     .option('--store <url>', STORE_HELP)
     .option(
       '--status <list>',
       'only these statuses (comma-separated); tool_error: completed with an isError result',
       parseStatuses,
+    )
+    .option(
+      '--waiting <list>',
+      'only working tasks in these waits (comma-separated): backoff (before a retry), sleep (ctx.sleep), permit (a concurrency slot)',
+      parseWaitKinds,
     )
     .option('--tool <name>', 'only this tool')
     .option('--principal <name>', 'only this principal')
@@ -120,13 +138,17 @@ async function list(store: TaskStore, flags: ListFlags): Promise<number> {
     process.stdout.write(`${JSON.stringify(tasks.map(view), null, 2)}\n`);
     return 0;
   }
+  const now = Date.now();
   for (const task of tasks) {
+    const run = runViewOf(task, now);
     const fields = [
       task.id,
       outcomeOf(task),
       task.tool,
       task.principal,
       age(task),
+      `attempt ${attemptsText(run)}`,
+      run.waiting === undefined ? '-' : waitText(run.waiting),
       task.statusMessage ?? '',
     ];
     process.stdout.write(`${fields.join('  ')}\n`);
@@ -137,6 +159,7 @@ async function list(store: TaskStore, flags: ListFlags): Promise<number> {
 async function findListed(store: TaskStore, flags: ListFlags): Promise<TaskRecord[]> {
   const query: OutcomeListQuery = { limit: flags.limit };
   if (flags.status !== undefined) query.outcomes = flags.status;
+  if (flags.waiting !== undefined) query.waiting = flags.waiting;
   if (flags.tool !== undefined) query.tool = flags.tool;
   if (flags.principal !== undefined) query.principal = flags.principal;
   return (await listByOutcome(store, query)).tasks;
@@ -147,6 +170,7 @@ function view(task: TaskRecord): Record<string, unknown> {
   return {
     ...task,
     outcome: outcomeOf(task),
+    ...runFieldsOf(task, Date.now()),
     createdAt: isoTime(task.createdAt),
     updatedAt: isoTime(task.updatedAt),
     expiresAt: task.expiresAt === null ? null : isoTime(task.expiresAt),

@@ -1,5 +1,6 @@
 import { isStoreUnavailable } from '../task/errors.js';
 import type { TaskRecord } from '../task/record.js';
+import { markWaiting } from '../task/run-meta.js';
 import * as t from '../task/transitions.js';
 import { isFencedOut } from './fence.js';
 import { observe, type RunnerSettings } from './runner-settings.js';
@@ -39,9 +40,20 @@ export async function waitDurably(
 ): Promise<'rested' | 'abandon'> {
   const { taskId, token } = run;
   const wakeEstimate = settings.clock() + run.storeOffsetMs + request.delayMs;
+  const kind = request.nextAttempt === undefined ? 'sleep' : 'backoff';
+  // The wait is marked in the record's meta too, so the dashboard need not parse the message.
   const change = (current: TaskRecord): TaskRecord | undefined =>
     current.attempt === run.attempt && current.status === 'working'
-      ? t.wait(current, request.statusMessage(wakeEstimate), settings.clock(), request.nextAttempt)
+      ? markWaiting(
+          t.wait(
+            current,
+            request.statusMessage(wakeEstimate),
+            settings.clock(),
+            request.nextAttempt,
+          ),
+          kind,
+          wakeEstimate,
+        )
       : undefined;
   try {
     const fence = { leaseToken: token };
@@ -60,7 +72,6 @@ export async function waitDurably(
     // Queued once the wait is set, so the job cannot come before the store's wake time. A crash
     // in between leaves the task to the recovery scan, which finds it once it is due.
     if (wakeAt === undefined) return 'rested';
-    const kind = request.nextAttempt === undefined ? 'sleep' : 'backoff';
     observe(settings, (o) => o.waiting?.(written.tool, kind));
     await settings.wake?.(taskId, request.delayMs);
     return 'rested';

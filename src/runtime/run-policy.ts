@@ -49,6 +49,12 @@ export function runPolicyOf(settings: TaskSettings, defaultMaxAttempts = 3): Run
   };
 }
 
+/** The attempts a task of this tool may have: 1 for `retry: false`. */
+export function maxAttemptsOf(settings: TaskSettings, defaultMaxAttempts = 3): number {
+  const { retry } = runPolicyOf(settings, defaultMaxAttempts);
+  return retry === false ? 1 : retry.maxAttempts;
+}
+
 /** How an attempt failed: it threw (a retryable error), timed out, or threw a final RpcError. */
 export type FailureKind = 'threw' | 'timed-out' | 'final';
 
@@ -77,8 +83,10 @@ export function retryStatusMessage(
   return `attempt ${nextAttempt} of ${maxAttempts} at ${clockTime(wakeAt)} after: ${reason}`;
 }
 
+/** `2026-12-04 03:11:26Z`: the date too (a nightly sleep ends tomorrow), in words that wrap. */
 export function sleepStatusMessage(wakeAt: number): string {
-  return `sleeping until ${new Date(wakeAt).toISOString()}`;
+  const iso = new Date(wakeAt).toISOString();
+  return `sleeping until ${iso.slice(0, 10)} ${clockTime(wakeAt)}`;
 }
 
 /**

@@ -5,6 +5,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { RPC, RpcError, isStoreUnavailable } from '../task/errors.js';
 import { newTaskId } from '../task/ids.js';
 import { newTaskRecord, type JsonObject, type TaskRecord } from '../task/record.js';
+import { metaWithMaxAttempts } from '../task/run-meta.js';
 import { isTerminal } from '../task/status.js';
 import { systemClock, type Clock } from '../task/time.js';
 import * as t from '../task/transitions.js';
@@ -29,6 +30,7 @@ import { runnableTasks, takeOverFromGone } from './takeover.js';
 import { assertArgumentsSize, resolveTtl, type TtlPolicy } from './limits.js';
 import { LocalExecutor } from './local-executor.js';
 import { assertRoomFor, checkQueueCap, DEFAULT_MAX_QUEUED_PER_PRINCIPAL } from './queue-cap.js';
+import { maxAttemptsOf } from './run-policy.js';
 import { stderrLogger } from './logger.js';
 import { StoreHealth } from './store-health.js';
 import {
@@ -221,7 +223,10 @@ export class TaskRuntime {
         pollIntervalMs:
           input.pollIntervalMs ?? tool.task.pollIntervalMs ?? this.#options.defaultPollIntervalMs,
         ...(input.wire === undefined ? {} : { wire: input.wire }),
-        ...(meta === undefined ? {} : { meta }),
+        meta: metaWithMaxAttempts(
+          meta ?? {},
+          maxAttemptsOf(tool.task, this.#settings.maxAttempts),
+        ),
         ...(input.idempotencyKey === undefined ? {} : { idempotencyKey: input.idempotencyKey }),
       },
       this.#clock(),

@@ -127,6 +127,29 @@ describe('dashboard in headless Chromium', { skip }, () => {
     await page.selectOption('#f-status', '');
   });
 
+  it('shows attempts of the limit and durable waits, and filters by the kind of wait', async () => {
+    const retrying = await h.create('backing_off', {}, 'alice');
+    const sleeping = await h.create('napping', {}, 'bob');
+    const wait = (id: string) => row(id).locator('td.st .wait');
+    await wait(retrying.id)
+      .filter({ hasText: /^retry until (\d\d-\d\d )?\d\d:\d\d:\d\dZ$/ })
+      .waitFor();
+    assert.equal(await row(retrying.id).locator('td.attempt').textContent(), '2 of 3');
+    assert.match((await wait(retrying.id).getAttribute('title')) ?? '', /next attempt at 20\d\d-/);
+    await wait(sleeping.id)
+      .filter({ hasText: /^sleeping until / })
+      .waitFor();
+    assert.equal(await row(sleeping.id).locator('td.attempt').textContent(), '1 of 3');
+    await page.selectOption('#f-waiting', 'sleep');
+    await row(retrying.id).waitFor({ state: 'detached' });
+    assert.equal(await row(sleeping.id).count(), 1);
+    await row(sleeping.id).click();
+    const facts = page.locator('#detail p.note', { hasText: 'principal bob' });
+    await facts.filter({ hasText: / · attempt 1 of 3 · sleeping until / }).waitFor();
+    await page.selectOption('#f-waiting', '');
+    await row(retrying.id).waitFor();
+  });
+
   it('answers a question through the form built from its requestedSchema', async () => {
     const parked = await h.create('deploy', {}, 'dave');
     await row(parked.id).locator('.status.input_required').click();
@@ -230,7 +253,8 @@ describe('dashboard in headless Chromium', { skip }, () => {
       const split = [];
       const walker = document.createTreeWalker(document.querySelector('#tasks'), NodeFilter.SHOW_TEXT);
       for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-        for (const word of node.data.matchAll(/\\S+/g)) {
+        // A break after a hyphen (2026-12-04) is a line break the browser may take, not a split.
+        for (const word of node.data.matchAll(/[^\\s-]+/g)) {
           if (word[0].length > 24) continue;
           const range = document.createRange();
           range.setStart(node, word.index);

@@ -102,6 +102,7 @@ function registerTools(
     await Promise.race([gate.wait(key), untilAborted(ctx.signal)]);
     return text('gate opened');
   });
+  registerWaitingTools(app);
   app.tool('ask', { description: 'asks before it acts', task: true }, async (_args, ctx) => {
     const answer = await ctx.elicit('confirm', {
       message: 'Go ahead?',
@@ -113,6 +114,27 @@ function registerTools(
     });
     return text(`answer: ${answer.action}`);
   });
+}
+
+/** Tools that end their first attempt in a long durable wait: a retry's backoff, a sleep. */
+function registerWaitingTools(app: TaskServer): void {
+  const retry = { maxAttempts: 3, onError: true, backoffMs: 600_000, maxBackoffMs: 600_000 };
+  app.tool(
+    'backing_off',
+    { description: 'fails, then waits ten minutes to retry', task: { mode: 'optional', retry } },
+    () => {
+      throw new Error('upstream answered 503');
+    },
+  );
+  app.tool('napping', { description: 'sleeps ten minutes', task: true }, async (_args, ctx) => {
+    await ctx.sleep(600_000);
+    return text('rested');
+  });
+  app.tool(
+    'once',
+    { description: 'never runs twice', task: { mode: 'optional', retry: false } },
+    () => text('once done'),
+  );
 }
 
 /** A server on 127.0.0.1 with a real SQLite file, caller auth, and (by default) admin tokens. */

@@ -76,7 +76,12 @@ describe('the packed package in an empty project (SQLite only)', () => {
     const shipped = listFiles(join(installed, 'dist', 'server', 'admin', 'assets'));
     const sources = listFiles(join(process.cwd(), 'src', 'server', 'admin', 'assets'));
     const names = (files: string[]) => files.map((file) => file.split(/[\\/]/).pop()).sort();
-    assert.deepEqual(names(sources), ['answer-form.js', 'dashboard.css', 'dashboard.js']);
+    assert.deepEqual(names(sources), [
+      'answer-form.js',
+      'dashboard.css',
+      'dashboard.js',
+      'run-policy.js',
+    ]);
     assert.deepEqual(names(shipped), names(sources));
   });
 

@@ -54,6 +54,7 @@ describe('tools/call creating a task, answered before the SDK', () => {
       assert.deepEqual(stored?.arguments, { n: 1, label: 'none' });
       assert.deepEqual(stored?.meta, {
         clientCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+        'taskrail/run': { maxAttempts: 3 },
       });
     }
   });

@@ -12,6 +12,7 @@ import type { AdminOperator } from './tokens.js';
 import { isTaskOutcome } from '../../task/outcome.js';
 import { listByOutcome, type OutcomeListQuery } from './outcomes.js';
 import { detailOf, summaryOf } from './views.js';
+import { isWaitKind } from '../../task/run-meta.js';
 
 export interface ApiDeps {
   store: TaskStore;
@@ -60,10 +61,14 @@ export async function serveApi(
 function listQuery(params: URLSearchParams): OutcomeListQuery | string {
   const outcomes = (params.get('status') ?? '').split(',').filter((s) => s !== '');
   if (!outcomes.every(isTaskOutcome)) return 'unknown status';
+  const waiting = (params.get('waiting') ?? '').split(',').filter((s) => s !== '');
+  if (!waiting.every(isWaitKind))
+    return 'waiting must be backoff, sleep or permit (comma-separated)';
   const limit = Number(params.get('limit') ?? '200');
   if (!Number.isInteger(limit) || limit < 1) return 'limit must be a positive integer';
   const query: OutcomeListQuery = { limit: Math.min(limit, 1000) };
   if (outcomes.length > 0) query.outcomes = outcomes;
+  if (waiting.length > 0) query.waiting = waiting;
   for (const key of ['tool', 'principal', 'cursor'] as const) {
     const value = params.get(key);
     if (value !== null && value !== '') query[key] = value;
@@ -83,8 +88,9 @@ async function listTasks(deps: ApiDeps, params: URLSearchParams): Promise<Respon
     if (!(error instanceof TaskrailError && error.code === 'INVALID_ARGUMENT')) throw error;
     return json(400, { error: 'bad_request', message: error.message });
   }
+  const now = Date.now();
   return json(200, {
-    tasks: page.tasks.map(summaryOf),
+    tasks: page.tasks.map((task) => summaryOf(task, now)),
     ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }),
   });
 }

@@ -13,6 +13,7 @@ const HTML = `<!doctype html>
 <link rel="icon" href="/dashboard/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/dashboard/app.css">
 <script src="/dashboard/answer-form.js" defer></script>
+<script src="/dashboard/run-policy.js" defer></script>
 <script src="/dashboard/app.js" defer></script>
 </head>
 <body>
@@ -36,6 +37,10 @@ const HTML = `<!doctype html>
       <option value="">any</option><option>working</option><option>input_required</option>
       <option>completed</option><option value="tool_error">tool error</option><option>failed</option>
       <option>cancelled</option>
+    </select></label>
+    <label>Waiting <select id="f-waiting">
+      <option value="">any</option><option value="backoff">retry backoff</option>
+      <option value="sleep">sleep</option><option value="permit">permit</option>
     </select></label>
     <label>Tool <input id="f-tool" list="tools" placeholder="any"></label>
     <label>Principal <input id="f-principal" list="principals" placeholder="any"></label>
@@ -110,6 +115,7 @@ export const PAGE_ASSETS: Readonly<Record<string, () => Response>> = {
   '/dashboard/': asset(() => HTML, 'text/html'),
   '/dashboard/app.js': asset(file('dashboard.js'), 'text/javascript'),
   '/dashboard/answer-form.js': asset(file('answer-form.js'), 'text/javascript'),
+  '/dashboard/run-policy.js': asset(file('run-policy.js'), 'text/javascript'),
   '/dashboard/app.css': asset(file('dashboard.css'), 'text/css'),
   '/dashboard/favicon.svg': asset(() => FAVICON, 'image/svg+xml'),
 };

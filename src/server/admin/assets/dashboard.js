@@ -4,7 +4,7 @@
  * Authorization header and a token in the URL would end up in access logs and history.
  * Everything from a task is put on the page with `textContent`, never as HTML.
  */
-/* global taskrailAnswerForm -- defined by answer-form.js, loaded first */
+/* global taskrailAnswerForm, taskrailRunPolicy -- defined by answer-form.js, run-policy.js */
 'use strict';
 (function () {
   var KEY = 'taskrail.adminToken';
@@ -37,6 +37,7 @@
     return node;
   }
 
+  var policy = taskrailRunPolicy(el);
   var form = taskrailAnswerForm({
     el: el,
     api: api,
@@ -107,6 +108,7 @@
   function filters() {
     return {
       status: $('f-status').value,
+      waiting: $('f-waiting').value,
       tool: $('f-tool').value.trim(),
       principal: $('f-principal').value.trim(),
     };
@@ -116,6 +118,7 @@
     var f = filters();
     return (
       (!f.status || task.outcome === f.status) &&
+      (!f.waiting || (task.waiting && task.waiting.kind === f.waiting)) &&
       (!f.tool || task.tool === f.tool) &&
       (!f.principal || task.principal === f.principal)
     );
@@ -203,12 +206,12 @@
       },
       [
         el('td', { class: 'id', text: task.id.slice(0, 12) + '…', title: task.id }),
-        el('td', { class: 'st' }, [badge(task)]),
+        el('td', { class: 'st' }, [badge(task), policy.waitNote(task)]),
         el('td', { class: 'tool', text: task.tool, title: task.tool }),
         el('td', { class: 'who', text: task.principal, title: task.principal }),
         el('td', { class: 'age', 'data-created': task.createdAt, text: age(task.createdAt) }),
         el('td', { class: 'msg', text: message }),
-        el('td', { text: String(task.attempt) }),
+        el('td', { class: 'attempt', text: policy.attempts(task) }),
         el('td', {}, [cancel]),
       ],
     );
@@ -333,8 +336,8 @@
       task.tool +
       ' · principal ' +
       task.principal +
-      ' · attempt ' +
-      task.attempt +
+      ' · ' +
+      policy.facts(task) +
       ' · wire ' +
       task.wire +
       ' · created ' +
@@ -381,7 +384,7 @@
     $('logout').addEventListener('click', function () {
       logout('');
     });
-    ['f-status', 'f-tool', 'f-principal'].forEach(function (id) {
+    ['f-status', 'f-waiting', 'f-tool', 'f-principal'].forEach(function (id) {
       $(id).addEventListener('change', loadList);
     });
     $('filters').addEventListener('submit', function (e) {
