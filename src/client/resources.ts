@@ -185,6 +185,8 @@ export interface FollowOptions {
   pollIntervalMs?: number;
   /** Stops following (the iterator ends without error). */
   signal?: AbortSignal;
+  /** Cuts the current wait short, once: e.g. when the caller has seen the task end. */
+  wake?: AbortSignal;
 }
 
 /**
@@ -211,7 +213,7 @@ export async function* followOutputOf(
         yield text;
       }
       if (ended) return;
-      if (text === '') await waitForChange(source, poll, signal);
+      if (text === '') await waitForChange(source, poll, waitSignal(signal, options.wake));
     }
   } catch (error) {
     if (signal?.aborted === true) return;
@@ -221,9 +223,16 @@ export async function* followOutputOf(
   }
 }
 
+/** Waits for a change or the poll time; a fired signal ends the wait early, without error. */
 async function waitForChange(source: OutputSource, poll: number, signal?: AbortSignal) {
+  if (signal?.aborted === true) return;
   if (source.changed !== undefined) await source.changed(poll, signal);
-  else await sleep(poll, undefined, signalOf(signal));
+  else await sleep(poll, undefined, signalOf(signal)).catch(() => undefined);
+}
+
+function waitSignal(stop?: AbortSignal, wake?: AbortSignal): AbortSignal | undefined {
+  if (wake === undefined || wake.aborted) return stop;
+  return stop === undefined ? wake : AbortSignal.any([stop, wake]);
 }
 
 function signalOf(signal: AbortSignal | undefined): { signal?: AbortSignal } {
