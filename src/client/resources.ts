@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { JsonRpcErrorObject } from '../task/errors.js';
+import { RPC, type JsonRpcErrorObject } from '../task/errors.js';
 import { TaskrailClientError } from './errors.js';
 import type { RpcReply } from './rpc-http.js';
 import type { CallToolResult } from './wire.js';
@@ -97,6 +97,12 @@ export function pageText(uri: string, reply: RpcReply): string {
 }
 
 function readError(uri: string, error: JsonRpcErrorObject): TaskrailClientError {
+  if (error.code === RPC.METHOD_NOT_FOUND) {
+    return new TaskrailClientError(
+      'PROTOCOL',
+      `cannot read ${uri}: the server serves no resources`,
+    );
+  }
   // Both wires answer a resource the caller may not read exactly as an unknown one.
   return new TaskrailClientError(
     'NOT_FOUND',
