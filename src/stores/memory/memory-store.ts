@@ -1,4 +1,6 @@
 import type {
+  AppendTextOptions,
+  AppendTextOutcome,
   ClaimOptions,
   CompareAndSetOutcome,
   CreateOptions,
@@ -10,7 +12,9 @@ import type {
   ListQuery,
   ReleaseOptions,
   SaveStepOutcome,
+  StoredText,
   TaskStore,
+  TaskTextKind,
   WriteFence,
 } from '../../store/port.js';
 import { TaskEvents } from '../../store/events.js';
@@ -32,6 +36,7 @@ import {
   encodeListCursor,
   isAfterPosition,
 } from '../shared/list-cursor.js';
+import { MemoryTexts } from './memory-texts.js';
 
 export interface MemoryTaskStoreOptions {
   clock?: Clock;
@@ -72,6 +77,7 @@ export class MemoryTaskStore implements TaskStore {
   readonly #idempotency = new Map<string, string>();
   readonly #leases = new Map<string, Lease>();
   readonly #steps = new Map<string, Map<string, string>>();
+  readonly #texts = new MemoryTexts();
   #closed = false;
 
   constructor(options: MemoryTaskStoreOptions = {}) {
@@ -249,6 +255,32 @@ export class MemoryTaskStore implements TaskStore {
     return steps;
   }
 
+  async appendText(
+    id: string,
+    kind: TaskTextKind,
+    chunk: string,
+    options: AppendTextOptions = {},
+  ): Promise<AppendTextOutcome> {
+    this.#assertOpen();
+    if (this.#visible(id) === undefined) {
+      throw new TaskrailError('TASK_NOT_FOUND', `task ${id} not found`);
+    }
+    if (fenceRefuses(options.fence, this.#leases.get(id)?.token))
+      return { ok: false, fenced: true };
+    return { ok: true, ...this.#texts.append(id, kind, chunk, options) };
+  }
+
+  async readText(
+    id: string,
+    kind: TaskTextKind,
+    offset: number,
+    length: number,
+  ): Promise<StoredText | undefined> {
+    this.#assertOpen();
+    if (this.#visible(id) === undefined) return undefined;
+    return this.#texts.read(id, kind, offset, length);
+  }
+
   async list(query: ListQuery): Promise<ListPage> {
     this.#assertOpen();
     const now = this.#clock();
@@ -300,6 +332,7 @@ export class MemoryTaskStore implements TaskStore {
     this.#tasks.delete(id);
     this.#leases.delete(id);
     this.#steps.delete(id);
+    this.#texts.delete(id);
   }
 
   #assertOpen(): void {

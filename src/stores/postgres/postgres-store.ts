@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { TaskEvents } from '../../store/events.js';
 import type {
+  AppendTextOptions,
+  AppendTextOutcome,
   ClaimOptions,
   CompareAndSetOutcome,
   CreateOptions,
@@ -13,7 +15,9 @@ import type {
   ListQuery,
   ReleaseOptions,
   SaveStepOutcome,
+  StoredText,
   TaskStore,
+  TaskTextKind,
   WriteFence,
 } from '../../store/port.js';
 import { TaskrailError } from '../../task/errors.js';
@@ -31,6 +35,7 @@ import { clampListLimit, decodeListCursor, encodeListCursor } from '../shared/li
 import { decodeRecord, encodeData, encodeFixed } from './codec.js';
 import { storeError, uniqueViolation } from './errors.js';
 import { listSql, statementsFor, type Statements } from './sql.js';
+import { PostgresTexts } from './texts.js';
 
 export interface PostgresStoreParts {
   pool: pg.Pool;
@@ -62,6 +67,7 @@ export class PostgresTaskStore implements TaskStore {
   readonly #onClose: (() => Promise<void>) | undefined;
   /** Statement text → prepared statement name (a few dozen texts per schema at most). */
   readonly #names = new Map<string, string>();
+  readonly #texts: PostgresTexts;
   #closed = false;
 
   constructor(parts: PostgresStoreParts) {
@@ -72,6 +78,8 @@ export class PostgresTaskStore implements TaskStore {
     this.#origin = parts.origin;
     this.#onClose = parts.onClose;
     this.description = parts.description;
+    const query = (sql: string, params: unknown[]) => this.#query(sql, params);
+    this.#texts = new PostgresTexts(parts.schema, query, () => this.#now());
   }
 
   async create(task: TaskRecord, options: CreateOptions = {}): Promise<CreateOutcome> {
@@ -221,6 +229,25 @@ export class PostgresTaskStore implements TaskStore {
       steps[row['name'] as string] = JSON.parse(row['value'] as string);
     }
     return steps;
+  }
+
+  async appendText(
+    id: string,
+    kind: TaskTextKind,
+    chunk: string,
+    options: AppendTextOptions = {},
+  ): Promise<AppendTextOutcome> {
+    const token = options.fence?.leaseToken ?? null;
+    return this.#texts.append(id, kind, chunk, token, options.maxChars);
+  }
+
+  async readText(
+    id: string,
+    kind: TaskTextKind,
+    offset: number,
+    length: number,
+  ): Promise<StoredText | undefined> {
+    return this.#texts.read(id, kind, offset, length);
   }
 
   async list(query: ListQuery): Promise<ListPage> {

@@ -1,5 +1,7 @@
 import { TaskEvents } from '../../store/events.js';
 import type {
+  AppendTextOptions,
+  AppendTextOutcome,
   ClaimOptions,
   CompareAndSetOutcome,
   CreateOptions,
@@ -13,7 +15,9 @@ import type {
   ListQuery,
   ReleaseOptions,
   SaveStepOutcome,
+  StoredText,
   TaskStore,
+  TaskTextKind,
   WriteFence,
 } from '../../store/port.js';
 import { TaskrailError } from '../../task/errors.js';
@@ -37,6 +41,7 @@ import { listTasks } from './list.js';
 import { findLeased, findRunnable, sweepExpired, type ScanParts } from './scans.js';
 import { ReplicaAcks } from './replica-acks.js';
 import { callScript, RedisScripts, type RedisClient } from './scripts.js';
+import { RedisTexts } from './texts.js';
 
 export interface RedisStoreParts {
   redis: RedisClient;
@@ -92,6 +97,7 @@ export class RedisTaskStore implements TaskStore {
   readonly #leaseClock: 'redis' | 'caller';
   readonly #acks: ReplicaAcks;
   readonly #warn: (message: string) => void;
+  readonly #texts: RedisTexts;
   #closed = false;
 
   constructor(parts: RedisStoreParts) {
@@ -106,6 +112,7 @@ export class RedisTaskStore implements TaskStore {
     this.#acks = new ReplicaAcks(parts.redis);
     this.#warn = parts.warn ?? ((message) => process.emitWarning(`taskrail: ${message}`));
     this.description = parts.description;
+    this.#texts = new RedisTexts(this.#scripts, this.#keys, parts.clock);
   }
 
   async create(task: TaskRecord, options: CreateOptions = {}): Promise<CreateOutcome> {
@@ -361,6 +368,26 @@ export class RedisTaskStore implements TaskStore {
       steps[name] = JSON.parse(json);
     }
     return steps;
+  }
+
+  async appendText(
+    id: string,
+    kind: TaskTextKind,
+    chunk: string,
+    options: AppendTextOptions = {},
+  ): Promise<AppendTextOutcome> {
+    this.#assertOpen();
+    return this.#texts.append(id, kind, chunk, options.fence?.leaseToken ?? '', options.maxChars);
+  }
+
+  async readText(
+    id: string,
+    kind: TaskTextKind,
+    offset: number,
+    length: number,
+  ): Promise<StoredText | undefined> {
+    this.#assertOpen();
+    return this.#texts.read(id, kind, offset, length);
   }
 
   async list(query: ListQuery): Promise<ListPage> {

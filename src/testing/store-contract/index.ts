@@ -10,6 +10,7 @@ import { registerIdempotencyCases } from './idempotency.js';
 import { registerLeaseCases } from './leases.js';
 import { registerListCases } from './list.js';
 import { registerStepCases } from './steps.js';
+import { registerTextCases } from './texts.js';
 import { registerTakeoverCases } from './takeover.js';
 import { registerWaitCases } from './waits.js';
 
@@ -50,6 +51,7 @@ export function taskStoreContract(
     void describe('durable waits', () => registerWaitCases(define));
     void describe('fenced writes', () => registerFencingCases(define));
     void describe('steps', () => registerStepCases(define));
+    void describe('texts', () => registerTextCases(define));
     void describe('list', () => registerListCases(define));
     void describe('events', () => registerEventCases(define));
   });
