@@ -13,6 +13,7 @@ const HTML = `<!doctype html>
 <link rel="icon" href="/dashboard/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/dashboard/app.css">
 <script src="/dashboard/answer-form.js" defer></script>
+<script src="/dashboard/output-view.js" defer></script>
 <script src="/dashboard/app.js" defer></script>
 </head>
 <body>
@@ -110,6 +111,7 @@ export const PAGE_ASSETS: Readonly<Record<string, () => Response>> = {
   '/dashboard/': asset(() => HTML, 'text/html'),
   '/dashboard/app.js': asset(file('dashboard.js'), 'text/javascript'),
   '/dashboard/answer-form.js': asset(file('answer-form.js'), 'text/javascript'),
+  '/dashboard/output-view.js': asset(file('output-view.js'), 'text/javascript'),
   '/dashboard/app.css': asset(file('dashboard.css'), 'text/css'),
   '/dashboard/favicon.svg': asset(() => FAVICON, 'image/svg+xml'),
 };
