@@ -267,7 +267,9 @@ export class MemoryTaskStore implements TaskStore {
     }
     if (fenceRefuses(options.fence, this.#leases.get(id)?.token))
       return { ok: false, fenced: true };
-    return { ok: true, ...this.#texts.append(id, kind, chunk, options) };
+    const appended = this.#texts.append(id, kind, chunk, options);
+    this.events.emit('task:text', { id, kind, end: appended.end });
+    return { ok: true, ...appended };
   }
 
   async readText(

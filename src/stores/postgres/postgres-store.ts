@@ -79,7 +79,8 @@ export class PostgresTaskStore implements TaskStore {
     this.#onClose = parts.onClose;
     this.description = parts.description;
     const query = (sql: string, params: unknown[]) => this.#query(sql, params);
-    this.#texts = new PostgresTexts(parts.schema, query, () => this.#now());
+    const where = { ...parts, events: this.events };
+    this.#texts = new PostgresTexts(where, query, () => this.#now());
   }
 
   async create(task: TaskRecord, options: CreateOptions = {}): Promise<CreateOutcome> {

@@ -1,3 +1,4 @@
+import type { TaskEvents } from '../../store/events.js';
 import type { AppendTextOutcome, StoredText, TaskTextKind } from '../../store/port.js';
 import { TEXT_CHUNK_CHARS } from '../../store/text.js';
 import { TaskrailError } from '../../task/errors.js';
@@ -10,11 +11,13 @@ const NOW = `COALESCE($1::float8, (extract(epoch FROM now()) * 1000)::float8)`;
 const LIVE = `(k.expires_at IS NULL OR k.expires_at > ${NOW})`;
 
 /** The statements of the texts of one schema `s`. */
-function textSql(s: string) {
+function textSql(s: string, channel: string) {
+  const notice = `json_build_object('o', $7::text, 'k', 'x', 'id', $2::text, 't', $3::text,
+    'e', (SELECT end_at FROM written))::text`;
   return {
     /**
      * $1 now, $2 id, $3 kind, $4 chunk, $5 its length, $6 the writer's lease token (null =
-     * unfenced). No row: the task is absent; a null end: fenced out. FOR SHARE holds off a
+     * unfenced), $7 origin. No row: the task is absent; a null end: fenced out. FOR SHARE holds off a
      * claim until the chunk is in; the upsert's row lock orders two appends to one text.
      */
     append: `WITH head AS (SELECT k.id, k.lease_token FROM ${s}.tasks k
@@ -28,7 +31,8 @@ function textSql(s: string) {
           SELECT $2, $3, end_at - $5, $4 FROM written WHERE $5 > 0 RETURNING 1)
       SELECT (SELECT end_at::float8 FROM written) AS end_at,
         (SELECT dropped::float8 FROM written) AS dropped,
-        (SELECT count(*) FROM chunk) AS chunks
+        (SELECT count(*) FROM chunk) AS chunks,
+        (SELECT pg_notify('${channel}', ${notice}) FROM written) AS notified
       FROM head`,
     /** $1 id, $2 kind, $3 max chars, $4 the end: drops the chunks before the kept part. */
     bound: `WITH kept AS (SELECT COALESCE(min(start), $4) AS start FROM ${s}.text_chunks
@@ -59,10 +63,19 @@ export class PostgresTexts {
   readonly #query: Query;
   readonly #now: () => number | null;
 
-  constructor(schema: string, query: Query, now: () => number | null) {
-    this.#sql = textSql(schema);
+  readonly #events: TaskEvents;
+  readonly #origin: string;
+
+  constructor(
+    where: { schema: string; channel: string; origin: string; events: TaskEvents },
+    query: Query,
+    now: () => number | null,
+  ) {
+    this.#sql = textSql(where.schema, where.channel);
     this.#query = query;
     this.#now = now;
+    this.#events = where.events;
+    this.#origin = where.origin;
   }
 
   async append(
@@ -76,14 +89,8 @@ export class PostgresTexts {
     const bound = textBound(maxChars);
     let rows: Row[];
     try {
-      rows = await this.#query(this.#sql.append, [
-        this.#now(),
-        id,
-        kind,
-        chunk,
-        chunk.length,
-        token,
-      ]);
+      const params = [this.#now(), id, kind, chunk, chunk.length, token, this.#origin];
+      rows = await this.#query(this.#sql.append, params);
     } catch (error) {
       // The task was swept between the check and the insert.
       if ((error as { code?: unknown }).code !== '23503') throw error;
@@ -93,6 +100,7 @@ export class PostgresTexts {
     if (row === undefined) throw new TaskrailError('TASK_NOT_FOUND', `task ${id} not found`);
     if (row['end_at'] === null) return { ok: false, fenced: true };
     const end = row['end_at'] as number;
+    this.#events.emit('task:text', { id, kind, end });
     let dropped = row['dropped'] as number;
     if (bound !== undefined && end - dropped > bound) {
       const trimmed = await this.#query(this.#sql.bound, [id, kind, bound, end]);

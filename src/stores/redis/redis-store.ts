@@ -112,7 +112,8 @@ export class RedisTaskStore implements TaskStore {
     this.#acks = new ReplicaAcks(parts.redis);
     this.#warn = parts.warn ?? ((message) => process.emitWarning(`taskrail: ${message}`));
     this.description = parts.description;
-    this.#texts = new RedisTexts(this.#scripts, this.#keys, parts.clock);
+    const notices = { events: this.events, origin: parts.origin };
+    this.#texts = new RedisTexts(this.#scripts, this.#keys, parts.clock, notices);
   }
 
   async create(task: TaskRecord, options: CreateOptions = {}): Promise<CreateOutcome> {

@@ -1,3 +1,4 @@
+import type { TaskEvents } from '../../store/events.js';
 import type { AppendTextOutcome, StoredText, TaskTextKind } from '../../store/port.js';
 import { TEXT_CHUNK_CHARS } from '../../store/text.js';
 import { TaskrailError } from '../../task/errors.js';
@@ -13,10 +14,20 @@ export class RedisTexts {
   readonly #keys: RedisKeys;
   readonly #clock: () => number;
 
-  constructor(scripts: RedisScripts, keys: RedisKeys, clock: () => number) {
+  readonly #events: TaskEvents;
+  readonly #origin: string;
+
+  constructor(
+    scripts: RedisScripts,
+    keys: RedisKeys,
+    clock: () => number,
+    notices: { events: TaskEvents; origin: string },
+  ) {
     this.#scripts = scripts;
     this.#keys = keys;
     this.#clock = clock;
+    this.#events = notices.events;
+    this.#origin = notices.origin;
   }
 
   #textKeys(id: string, kind: TaskTextKind): string[] {
@@ -32,7 +43,8 @@ export class RedisTexts {
   ): Promise<AppendTextOutcome> {
     assertTextChunk(chunk);
     const bound = textBound(maxChars) ?? '';
-    const args = [chunk, chunk.length, this.#clock(), token, bound];
+    const args = [chunk, chunk.length, this.#clock(), token, bound, this.#keys.channel];
+    args.push(this.#origin, id, kind);
     const reply = (await this.#scripts.run(
       'append-text',
       this.#textKeys(id, kind),
@@ -40,7 +52,9 @@ export class RedisTexts {
     )) as number[];
     if (reply[0] === FENCED) return { ok: false, fenced: true };
     if (reply[0] !== 1) throw new TaskrailError('TASK_NOT_FOUND', `task ${id} not found`);
-    return { ok: true, end: Number(reply[1]), dropped: Number(reply[2]) };
+    const end = Number(reply[1]);
+    this.#events.emit('task:text', { id, kind, end });
+    return { ok: true, end, dropped: Number(reply[2]) };
   }
 
   async read(

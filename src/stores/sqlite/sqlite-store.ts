@@ -263,8 +263,13 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   // Properties, typed by the port: the store's file stays short (texts.ts does the work).
-  appendText: TaskStore['appendText'] = async (id, kind, chunk, options = {}) =>
-    this.#group.write(() => this.#texts.append(id, kind, chunk, options, this.#visibleLease(id)));
+  appendText: TaskStore['appendText'] = async (id, kind, chunk, options = {}) => {
+    const outcome = await this.#group.write(() =>
+      this.#texts.append(id, kind, chunk, options, this.#visibleLease(id)),
+    );
+    if (outcome.ok) this.events.emit('task:text', { id, kind, end: outcome.end });
+    return outcome;
+  };
 
   readText: TaskStore['readText'] = async (id, kind, offset, length) =>
     this.#run(() => {

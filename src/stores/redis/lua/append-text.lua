@@ -6,7 +6,7 @@
   KEYS[2] P:{b}:text:<id>:<kind>     write: end, dropped, start → chunk
   KEYS[3] P:{b}:textidx:<id>:<kind>  write: chunk starts
   ARGV: 1 chunk, 2 its length in UTF-16 code units, 3 now, 4 lease token ('' = unfenced),
-        5 max chars ('' = no bound)
+        5 max chars ('' = no bound), 6 channel, 7 origin, 8 task id, 9 kind
   Returns {1, end, dropped} | {0} the task is absent or expired | {2} fenced
 ]]
 local f = redis.call('HMGET', KEYS[1], 'expiresAt', 'leaseToken')
@@ -37,4 +37,6 @@ if ttl > 0 then
   redis.call('PEXPIRE', KEYS[2], ttl)
   redis.call('PEXPIRE', KEYS[3], ttl)
 end
+notice(ARGV[6], ARGV[7], '"k":"x","id":' .. cjson.encode(ARGV[8]) .. ',"t":' ..
+  cjson.encode(ARGV[9]) .. ',"e":' .. string.format('%d', finish))
 return { 1, finish, dropped }
