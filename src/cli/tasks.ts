@@ -14,7 +14,7 @@ import { bearerFrom } from './options.js';
 import { showJson, showText } from './tasks-format.js';
 import { listTasks, parseStatusFilter } from './tasks-list.js';
 import { runResume } from './tasks-resume.js';
-import { withWholeResult } from './host-task-output.js';
+import { OutputPrinter, withWholeResult } from './host-task-output.js';
 
 export function registerTasks(program: Command): void {
   const tasks = program
@@ -129,7 +129,9 @@ async function wait(ledger: Ledger, id: string, json: boolean): Promise<number> 
   const sigint = new SigintRouter();
   try {
     const call = await client.attach(entry.id);
+    const printer = json ? undefined : new OutputPrinter(client, entry.id, progress);
     const outcome = await follow(call, progress, interrupt, sigint);
+    await printer?.finish(outcome.kind !== 'lost');
     return printOutcome(json ? outcome : await withWholeResult(client, outcome), json);
   } catch (error) {
     return reportError(error);
