@@ -6,6 +6,7 @@ import { follow, parseArguments, printOutcome, reportError, SigintRouter } from 
 import { ProgressLine } from './host-progress.js';
 import { followHandle, handleOf } from './call-handle.js';
 import { terminalInput } from './host-prompt.js';
+import { OutputPrinter, withWholeResult } from './host-task-output.js';
 
 interface CallFlags {
   args?: string;
@@ -65,13 +66,20 @@ async function runCall(url: string, tool: string, flags: CallFlags): Promise<num
       return 0;
     }
     if (call.taskId !== undefined) progress.note(`task ${call.taskId} created`);
+    // --json keeps standard output to the one JSON result; the output is in `tasks output`.
+    const printer =
+      call.taskId === undefined || flags.json === true
+        ? undefined
+        : new OutputPrinter(client, call.taskId, progress);
     const outcome = call.outcome ?? (await follow(call, progress, interrupt, sigint));
+    await printer?.finish(outcome.kind !== 'lost');
     // A server without tasks for this call may hand back a task id past its inline wait.
     const final =
       handleOf(outcome) === undefined
         ? outcome
         : await followHandle(client, outcome, progress, sigint);
-    return printOutcome(final, flags.json === true);
+    const shown = flags.json === true ? final : await withWholeResult(client, final);
+    return printOutcome(shown, flags.json === true);
   } catch (error) {
     progress.stop();
     return reportError(error);

@@ -29,14 +29,20 @@ export class ProgressLine {
 
   /** A permanent line (kept above the spinner). */
   note(text: string): void {
-    if (this.#spinner === undefined) {
-      this.#stream.write(`${text}\n`);
-      return;
-    }
-    const spinning = this.#spinner.isSpinning;
-    if (spinning) this.#spinner.stop();
-    this.#stream.write(`${text}\n`);
-    if (spinning) this.#spinner.start();
+    this.above(() => this.#stream.write(`${text}\n`));
+  }
+
+  /** True when the line is a spinner on a terminal (what is written above it must end lines). */
+  get live(): boolean {
+    return this.#spinner !== undefined;
+  }
+
+  /** Writes something (to any stream of the same terminal) above the spinner. */
+  above(write: () => void): void {
+    const spinning = this.#spinner?.isSpinning === true;
+    if (spinning) this.#spinner?.stop();
+    write();
+    if (spinning) this.#spinner?.start();
   }
 
   /** Clears the spinner while the terminal is needed for a prompt. */

@@ -4,6 +4,7 @@ import {
   TaskrailClient,
   clientOptionsFromEnv,
   isFinal,
+  taskResourceUri,
   type LedgerEntry,
 } from '../client/index.js';
 import { follow, printOutcome, reportError, SigintRouter } from './host-output.js';
@@ -13,6 +14,7 @@ import { bearerFrom } from './options.js';
 import { showJson, showText } from './tasks-format.js';
 import { listTasks, parseStatusFilter } from './tasks-list.js';
 import { runResume } from './tasks-resume.js';
+import { OutputPrinter, withWholeResult } from './host-task-output.js';
 
 export function registerTasks(program: Command): void {
   const tasks = program
@@ -46,6 +48,14 @@ export function registerTasks(program: Command): void {
     .description('wait for the task to end; exits with the codes of `call`')
     .action((id: string, flags: { json?: boolean }) =>
       withLedger((ledger) => wait(ledger, id, flags.json === true)),
+    );
+  tasks
+    .command('output')
+    .argument('<id>')
+    .option('--follow', 'keep printing as the output grows, until the task ends')
+    .description("print the task's output (what the tool wrote with ctx.output) so far")
+    .action((id: string, flags: { follow?: boolean }) =>
+      withLedger((ledger) => output(ledger, id, flags.follow === true)),
     );
   tasks
     .command('cancel')
@@ -119,7 +129,10 @@ async function wait(ledger: Ledger, id: string, json: boolean): Promise<number> 
   const sigint = new SigintRouter();
   try {
     const call = await client.attach(entry.id);
-    return printOutcome(await follow(call, progress, interrupt, sigint), json);
+    const printer = json ? undefined : new OutputPrinter(client, entry.id, progress);
+    const outcome = await follow(call, progress, interrupt, sigint);
+    await printer?.finish(outcome.kind !== 'lost');
+    return printOutcome(json ? outcome : await withWholeResult(client, outcome), json);
   } catch (error) {
     return reportError(error);
   } finally {
@@ -163,5 +176,29 @@ async function answer(ledger: Ledger, id: string): Promise<number> {
   } catch (error) {
     progress.stop();
     return reportError(error);
+  }
+}
+
+/** `tasks output ID [--follow]`: the output so far, or all of it as it grows. */
+async function output(ledger: Ledger, id: string, following: boolean): Promise<number> {
+  const entry = find(ledger, id);
+  const client = clientFor(ledger, entry, new ProgressLine(), new AbortController().signal);
+  const sigint = new SigintRouter();
+  try {
+    if (!following) {
+      process.stdout.write(await client.resources.readWhole(taskResourceUri(entry.id, 'output')));
+      return 0;
+    }
+    const stop = new AbortController();
+    // Ctrl-C stops following; the task keeps running.
+    sigint.route(() => stop.abort());
+    for await (const chunk of client.resources.followOutput(entry.id, { signal: stop.signal }))
+      process.stdout.write(chunk);
+    return 0;
+  } catch (error) {
+    return reportError(error);
+  } finally {
+    sigint.dispose();
+    client.close();
   }
 }

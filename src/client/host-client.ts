@@ -27,6 +27,9 @@ import {
   type Peer2025Options,
 } from './call-2025.js';
 import { idempotencyMeta, sendToolCall } from './keyed-call.js';
+import type { ListenConnection } from './listen-stream.js';
+import { parseTaskResourceUri } from './resources.js';
+import { TaskResources, type ResourceWire } from './resources-client.js';
 
 export type { CallToolOptions, TaskrailClientOptions } from './client-options.js';
 
@@ -46,6 +49,9 @@ export class TaskrailClient {
   readonly #rpc: TaskRpc;
   readonly #checker = new SchemaChecker();
   readonly #push: TaskSubscriber | undefined;
+  readonly #listen: ListenConnection;
+  /** Shortened results read whole, slices of them, and task output as it grows. */
+  readonly resources: TaskResources;
   #tools: Promise<Tool[]> | undefined;
   /** Set once the server turned out to speak only 2025-11-25 (call-2025.ts). */
   #peer2025: Peer2025 | undefined;
@@ -65,10 +71,13 @@ export class TaskrailClient {
       framing: this.#framing(this.tasksEnabled ? withTasks : caps),
     });
     this.#rpc = new TaskRpc(createHttpDispatch({ ...base, framing: this.#framing(withTasks) }));
+    this.#listen = { ...base, framing: this.#framing(withTasks) };
     this.#push =
-      options.push === false
-        ? undefined
-        : new TaskSubscriber({ ...base, framing: this.#framing(withTasks) }, options.push);
+      options.push === false ? undefined : new TaskSubscriber(this.#listen, options.push);
+    this.resources = new TaskResources(
+      (taskOrUri) => this.#resourceWire(taskOrUri),
+      (taskId) => this.ledger.get(taskId)?.pollIntervalMs ?? this.#defaultPoll(),
+    );
   }
 
   get tasksEnabled(): boolean {
@@ -294,6 +303,24 @@ export class TaskrailClient {
   async fetchTask(taskId: string, signal?: AbortSignal): Promise<DetailedTask | undefined> {
     const answer = await this.#rpc.get(taskId, signal);
     return answer.ok ? answer.value : undefined;
+  }
+
+  /** The wire of the task (by id or resource URI) when the ledger knows it, else the server's. */
+  async #resourceWire(taskOrUri?: string): Promise<ResourceWire> {
+    const taskId =
+      taskOrUri === undefined ? undefined : (parseTaskResourceUri(taskOrUri)?.taskId ?? taskOrUri);
+    const entry = taskId === undefined ? undefined : this.ledger.get(taskId);
+    if (this.#peer2025 !== undefined || (entry !== undefined && isEntry2025(entry))) {
+      const peer = await this.#openedPeer2025();
+      return {
+        request: (method, params, signal) =>
+          peer.session.request(method, params, signal === undefined ? {} : { signal }),
+      };
+    }
+    return {
+      request: (method, params, signal) => this.#rpc.request(method, params, signal),
+      ...(this.#options.push === false ? {} : { listen: this.#listen }),
+    };
   }
 
   close(): void {

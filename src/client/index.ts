@@ -49,3 +49,15 @@ export type {
   Tool,
 } from './wire-types.js';
 export { TaskrailClientError, isClientError, type ClientErrorCode } from './errors.js';
+export { TaskResources } from './resources-client.js';
+export {
+  isShortened,
+  parseTaskResourceUri,
+  shortenedLinks,
+  taskResourceUri,
+  withRange,
+  type FollowOptions,
+  type Range,
+  type ResourceLink,
+  type TaskResourceKind,
+} from './resources.js';

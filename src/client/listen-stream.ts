@@ -15,6 +15,8 @@ import {
 } from '../protocol/constants.js';
 import { RPC } from '../task/errors.js';
 
+const RESOURCE_UPDATED_NOTIFICATION = 'notifications/resources/updated';
+
 type JsonObject = Record<string, unknown>;
 
 /** Where and as whom a listen stream is opened (the same as the client's requests). */
@@ -61,8 +63,8 @@ const UNSUPPORTED_CODES = new Set<number>([
 ]);
 const UNSUPPORTED_STATUSES = new Set([401, 403, 404, 405, 406, 415, 501]);
 
-function requestBody(id: string, taskIds: string[], framing: RequestFraming): string {
-  const params = { notifications: { taskIds }, _meta: withEnvelope(undefined, framing) };
+function requestBody(id: string, filter: JsonObject, framing: RequestFraming): string {
+  const params = { notifications: filter, _meta: withEnvelope(undefined, framing) };
   return JSON.stringify({ jsonrpc: '2.0', id, method: LISTEN_METHOD, params });
 }
 
@@ -186,7 +188,8 @@ export async function runListenStream(
   const acked = { value: false };
   const read: { end?: StreamEnd } = {};
   try {
-    const response = await openStream(conn, requestBody(id, taskIds, conn.framing), signal);
+    const body = requestBody(id, { taskIds }, conn.framing);
+    const response = await openStream(conn, body, signal);
     const ok = response.status >= 200 && response.status < 300;
     const stream = response.contentType.includes('text/event-stream') ? response.stream() : null;
     if (!ok || stream === null) return await refusal(response);
@@ -224,5 +227,51 @@ async function readToEnd(
     });
   } finally {
     clearTimeout(cut);
+  }
+}
+
+/**
+ * Opens one `subscriptions/listen` for `resourceSubscriptions` and calls `updated` with the URI
+ * of every `notifications/resources/updated` on it, until the stream ends. Never throws.
+ */
+export async function runResourceListen(
+  conn: ListenConnection,
+  uris: string[],
+  handlers: { acknowledged(): void; updated(uri: string): void },
+  signal: AbortSignal,
+): Promise<StreamEnd> {
+  const id = `listen-${randomUUID()}`;
+  const read: { end?: StreamEnd } = {};
+  let acked = false;
+  const routeOne = (message: unknown): StreamEnd | undefined => {
+    const m = (message ?? {}) as JsonObject;
+    if (m['id'] === id) {
+      return m['result'] !== undefined
+        ? { kind: 'complete' }
+        : { kind: 'broken', acknowledged: acked };
+    }
+    const parts = paramsOf(m);
+    if (parts === undefined || parts.meta[META.subscriptionId] !== id) return undefined;
+    if (m['method'] === SUBSCRIPTION_ACK_NOTIFICATION) {
+      acked = true;
+      handlers.acknowledged();
+    } else if (m['method'] === RESOURCE_UPDATED_NOTIFICATION) {
+      const uri = parts.params['uri'];
+      if (typeof uri === 'string') handlers.updated(uri);
+    }
+    return undefined;
+  };
+  try {
+    const body = requestBody(id, { resourceSubscriptions: uris }, conn.framing);
+    const response = await openStream(conn, body, signal);
+    const ok = response.status >= 200 && response.status < 300;
+    const stream = response.contentType.includes('text/event-stream') ? response.stream() : null;
+    if (!ok || stream === null) return await refusal(response);
+    await readToEnd(stream, routeOne, read);
+    return read.end ?? { kind: 'broken', acknowledged: acked };
+  } catch {
+    if (read.end !== undefined) return read.end;
+    if (signal.aborted) return { kind: 'closed' };
+    return { kind: 'broken', acknowledged: acked };
   }
 }

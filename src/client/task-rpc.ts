@@ -65,6 +65,15 @@ export class TaskRpc {
     return tools;
   }
 
+  /** Any other request (e.g. `resources/read`), answered as it came. */
+  request(
+    method: string,
+    params: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): Promise<RpcReply> {
+    return this.#send(method, params, signal);
+  }
+
   #send(method: string, params: Record<string, unknown>, signal?: AbortSignal): Promise<RpcReply> {
     return this.#dispatch({ method, params }, signal === undefined ? {} : { signal });
   }

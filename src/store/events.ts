@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { TaskRecord } from '../task/record.js';
 import type { TaskStatus } from '../task/status.js';
+import type { TaskTextKind } from './port.js';
 
 /** What a store tells its listeners. Consumed by the runtime, the server, metrics and the CLI. */
 export interface TaskEventMap {
@@ -10,6 +11,8 @@ export interface TaskEventMap {
   'task:updated': { task: TaskRecord; previousStatus: TaskStatus };
   /** A write that changed the status. Also emitted as `task:updated`. */
   'task:transition': { task: TaskRecord; from: TaskStatus; to: TaskStatus };
+  /** A task's text grew (`appendText`), from this process or another; `end`: its new length. */
+  'task:text': { id: string; kind: TaskTextKind; end: number };
   /** The task is gone (expired and swept). */
   'task:deleted': { id: string };
   /**

@@ -131,6 +131,41 @@ export interface PermitOutcome {
   wake: string[];
 }
 
+/**
+ * The texts a task keeps beside its record, each read in slices: what the handler printed while
+ * it ran (`ctx.output`), and the whole text or structured JSON of a result too big to hand out.
+ */
+export type TaskTextKind = 'output' | 'result' | 'structured';
+
+export interface AppendTextOptions {
+  /** The writing attempt's lease: the append lands only while it still holds the task. */
+  fence?: WriteFence;
+  /**
+   * Keep at most this many characters of the text: after the append the oldest chunks give way
+   * whole, and `dropped` says where the kept part starts. Default: keep everything.
+   */
+  maxChars?: number;
+}
+
+export type AppendTextOutcome =
+  /** `end`: the text's length after the append; `dropped`: characters dropped from its front. */
+  { ok: true; end: number; dropped: number } | { ok: false; fenced: true };
+
+/** One stored piece of a text: `start` counts UTF-16 code units from the text's beginning. */
+export interface TextChunk {
+  start: number;
+  text: string;
+}
+
+export interface StoredText {
+  /** The kept chunks that overlap the range read (see `readText`), in order. */
+  chunks: TextChunk[];
+  /** The text's length so far in UTF-16 code units, the dropped front included. */
+  end: number;
+  /** Characters dropped from the front (offsets still count them). */
+  dropped: number;
+}
+
 export interface ListQuery {
   principal?: string;
   statuses?: readonly TaskStatus[];
@@ -246,6 +281,29 @@ export interface TaskStore {
   saveStep(id: string, name: string, value: unknown, fence?: WriteFence): Promise<SaveStepOutcome>;
   loadSteps(id: string): Promise<Record<string, unknown>>;
 
+  /**
+   * Appends one chunk (at most `TEXT_CHUNK_CHARS` UTF-16 code units; `splitText` cuts longer
+   * text) to a task's text of that kind. Rejects with `TASK_NOT_FOUND` when the task is absent
+   * or expired; a fenced append whose lease no longer holds the task reports `fenced`.
+   */
+  appendText(
+    id: string,
+    kind: TaskTextKind,
+    chunk: string,
+    options?: AppendTextOptions,
+  ): Promise<AppendTextOutcome>;
+  /**
+   * The kept chunks of the task's text that overlap `[from, from + length)`, where `from` is
+   * `offset` moved up to the dropped front if it lies before it; with the text's length.
+   * Undefined when the task is absent or expired; a text never written reads as empty.
+   */
+  readText(
+    id: string,
+    kind: TaskTextKind,
+    offset: number,
+    length: number,
+  ): Promise<StoredText | undefined>;
+
   list(query: ListQuery): Promise<ListPage>;
   /**
    * Optional: how many unfinished (`working` or `input_required`, unexpired) tasks `principal`
@@ -253,7 +311,7 @@ export interface TaskStore {
    * index, for the per-principal cap on creates and the fair-share priorities of job engines.
    */
   countUnfinished?(principal: string, atMost: number): Promise<number>;
-  /** Deletes up to `limit` expired tasks with their steps and leases; returns their ids. */
+  /** Deletes up to `limit` expired tasks with their steps, texts and leases; returns their ids. */
   sweepExpired(limit: number): Promise<string[]>;
 
   close(): Promise<void>;

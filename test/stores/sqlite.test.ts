@@ -13,6 +13,7 @@ taskStoreContract('sqlite', async ({ clock }) => {
   return {
     store: new SqliteTaskStore(path, { clock }),
     reopen: async () => new SqliteTaskStore(path, { clock }),
+    localEvents: true,
     cleanup: async () => dir.remove(),
   };
 });

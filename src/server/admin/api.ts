@@ -13,6 +13,7 @@ import { isTaskOutcome } from '../../task/outcome.js';
 import { listByOutcome, type OutcomeListQuery } from './outcomes.js';
 import { detailOf, summaryOf } from './views.js';
 import { isWaitKind } from '../../task/run-meta.js';
+import { serveDownload, serveOutput } from './texts.js';
 
 export interface ApiDeps {
   store: TaskStore;
@@ -47,11 +48,17 @@ export async function serveApi(
     return feedStream(deps.feed, AbortSignal.any([request.signal, deps.closing]), deps.pollMs);
   }
   if (route === 'tasks' && get) return listTasks(deps, new URL(request.url).searchParams);
-  const match = /^tasks\/([^/]+)(?:\/(cancel|answer))?$/.exec(route);
+  const match = /^tasks\/([^/]+)(?:\/(cancel|answer|output|result|structured))?$/.exec(route);
   const id = match?.[1];
   if (id === undefined || !isPlausibleTaskId(id)) return notFound();
   const action = match?.[2];
   if (action === undefined && get) return showTask(deps, id);
+  if (action === 'output' && get)
+    return serveOutput(deps.store, id, new URL(request.url).searchParams);
+  if ((action === 'result' || action === 'structured') && get) {
+    const task = await deps.store.get(id);
+    return task === undefined ? notFound() : serveDownload(deps.store, task, action);
+  }
   if (request.method !== 'POST') return json(405, { error: 'method_not_allowed' });
   if (action === 'cancel') return cancelTask(deps, id, operator);
   if (action === 'answer') return answerTask(deps, request, id, operator);

@@ -14,6 +14,7 @@ const HTML = `<!doctype html>
 <link rel="stylesheet" href="/dashboard/app.css">
 <script src="/dashboard/answer-form.js" defer></script>
 <script src="/dashboard/run-policy.js" defer></script>
+<script src="/dashboard/output-view.js" defer></script>
 <script src="/dashboard/app.js" defer></script>
 </head>
 <body>
@@ -116,6 +117,7 @@ export const PAGE_ASSETS: Readonly<Record<string, () => Response>> = {
   '/dashboard/app.js': asset(file('dashboard.js'), 'text/javascript'),
   '/dashboard/answer-form.js': asset(file('answer-form.js'), 'text/javascript'),
   '/dashboard/run-policy.js': asset(file('run-policy.js'), 'text/javascript'),
+  '/dashboard/output-view.js': asset(file('output-view.js'), 'text/javascript'),
   '/dashboard/app.css': asset(file('dashboard.css'), 'text/css'),
   '/dashboard/favicon.svg': asset(() => FAVICON, 'image/svg+xml'),
 };

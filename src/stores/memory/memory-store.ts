@@ -1,5 +1,7 @@
 import { roundRobinByPrincipal } from '../shared/round-robin.js';
 import type {
+  AppendTextOptions,
+  AppendTextOutcome,
   ClaimOptions,
   CompareAndSetOutcome,
   CreateOptions,
@@ -13,7 +15,9 @@ import type {
   PermitRequest,
   ReleaseOptions,
   SaveStepOutcome,
+  StoredText,
   TaskStore,
+  TaskTextKind,
   WriteFence,
 } from '../../store/port.js';
 import { TaskEvents } from '../../store/events.js';
@@ -36,6 +40,7 @@ import {
   isAfterPosition,
 } from '../shared/list-cursor.js';
 import { MemoryPermits } from './permits.js';
+import { MemoryTexts } from './memory-texts.js';
 
 export interface MemoryTaskStoreOptions {
   clock?: Clock;
@@ -84,6 +89,7 @@ export class MemoryTaskStore implements TaskStore {
     working: (id) => this.#visible(id)?.status === 'working',
     dropLease: (id) => this.#leases.delete(id),
   });
+  readonly #texts = new MemoryTexts();
   #closed = false;
 
   constructor(options: MemoryTaskStoreOptions = {}) {
@@ -278,6 +284,34 @@ export class MemoryTaskStore implements TaskStore {
     return steps;
   }
 
+  async appendText(
+    id: string,
+    kind: TaskTextKind,
+    chunk: string,
+    options: AppendTextOptions = {},
+  ): Promise<AppendTextOutcome> {
+    this.#assertOpen();
+    if (this.#visible(id) === undefined) {
+      throw new TaskrailError('TASK_NOT_FOUND', `task ${id} not found`);
+    }
+    if (fenceRefuses(options.fence, this.#leases.get(id)?.token))
+      return { ok: false, fenced: true };
+    const appended = this.#texts.append(id, kind, chunk, options);
+    this.events.emit('task:text', { id, kind, end: appended.end });
+    return { ok: true, ...appended };
+  }
+
+  async readText(
+    id: string,
+    kind: TaskTextKind,
+    offset: number,
+    length: number,
+  ): Promise<StoredText | undefined> {
+    this.#assertOpen();
+    if (this.#visible(id) === undefined) return undefined;
+    return this.#texts.read(id, kind, offset, length);
+  }
+
   async list(query: ListQuery): Promise<ListPage> {
     this.#assertOpen();
     const now = this.#clock();
@@ -342,6 +376,7 @@ export class MemoryTaskStore implements TaskStore {
     this.#tasks.delete(id);
     this.#leases.delete(id);
     this.#steps.delete(id);
+    this.#texts.delete(id);
   }
 
   #assertOpen(): void {

@@ -63,6 +63,24 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (key, created_at, task_id)
   );
   `,
+  // 3: a task's texts (output, a big result's whole text or JSON) in chunks by start offset,
+  // deleted with the task.
+  `
+  CREATE TABLE S.task_texts (
+    task_id text NOT NULL REFERENCES S.tasks (id) ON DELETE CASCADE,
+    kind text NOT NULL,
+    end_at bigint NOT NULL,
+    dropped bigint NOT NULL,
+    PRIMARY KEY (task_id, kind)
+  );
+  CREATE TABLE S.text_chunks (
+    task_id text NOT NULL REFERENCES S.tasks (id) ON DELETE CASCADE,
+    kind text NOT NULL,
+    start bigint NOT NULL,
+    body text NOT NULL,
+    PRIMARY KEY (task_id, kind, start)
+  );
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { TaskEvents } from '../../store/events.js';
 import type {
+  AppendTextOptions,
+  AppendTextOutcome,
   ClaimOptions,
   CompareAndSetOutcome,
   CreateOptions,
@@ -13,7 +15,9 @@ import type {
   ListQuery,
   ReleaseOptions,
   SaveStepOutcome,
+  StoredText,
   TaskStore,
+  TaskTextKind,
   WriteFence,
   PermitOutcome,
   PermitRequest,
@@ -34,6 +38,7 @@ import { decodeRecord, encodeData, encodeFixed } from './codec.js';
 import { storeError, uniqueViolation } from './errors.js';
 import { PostgresPermits } from './permits.js';
 import { listSql, statementsFor, type Statements } from './sql.js';
+import { PostgresTexts } from './texts.js';
 
 export interface PostgresStoreParts {
   pool: pg.Pool;
@@ -66,6 +71,7 @@ export class PostgresTaskStore implements TaskStore {
   /** Statement text → prepared statement name (a few dozen texts per schema at most). */
   readonly #names = new Map<string, string>();
   readonly #permits: PostgresPermits;
+  readonly #texts: PostgresTexts;
   #closed = false;
 
   constructor(parts: PostgresStoreParts) {
@@ -77,6 +83,9 @@ export class PostgresTaskStore implements TaskStore {
     this.#onClose = parts.onClose;
     this.description = parts.description;
     this.#permits = new PostgresPermits(parts.pool, parts.schema, parts.description, parts.clock);
+    const query = (sql: string, params: unknown[]) => this.#query(sql, params);
+    const where = { ...parts, events: this.events };
+    this.#texts = new PostgresTexts(where, query, () => this.#now());
   }
 
   async create(task: TaskRecord, options: CreateOptions = {}): Promise<CreateOutcome> {
@@ -247,6 +256,25 @@ export class PostgresTaskStore implements TaskStore {
       steps[row['name'] as string] = JSON.parse(row['value'] as string);
     }
     return steps;
+  }
+
+  async appendText(
+    id: string,
+    kind: TaskTextKind,
+    chunk: string,
+    options: AppendTextOptions = {},
+  ): Promise<AppendTextOutcome> {
+    const token = options.fence?.leaseToken ?? null;
+    return this.#texts.append(id, kind, chunk, token, options.maxChars);
+  }
+
+  async readText(
+    id: string,
+    kind: TaskTextKind,
+    offset: number,
+    length: number,
+  ): Promise<StoredText | undefined> {
+    return this.#texts.read(id, kind, offset, length);
   }
 
   async list(query: ListQuery): Promise<ListPage> {

@@ -1,3 +1,7 @@
+import type { TaskTextKind } from '../../store/port.js';
+
+const TEXT_KINDS: readonly TaskTextKind[] = ['output', 'result', 'structured'];
+
 /**
  * The key layout under a prefix P. Tasks are spread over buckets (1 on a single Redis, 16 on a
  * Cluster) by a hash of their id; every key of a task and every index of its bucket carries the
@@ -7,6 +11,8 @@
  *                          `pindex`, `idem`, and while leased `leaseToken`, `leaseOwner`,
  *                          `leaseExpiresAt`
  * - `P:{b}:steps:<id>`     hash: step name → JSON value
+ * - `P:{b}:text:<id>:<kind>`     hash: `end`, `dropped`, and chunk start → chunk text
+ * - `P:{b}:textidx:<id>:<kind>`  sorted set of the chunk starts (member = score = start)
  * - `P:{b}:idem:<principal>:<key>`  string `<task id> <reserved at>`; b from principal and key
  * - `P:{b}:created`        sorted set, all scores 0, member `<createdAt 15 digits>:<id>` (lex)
  * - `P:{b}:principal:<principal>`   the same, per principal
@@ -34,6 +40,16 @@ export class RedisKeys {
   }
   steps(id: string): string {
     return `${this.#tagged(this.bucketOf(id))}steps:${id}`;
+  }
+  text(id: string, kind: TaskTextKind): string {
+    return `${this.#tagged(this.bucketOf(id))}text:${id}:${kind}`;
+  }
+  textIndex(id: string, kind: TaskTextKind): string {
+    return `${this.#tagged(this.bucketOf(id))}textidx:${id}:${kind}`;
+  }
+  /** The six text keys of a task, for the sweeper (sweep-task.lua counts on six). */
+  texts(id: string): string[] {
+    return TEXT_KINDS.flatMap((kind) => [this.text(id, kind), this.textIndex(id, kind)]);
   }
   idempotency(principal: string, key: string): string {
     const name = `${encodeURIComponent(principal)}:${encodeURIComponent(key)}`;

@@ -1,5 +1,7 @@
 import { TaskEvents } from '../../store/events.js';
 import type {
+  AppendTextOptions,
+  AppendTextOutcome,
   ClaimOptions,
   CompareAndSetOutcome,
   CreateOptions,
@@ -13,7 +15,9 @@ import type {
   ListQuery,
   ReleaseOptions,
   SaveStepOutcome,
+  StoredText,
   TaskStore,
+  TaskTextKind,
   WriteFence,
   PermitOutcome,
   PermitRequest,
@@ -41,6 +45,7 @@ import { RedisPermits } from './permits.js';
 import { findLeased, findRunnable, sweepExpired, type ScanParts } from './scans.js';
 import { ReplicaAcks } from './replica-acks.js';
 import { callScript, RedisScripts, type RedisClient } from './scripts.js';
+import { RedisTexts } from './texts.js';
 
 export interface RedisStoreParts {
   redis: RedisClient;
@@ -97,6 +102,7 @@ export class RedisTaskStore implements TaskStore {
   readonly #leaseClock: 'redis' | 'caller';
   readonly #acks: ReplicaAcks;
   readonly #warn: (message: string) => void;
+  readonly #texts: RedisTexts;
   #closed = false;
 
   constructor(parts: RedisStoreParts) {
@@ -118,6 +124,8 @@ export class RedisTaskStore implements TaskStore {
     this.#acks = new ReplicaAcks(parts.redis);
     this.#warn = parts.warn ?? ((message) => process.emitWarning(`taskrail: ${message}`));
     this.description = parts.description;
+    const notices = { events: this.events, origin: parts.origin };
+    this.#texts = new RedisTexts(this.#scripts, this.#keys, parts.clock, notices);
   }
 
   async create(task: TaskRecord, options: CreateOptions = {}): Promise<CreateOutcome> {
@@ -394,6 +402,26 @@ export class RedisTaskStore implements TaskStore {
       steps[name] = JSON.parse(json);
     }
     return steps;
+  }
+
+  async appendText(
+    id: string,
+    kind: TaskTextKind,
+    chunk: string,
+    options: AppendTextOptions = {},
+  ): Promise<AppendTextOutcome> {
+    this.#assertOpen();
+    return this.#texts.append(id, kind, chunk, options.fence?.leaseToken ?? '', options.maxChars);
+  }
+
+  async readText(
+    id: string,
+    kind: TaskTextKind,
+    offset: number,
+    length: number,
+  ): Promise<StoredText | undefined> {
+    this.#assertOpen();
+    return this.#texts.read(id, kind, offset, length);
   }
 
   async list(query: ListQuery): Promise<ListPage> {

@@ -178,7 +178,8 @@ async function sweepBucket(
   members.forEach((member, i) => {
     const id = ids[i] as string;
     const pindex = found[i]?.[0];
-    const taskKeys = [keys.task(id), keys.steps(id), keys.expiry(bucket), keys.created(bucket)];
+    const taskKeys = [keys.task(id), keys.steps(id), ...keys.texts(id)];
+    taskKeys.push(keys.expiry(bucket), keys.created(bucket));
     taskKeys.push(keys.working(bucket), ...(pindex ? [pindex] : []));
     callScript(deletes, 'sweep-task', taskKeys, [member, now, parts.channel, parts.origin, id]);
   });

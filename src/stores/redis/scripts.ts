@@ -13,6 +13,8 @@ const SCRIPT_NAMES = [
   'forget-idempotency',
   'compare-and-set',
   'save-step',
+  'append-text',
+  'read-text',
   'claim',
   'renew-lease',
   'release-lease',

@@ -1,4 +1,4 @@
-import type { TaskStore } from '../../store/port.js';
+import type { TaskStore, TaskTextKind } from '../../store/port.js';
 import { isTaskStatus } from '../../task/status.js';
 
 /**
@@ -7,7 +7,7 @@ import { isTaskStatus } from '../../task/status.js';
  */
 export interface ChangeNotice {
   o: string;
-  k: 'c' | 'w' | 'd';
+  k: 'c' | 'w' | 'd' | 'x';
   id: string;
   /** For 'w': the status before the write. */
   p?: string;
@@ -17,6 +17,9 @@ export interface ChangeNotice {
   s?: string;
   m?: string;
   u?: number;
+  /** For 'x' (a text grew): which text, and its new length. */
+  t?: string;
+  e?: number;
 }
 
 /**
@@ -56,6 +59,12 @@ export class EventRelay {
       events.emit('task:deleted', { id: notice.id });
       return;
     }
+    if (notice.k === 'x') {
+      if (isTextKind(notice.t) && typeof notice.e === 'number') {
+        events.emit('task:text', { id: notice.id, kind: notice.t, end: notice.e });
+      }
+      return;
+    }
     if (notice.k === 'c') {
       if (!events.wants('task:created', notice.id)) return;
       const task = await this.#store.get(notice.id);
@@ -72,4 +81,8 @@ export class EventRelay {
     if (notice.r !== undefined && task.revision !== notice.r) return;
     events.emitWrite(task, notice.p);
   }
+}
+
+function isTextKind(kind: unknown): kind is TaskTextKind {
+  return kind === 'output' || kind === 'result' || kind === 'structured';
 }

@@ -81,6 +81,24 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (key, created_at, task_id)
   ) WITHOUT ROWID;
   `,
+  // 4: a task's texts (output, a big result's whole text or JSON), kept in chunks beside the
+  // record: rowid tables, since a chunk may fill many pages.
+  `
+  CREATE TABLE task_texts (
+    task_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    end_at INTEGER NOT NULL,
+    dropped INTEGER NOT NULL,
+    PRIMARY KEY (task_id, kind)
+  ) WITHOUT ROWID;
+  CREATE TABLE text_chunks (
+    task_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    start INTEGER NOT NULL,
+    body TEXT NOT NULL
+  );
+  CREATE UNIQUE INDEX text_chunks_by_start ON text_chunks (task_id, kind, start);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

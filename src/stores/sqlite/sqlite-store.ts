@@ -49,6 +49,7 @@ import { listPage, ListStatements } from './list.js';
 import { SqlitePermits } from './permits.js';
 import { ReadCache, READ_CACHE_ROWS } from './read-cache.js';
 import { prepareStatements, type Statements } from './statements.js';
+import { SqliteTexts } from './texts.js';
 import { WalIndexWitness } from './wal-index.js';
 import { WaitAlarm, waitQueries } from './wait-alarm.js';
 
@@ -84,6 +85,7 @@ export class SqliteTaskStore implements TaskStore {
   /** Wakes durable waits at their time, also those set before this process opened the file. */
   readonly #alarm: WaitAlarm;
   readonly #permits: SqlitePermits;
+  readonly #texts: SqliteTexts;
   #closed = false;
   #closing: Promise<void> | undefined;
 
@@ -101,6 +103,7 @@ export class SqliteTaskStore implements TaskStore {
     this.#sql = prepareStatements(this.#db);
     this.#lists = new ListStatements(this.#db);
     this.#permits = new SqlitePermits(this.#db);
+    this.#texts = new SqliteTexts(this.#db);
     const dataVersion = this.#db.prepare('PRAGMA data_version').pluck();
     const rows = options.readCacheRows ?? READ_CACHE_ROWS;
     const witness = rows > 0 ? WalIndexWitness.open(this.path) : undefined;
@@ -281,6 +284,21 @@ export class SqliteTaskStore implements TaskStore {
       return this.#steps(id);
     });
   }
+
+  // Properties, typed by the port: the store's file stays short (texts.ts does the work).
+  appendText: TaskStore['appendText'] = async (id, kind, chunk, options = {}) => {
+    const outcome = await this.#group.write(() =>
+      this.#texts.append(id, kind, chunk, options, this.#visibleLease(id)),
+    );
+    if (outcome.ok) this.events.emit('task:text', { id, kind, end: outcome.end });
+    return outcome;
+  };
+
+  readText: TaskStore['readText'] = async (id, kind, offset, length) =>
+    this.#run(() => {
+      const live = this.#sql.selectVisibleStatus.get({ id, now: this.#clock() }) !== undefined;
+      return live ? this.#texts.read(id, kind, offset, length) : undefined;
+    });
 
   async list(query: ListQuery): Promise<ListPage> {
     const page = listPage(query); // a malformed cursor is refused before any SQL
@@ -465,11 +483,16 @@ export class SqliteTaskStore implements TaskStore {
     return { held, status: row.status };
   }
 
-  #saveStepInTx(id: string, name: string, json: string, fence?: WriteFence): SaveStepOutcome {
+  /** The lease token of a live task (null: none); rejects with TASK_NOT_FOUND when absent. */
+  #visibleLease(id: string): string | null {
     const row = this.#sql.selectVisibleLease.get({ id, now: this.#clock() }) as
       { lease_token: string | null } | undefined;
     if (row === undefined) throw new TaskrailError('TASK_NOT_FOUND', `task ${id} not found`);
-    if (fenceRefuses(fence, row.lease_token)) return { ok: false, fenced: true };
+    return row.lease_token;
+  }
+
+  #saveStepInTx(id: string, name: string, json: string, fence?: WriteFence): SaveStepOutcome {
+    if (fenceRefuses(fence, this.#visibleLease(id))) return { ok: false, fenced: true };
     this.#sql.upsertStep.run(id, name, json);
     return { ok: true };
   }
@@ -484,6 +507,7 @@ export class SqliteTaskStore implements TaskStore {
   #deleteTask(id: string): void {
     this.#cache.drop(id);
     this.#sql.deleteSteps.run(id);
+    this.#texts.delete(id);
     this.#sql.deleteTask.run(id);
   }
 }

@@ -15,6 +15,7 @@ function record(store: TaskStore): Recorded[] {
     'task:updated',
     'task:transition',
     'task:deleted',
+    'task:text',
   ];
   for (const name of names) {
     store.events.on(name, (event) => seen.push({ name, event } as Recorded));
@@ -79,4 +80,26 @@ export function registerEventCases(define: DefineCase): void {
     const deleted = seen.map((entry) => (entry.name === 'task:deleted' ? entry.event.id : ''));
     assert.deepEqual(deleted.sort(), [a.id, b.id].sort());
   });
+
+  define(
+    'an append emits task:text with the new length, also to a peer that listens',
+    async (h) => {
+      const task = await h.create();
+      const peer = await h.peer();
+      const seen = record(h.store);
+      const heard = peer === h.store ? seen : record(peer);
+      await h.store.appendText(task.id, 'output', 'one\n');
+      await h.store.appendText(task.id, 'output', 'two\n');
+      await count(seen, 2);
+      assert.deepEqual(seen.slice(0, 2), [
+        { name: 'task:text', event: { id: task.id, kind: 'output', end: 4 } },
+        { name: 'task:text', event: { id: task.id, kind: 'output', end: 8 } },
+      ]);
+      if (h.crossProcessEvents === false) return;
+      await count(heard, 2);
+      assert.deepEqual(heard.slice(-1), [
+        { name: 'task:text', event: { id: task.id, kind: 'output', end: 8 } },
+      ]);
+    },
+  );
 }

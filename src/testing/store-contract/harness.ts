@@ -20,6 +20,11 @@ export interface StoreFixture {
    * one store.
    */
   reopen?: () => Promise<TaskStore>;
+  /**
+   * True for a store whose events reach only the listeners of the instance that wrote (SQLite):
+   * the cases that listen on a peer then skip that part.
+   */
+  localEvents?: boolean;
   /** Removes the data (files, keys). Stores the suite got are closed before this runs. */
   cleanup(): Promise<void>;
 }
@@ -41,6 +46,8 @@ export interface Harness {
   /** Closes `store` and returns a new one on the same data; undefined without `reopen`. */
   reopen: (() => Promise<TaskStore>) | undefined;
   raceRounds: number;
+  /** Whether a peer's listeners hear this store's writes (see `StoreFixture.localEvents`). */
+  crossProcessEvents: boolean;
   /** Marks the running case skipped, with a reason; the body should return after it. */
   skip(reason: string): void;
   /** A new working task record (not stored) at the clock's current time. */
@@ -82,6 +89,7 @@ function harness(
     store: fixture.store,
     clock,
     raceRounds,
+    crossProcessEvents: fixture.localEvents !== true,
     skip: (reason) => context.skip(reason),
     async peer() {
       if (open === undefined) return h.store;

@@ -12,6 +12,7 @@ import { registerLeaseCases } from './leases.js';
 import { registerListCases } from './list.js';
 import { registerPermitCases } from './permits.js';
 import { registerStepCases } from './steps.js';
+import { registerTextCases } from './texts.js';
 import { registerTakeoverCases } from './takeover.js';
 import { registerWaitCases } from './waits.js';
 
@@ -53,6 +54,7 @@ export function taskStoreContract(
     void describe('concurrency permits', () => registerPermitCases(define));
     void describe('fenced writes', () => registerFencingCases(define));
     void describe('steps', () => registerStepCases(define));
+    void describe('texts', () => registerTextCases(define));
     void describe('list', () => registerListCases(define));
     void describe('events', () => registerEventCases(define));
     void describe('fair share', () => registerFairShareCases(define));

@@ -4,7 +4,7 @@
  * Authorization header and a token in the URL would end up in access logs and history.
  * Everything from a task is put on the page with `textContent`, never as HTML.
  */
-/* global taskrailAnswerForm, taskrailRunPolicy -- defined by answer-form.js, run-policy.js */
+/* global taskrailAnswerForm, taskrailRunPolicy, taskrailOutputView -- defined by answer-form.js, run-policy.js and output-view.js, loaded first */
 'use strict';
 (function () {
   var KEY = 'taskrail.adminToken';
@@ -46,6 +46,8 @@
       return state.operator;
     },
   });
+
+  var output = taskrailOutputView({ el: el, api: api });
 
   function token() {
     return sessionStorage.getItem(KEY);
@@ -352,6 +354,7 @@
         on: {
           click: function () {
             state.selected = null;
+            output.stop();
             pane.hidden = true;
             render();
           },
@@ -364,7 +367,14 @@
       el('h3', { text: 'Arguments' }),
       form.json(task.arguments),
     ].concat(form.questions(task));
-    if (task.result !== undefined) parts.push(el('h3', { text: 'Result' }), form.json(task.result));
+    parts.push(
+      output.section(task, function () {
+        var now = state.tasks.get(id) || task;
+        return state.selected === id && LIVE.indexOf(now.status) >= 0;
+      }),
+    );
+    if (task.result !== undefined)
+      parts.push(el('h3', { text: 'Result' }), output.downloadButton(task), form.json(task.result));
     if (task.error !== undefined) parts.push(el('h3', { text: 'Error' }), form.json(task.error));
     pane.replaceChildren.apply(pane, parts.concat(timeline(task)).filter(Boolean));
     pane.hidden = false;

@@ -1,0 +1,246 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { RPC, type JsonRpcErrorObject } from '../task/errors.js';
+import { TaskrailClientError } from './errors.js';
+import type { RpcReply } from './rpc-http.js';
+import type { CallToolResult } from './wire.js';
+
+type JsonObject = Record<string, unknown>;
+
+/** The resources a taskrail server keeps per task (interface.md "Results of any size"). */
+export type TaskResourceKind = 'result' | 'structured' | 'output';
+
+const TASK_URI = /^taskrail:\/\/tasks\/([^/?#]+)\/(result|structured|output)(?:[?#].*)?$/;
+
+/** `taskrail://tasks/ID/KIND`. */
+export function taskResourceUri(taskId: string, kind: TaskResourceKind): string {
+  return `taskrail://tasks/${encodeURIComponent(taskId)}/${kind}`;
+}
+
+/** The task id and kind of a `taskrail://tasks/…` URI, or undefined for any other URI. */
+export function parseTaskResourceUri(
+  uri: string,
+): { taskId: string; kind: TaskResourceKind } | undefined {
+  const match = TASK_URI.exec(uri);
+  if (match === null) return undefined;
+  return { taskId: decodeURIComponent(match[1]!), kind: match[2] as TaskResourceKind };
+}
+
+export interface Range {
+  /** In UTF-16 code units, as JavaScript strings count them. */
+  offset?: number;
+  length?: number;
+}
+
+/** `uri` with `?offset=&length=` set (any query it had is replaced). */
+export function withRange(uri: string, range: Range): string {
+  const base = uri.replace(/[?#].*$/, '');
+  const query: string[] = [];
+  if (range.offset !== undefined) query.push(`offset=${checkCount(range.offset, 'offset')}`);
+  if (range.length !== undefined) query.push(`length=${checkCount(range.length, 'length')}`);
+  return query.length === 0 ? base : `${base}?${query.join('&')}`;
+}
+
+function checkCount(value: number, name: string): number {
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new TaskrailClientError('USAGE', `${name} must be a whole number ≥ 0, got ${value}`);
+  }
+  return value;
+}
+
+/** A `resource_link` block of a shortened result. */
+export interface ResourceLink {
+  uri: string;
+  name?: string;
+  mimeType?: string;
+  /** In bytes (UTF-8), when the server said. */
+  size?: number;
+}
+
+/** The links of a result to a task's whole `result` or `structured` resource. */
+export function shortenedLinks(result: CallToolResult): ResourceLink[] {
+  const links: ResourceLink[] = [];
+  for (const block of result.content) {
+    const b = block as JsonObject;
+    if (b['type'] !== 'resource_link' || typeof b['uri'] !== 'string') continue;
+    const kind = parseTaskResourceUri(b['uri'])?.kind;
+    if (kind !== 'result' && kind !== 'structured') continue;
+    links.push({
+      uri: b['uri'],
+      ...(typeof b['name'] === 'string' ? { name: b['name'] } : {}),
+      ...(typeof b['mimeType'] === 'string' ? { mimeType: b['mimeType'] } : {}),
+      ...(typeof b['size'] === 'number' ? { size: b['size'] } : {}),
+    });
+  }
+  return links;
+}
+
+/** True when the server handed out a shortened result (its whole text is a resource). */
+export function isShortened(result: CallToolResult): boolean {
+  return shortenedLinks(result).length > 0;
+}
+
+/** One `resources/read`: the text of the first content, '' when it has none. */
+export type ReadPage = (uri: string, signal?: AbortSignal) => Promise<string>;
+
+/** The text of a `resources/read` reply, or an error naming the URI. */
+export function pageText(uri: string, reply: RpcReply): string {
+  if (reply.kind === 'error') throw readError(uri, reply.error);
+  const contents = reply.result['contents'];
+  if (!Array.isArray(contents)) {
+    throw new TaskrailClientError('PROTOCOL', `resources/read ${uri}: the reply has no contents`);
+  }
+  const first = contents[0] as JsonObject | undefined;
+  if (first === undefined) return '';
+  if (typeof first['text'] === 'string') return first['text'];
+  if (typeof first['blob'] === 'string') return Buffer.from(first['blob'], 'base64').toString();
+  throw new TaskrailClientError('PROTOCOL', `resources/read ${uri}: content has no text`);
+}
+
+function readError(uri: string, error: JsonRpcErrorObject): TaskrailClientError {
+  if (error.code === RPC.METHOD_NOT_FOUND) {
+    return new TaskrailClientError(
+      'PROTOCOL',
+      `cannot read ${uri}: the server serves no resources`,
+    );
+  }
+  // Both wires answer a resource the caller may not read exactly as an unknown one.
+  return new TaskrailClientError(
+    'NOT_FOUND',
+    `cannot read ${uri}: error ${error.code}: ${error.message}`,
+  );
+}
+
+/** Characters asked per page; the server caps a read at its --max-result-chars. */
+export const PAGE_CHARS = 1_000_000;
+const MAX_PAGES = 100_000;
+
+/**
+ * Reads a resource from `offset` to its end, page by page: each page starts where the text
+ * read so far ends (a server never splits a surrogate pair, so a page may be a unit short),
+ * and the end is an empty page, or `sizeBytes` of UTF-8 read when the link said its size.
+ */
+export async function readToEnd(
+  read: ReadPage,
+  uri: string,
+  options: { offset?: number; sizeBytes?: number; signal?: AbortSignal } = {},
+): Promise<string> {
+  const parts: string[] = [];
+  let offset = options.offset ?? 0;
+  let bytes = 0;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const text = await read(withRange(uri, { offset, length: PAGE_CHARS }), options.signal);
+    if (text === '') break;
+    parts.push(text);
+    offset += text.length;
+    bytes += Buffer.byteLength(text);
+    // Only a read from the start can be held against the whole size.
+    if (options.offset === undefined && options.sizeBytes !== undefined) {
+      if (bytes >= options.sizeBytes) break;
+    }
+  }
+  return parts.join('');
+}
+
+/**
+ * The result with its shortened parts read whole: the text blocks and the link replaced by
+ * one text block of the whole text, `structuredContent` parsed back from its resource.
+ */
+export async function wholeResult(
+  read: ReadPage,
+  result: CallToolResult,
+  signal?: AbortSignal,
+): Promise<CallToolResult> {
+  const links = shortenedLinks(result);
+  if (links.length === 0) return result;
+  let whole: CallToolResult = result;
+  for (const link of links) {
+    const text = await readToEnd(read, link.uri, {
+      ...(link.size === undefined ? {} : { sizeBytes: link.size }),
+      ...(signal === undefined ? {} : { signal }),
+    });
+    whole =
+      parseTaskResourceUri(link.uri)?.kind === 'structured'
+        ? { ...whole, structuredContent: parseStructured(link.uri, text) }
+        : { ...whole, content: [{ type: 'text', text }] };
+  }
+  return whole;
+}
+
+function parseStructured(uri: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new TaskrailClientError('PROTOCOL', `${uri} is not JSON: ${(error as Error).message}`);
+  }
+}
+
+/** What following a task's output needs from the connection. */
+export interface OutputSource {
+  read: ReadPage;
+  /** True once the task is terminal (its output can no longer grow). */
+  ended(signal?: AbortSignal): Promise<boolean>;
+  /** Resolves when the output may have grown, or after `ms`; a push source, when offered. */
+  changed?(ms: number, signal?: AbortSignal): Promise<void>;
+  close?(): void;
+}
+
+export interface FollowOptions {
+  /** Start here instead of at the beginning (UTF-16 code units of the whole stream). */
+  offset?: number;
+  /** Between reads when nothing is pushed; default 1 s. */
+  pollIntervalMs?: number;
+  /** Stops following (the iterator ends without error). */
+  signal?: AbortSignal;
+  /** Cuts the current wait short, once: e.g. when the caller has seen the task end. */
+  wake?: AbortSignal;
+}
+
+/**
+ * Yields a task's output as it grows, chunk by chunk, until the task has ended and its output
+ * is read to the end. A read that brings nothing waits for a push (when `changed` is offered,
+ * with a safety-net poll) or the poll interval; a terminal task is read once more, so nothing
+ * written before it ended is lost.
+ */
+export async function* followOutputOf(
+  source: OutputSource,
+  uri: string,
+  options: FollowOptions = {},
+): AsyncGenerator<string, void, undefined> {
+  const signal = options.signal;
+  const poll = options.pollIntervalMs ?? 1000;
+  let offset = options.offset ?? 0;
+  try {
+    for (;;) {
+      if (signal?.aborted === true) return;
+      const ended = await source.ended(signal);
+      const text = await readToEnd(source.read, uri, { offset, ...signalOf(signal) });
+      if (text !== '') {
+        offset += text.length;
+        yield text;
+      }
+      if (ended) return;
+      if (text === '') await waitForChange(source, poll, waitSignal(signal, options.wake));
+    }
+  } catch (error) {
+    if (signal?.aborted === true) return;
+    throw error;
+  } finally {
+    source.close?.();
+  }
+}
+
+/** Waits for a change or the poll time; a fired signal ends the wait early, without error. */
+async function waitForChange(source: OutputSource, poll: number, signal?: AbortSignal) {
+  if (signal?.aborted === true) return;
+  if (source.changed !== undefined) await source.changed(poll, signal);
+  else await sleep(poll, undefined, signalOf(signal)).catch(() => undefined);
+}
+
+function waitSignal(stop?: AbortSignal, wake?: AbortSignal): AbortSignal | undefined {
+  if (wake === undefined || wake.aborted) return stop;
+  return stop === undefined ? wake : AbortSignal.any([stop, wake]);
+}
+
+function signalOf(signal: AbortSignal | undefined): { signal?: AbortSignal } {
+  return signal === undefined ? {} : { signal };
+}

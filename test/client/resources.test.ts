@@ -1,0 +1,172 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  isShortened,
+  parseTaskResourceUri,
+  taskResourceUri,
+  withRange,
+  type CallToolResult,
+} from '../../src/client/index.js';
+import {
+  followOutputOf,
+  pageText,
+  readToEnd,
+  wholeResult,
+  type OutputSource,
+  type ReadPage,
+} from '../../src/client/resources.js';
+
+/** Slices `text` as the contract says a server does: capped, never splitting a surrogate pair. */
+function pagedServer(
+  texts: Record<string, string>,
+  cap: number,
+): { read: ReadPage; urls: string[] } {
+  const urls: string[] = [];
+  const read: ReadPage = (uri) => {
+    urls.push(uri);
+    const url = new URL(uri);
+    const base = `${url.protocol}//${url.host}${url.pathname}`;
+    const text = texts[base];
+    if (text === undefined) return Promise.reject(new Error(`unknown ${base}`));
+    const offset = Number(url.searchParams.get('offset') ?? 0);
+    const length = Math.min(Number(url.searchParams.get('length') ?? cap), cap);
+    let end = Math.min(offset + length, text.length);
+    if (end < text.length && /[\uD800-\uDBFF]/.test(text[end - 1] ?? '')) end -= 1;
+    return Promise.resolve(offset >= text.length ? '' : text.slice(offset, end));
+  };
+  return { read, urls };
+}
+
+const RESULT = taskResourceUri('t1', 'result');
+
+describe('task resource URIs', () => {
+  it('names a task resource, reads the task id back, and sets or replaces the range', () => {
+    assert.equal(RESULT, 'taskrail://tasks/t1/result');
+    assert.deepEqual(parseTaskResourceUri('taskrail://tasks/a%2Fb/output?offset=3'), {
+      taskId: 'a/b',
+      kind: 'output',
+    });
+    assert.equal(parseTaskResourceUri('taskrail://tasks/t1/other'), undefined);
+    assert.equal(parseTaskResourceUri('https://example.com/x'), undefined);
+    assert.equal(
+      withRange(`${RESULT}?offset=9`, { offset: 0, length: 5 }),
+      `${RESULT}?offset=0&length=5`,
+    );
+    assert.equal(withRange(RESULT, {}), RESULT);
+    assert.throws(() => withRange(RESULT, { offset: -1 }), /offset must be a whole number/);
+    assert.throws(() => withRange(RESULT, { length: 1.5 }), /length must be a whole number/);
+  });
+
+  it('reads the text of a resources/read reply and names the URI in an error', () => {
+    const ok = { kind: 'result', result: { contents: [{ uri: RESULT, text: 'abc' }] } } as const;
+    assert.equal(pageText(RESULT, ok), 'abc');
+    assert.equal(pageText(RESULT, { kind: 'result', result: { contents: [] } }), '');
+    assert.throws(
+      () =>
+        pageText(RESULT, { kind: 'error', error: { code: -32602, message: 'Unknown resource' } }),
+      (error: Error & { code?: string }) =>
+        error.code === 'NOT_FOUND' && error.message.includes(RESULT),
+    );
+    assert.throws(() => pageText(RESULT, { kind: 'result', result: {} }), /no contents/);
+  });
+});
+
+describe('reading a shortened result whole', () => {
+  it('pages to the end with each page starting where the text so far ends, across surrogate pairs', async () => {
+    const text = '😀'.repeat(5000) + 'x'.repeat(2501);
+    const server = pagedServer({ [RESULT]: text }, 1001);
+    const whole = await readToEnd(server.read, RESULT);
+    assert.equal(whole, text);
+    // 1001-unit pages shortened to 1000 inside the emoji, then full pages: offsets follow the text.
+    assert.match(server.urls[1] ?? '', /offset=1000&/);
+    assert.equal(server.urls.at(-1), `${RESULT}?offset=${text.length}&length=1000000`);
+  });
+
+  it('stops at the size the link gave without an extra empty read, and reads from an offset', async () => {
+    const text = 'é'.repeat(3000);
+    const server = pagedServer({ [RESULT]: text }, 1000);
+    assert.equal(
+      await readToEnd(server.read, RESULT, { sizeBytes: Buffer.byteLength(text) }),
+      text,
+    );
+    assert.equal(server.urls.length, 3);
+    assert.equal(await readToEnd(server.read, RESULT, { offset: 2990 }), 'é'.repeat(10));
+  });
+
+  it('replaces the shortened text and link by the whole text and parses structuredContent back', async () => {
+    const text = 'line\n'.repeat(20_000);
+    const structured = { rows: Array.from({ length: 500 }, (_, i) => ({ i })) };
+    const structuredUri = taskResourceUri('t1', 'structured');
+    const server = pagedServer(
+      { [RESULT]: text, [structuredUri]: JSON.stringify(structured) },
+      4000,
+    );
+    const shortened: CallToolResult = {
+      content: [
+        { type: 'text', text: `Shortened … read ${RESULT}?offset=…` },
+        { type: 'resource_link', uri: RESULT, name: 'result', size: text.length },
+        { type: 'resource_link', uri: structuredUri, name: 'structured' },
+      ],
+    };
+    assert.equal(isShortened(shortened), true);
+    const whole = await wholeResult(server.read, shortened);
+    assert.deepEqual(whole.content, [{ type: 'text', text }]);
+    assert.deepEqual(whole.structuredContent, structured);
+    const plain: CallToolResult = { content: [{ type: 'resource_link', uri: 'https://x/y' }] };
+    assert.equal(isShortened(plain), false);
+    assert.equal(await wholeResult(server.read, plain), plain);
+  });
+});
+
+describe('following output', () => {
+  /** An output stream that grows by one chunk per read until `chunks` run out, then ends. */
+  function growing(chunks: string[]): { source: OutputSource; waits: number[] } {
+    let written = '';
+    let next = 0;
+    const waits: number[] = [];
+    const source: OutputSource = {
+      read: (uri) => {
+        const offset = Number(new URL(uri).searchParams.get('offset'));
+        return Promise.resolve(written.slice(offset));
+      },
+      ended: () => Promise.resolve(next >= chunks.length),
+      changed: (ms) => {
+        waits.push(ms);
+        written += chunks[next++] ?? '';
+        return Promise.resolve();
+      },
+    };
+    return { source, waits };
+  }
+
+  it('yields every chunk once, in order, and ends after the task ended', async () => {
+    const { source, waits } = growing(['a\n', 'b\n', '', 'c\n']);
+    const seen: string[] = [];
+    for await (const chunk of followOutputOf(source, taskResourceUri('t', 'output'), {
+      pollIntervalMs: 7,
+    }))
+      seen.push(chunk);
+    assert.equal(seen.join(''), 'a\nb\nc\n');
+    assert.ok(waits.every((ms) => ms === 7));
+  });
+
+  it('starts at a given offset and stops without error when its signal is aborted', async () => {
+    const stop = new AbortController();
+    const source: OutputSource = {
+      read: (uri) =>
+        Promise.resolve('0123456789'.slice(Number(new URL(uri).searchParams.get('offset')))),
+      ended: () => Promise.resolve(false),
+      changed: () => {
+        stop.abort();
+        return Promise.resolve();
+      },
+    };
+    const seen: string[] = [];
+    for await (const chunk of followOutputOf(source, taskResourceUri('t', 'output'), {
+      offset: 6,
+      signal: stop.signal,
+    }))
+      seen.push(chunk);
+    assert.deepEqual(seen, ['6789']);
+  });
+});
