@@ -4,7 +4,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateTaskResultSchema, CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createTaskServer, type TaskServer } from '../../src/server/index.js';
 import { MemoryTaskStore } from '../../src/stores/memory/index.js';
-import { openListen, startHold, type RawListen } from '../listen/support.js';
+import { envelope, openListen, startHold, type RawListen } from '../listen/support.js';
 import { waitFor } from '../helpers/wait.js';
 import { client2025, startServer, type Running } from '../wire-2025/fixture.js';
 
@@ -262,6 +262,28 @@ async function waitForStatus(open: () => Promise<RawListen>, keep: RawListen[]):
   }
 }
 
+/** A listen request by plain fetch, its answer read to the end (for the headers). */
+async function rawListen(url: string, taskId: string, token: string): Promise<Response> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'subscriptions/listen',
+      authorization: `Bearer ${token}`,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 'raw',
+      method: 'subscriptions/listen',
+      params: { notifications: { taskIds: [taskId] }, _meta: envelope() },
+    }),
+  });
+  await res.text();
+  return res;
+}
+
 describe('busy connections of listen(), shared fairly', () => {
   let app: TaskServer;
   let anon: TaskServer;
@@ -269,7 +291,8 @@ describe('busy connections of listen(), shared fairly', () => {
   let anonUrl: string;
   const streams: RawListen[] = [];
   before(async () => {
-    const options = { listen: { maxSubscriptions: 100 }, http: { maxConnections: 8 } };
+    // Twelve sockets: room for idle keep-alive ones beside the streams (they count at accept).
+    const options = { listen: { maxSubscriptions: 100 }, http: { maxConnections: 12 } };
     ({ app, url } = await appWith({
       store: new MemoryTaskStore(),
       auth: { tokens: TOKENS },
@@ -294,19 +317,22 @@ describe('busy connections of listen(), shared fairly', () => {
   it('refuses a caller past half of the connections with 429 and Retry-After, not a reset', async () => {
     const taskId = await startHold(url, 'x', 'tok-a');
     const alice: RawListen[] = [];
-    for (let i = 0; i < 6; i++) alice.push(await openListen(url, [taskId], { bearer: 'tok-a' }));
+    for (let i = 0; i < 8; i++) alice.push(await openListen(url, [taskId], { bearer: 'tok-a' }));
     streams.push(...alice);
     const open = alice.filter((s) => s.status === 200).length;
     const refused = alice.filter((s) => s.status === 429);
-    assert.equal(open, 4, 'half of the eight connections');
+    assert.equal(open, 6, 'half of the twelve connections');
     assert.equal(refused.length, 2);
     assert.match(JSON.stringify(refused[0]?.error), /connections/);
+    const raw = await rawListen(url, taskId, 'tok-a');
+    assert.equal(raw.status, 429);
+    assert.equal(raw.headers.get('retry-after'), '1');
     const bobsTask = await startHold(url, 'y', 'tok-b');
     const bob = await openListen(url, [bobsTask], { bearer: 'tok-b' });
     streams.push(bob);
     assert.equal(bob.status, 200, 'bob is served');
     console.log(
-      `# connections: alice ${open} of 6 held, ${refused.length} refused (429); bob served`,
+      `# connections: alice ${open} of 8 held, ${refused.length} refused (429); bob served`,
     );
   });
 

@@ -1,6 +1,6 @@
 /** Limits and timings of the `subscriptions/listen` task stream. */
 export interface ListenOptions {
-  /** Open task streams at most, all callers together; one holds at most half while others ask (default 1024). */
+  /** Open task streams at most, all callers together; one holds at most half (default 1024). */
   maxSubscriptions: number;
   /** Open task streams one principal may hold at once (default 256). */
   maxSubscriptionsPerPrincipal: number;

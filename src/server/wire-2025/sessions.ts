@@ -28,9 +28,12 @@ export interface Wire2025SessionOptions extends SessionLimits {
 export interface SessionLimits {
   /** A session with no request for this long is closed. Default 1 hour. */
   idleMs?: number;
-  /** Open sessions at most, all callers together; one caller holds at most half while others ask. Default 1000. */
+  /**
+   * Open sessions at most, all callers together; one caller holds at most half while others
+   * hold or ask (fair-bound.ts). Default 1000.
+   */
   maxSessions?: number;
-  /** Open sessions at most per principal. Default 100. */
+  /** Open sessions at most per principal (anonymous ones count each on its own). Default 100. */
   maxSessionsPerPrincipal?: number;
   /**
    * At a cap, the least recently used session is closed to make room if it has had no request
@@ -38,7 +41,7 @@ export interface SessionLimits {
    * new `initialize` is refused instead.
    */
   evictAfterIdleMs?: number;
-  /** `tasks/result` requests waiting at once, all sessions together, shared fairly. Default 1000. */
+  /** `tasks/result` requests waiting at once in all sessions, shared fairly. Default 1000. */
   maxWaitingResults?: number;
 }
 
@@ -80,7 +83,7 @@ function tooManySessions(id: unknown, refused: FairRefusalAnswer): Response {
     id: typeof id === 'string' || typeof id === 'number' ? id : null,
     error: {
       code: SERVER_ERROR.LIMIT_REACHED,
-      message: `${refused.message} (close an unused session with HTTP DELETE and its Mcp-Session-Id)`,
+      message: `${refused.message} (close an unused one: HTTP DELETE with its Mcp-Session-Id)`,
       data: refused.data,
     },
   });
