@@ -53,7 +53,8 @@ export async function passPermitGate(
     return started(permit, await clearWaitMessage(settings, task, lease, waitMessage));
   const waiting = await withMessage(settings, task, lease, waitMessage);
   if (waiting === undefined) return { pass: false };
-  observe(settings, (o) => o.permitWaiting?.(task.tool));
+  // Counted once per wait: a recovery scan that finds it still waiting changes nothing.
+  if (task.statusMessage !== waitMessage) observe(settings, (o) => o.permitWaiting?.(task.tool));
   const second = await settings.store.acquirePermit({ ...request, releaseOnRefusal: true });
   wakeAll(settings, second.wake);
   if (!second.granted) return { pass: false };
