@@ -125,7 +125,7 @@ export interface RunObserver {
   retrying?(tool: string, reason: RetryReason): void;
   /** A task of `tool` waits durably: a retry's backoff, or `ctx.sleep`. */
   waiting?(tool: string, kind: 'backoff' | 'sleep'): void;
-  /** A task of `tool` waits for a concurrency permit (once per refused start). */
+  /** A task of `tool` starts waiting for a concurrency permit (once per wait). */
   permitWaiting?(tool: string): void;
 }
 

@@ -1,8 +1,10 @@
 import type { LeaseGrant } from '../store/port.js';
+import { RPC, TaskrailError } from '../task/errors.js';
 import type { TaskRecord } from '../task/record.js';
 import * as t from '../task/transitions.js';
 import { permitWaitMessage, storedConcurrencyKey } from './concurrency.js';
 import { isFencedOut } from './fence.js';
+import { finish } from './outcome.js';
 import { observe, type RunnerSettings } from './runner-settings.js';
 import { updateTask } from './writes.js';
 
@@ -35,14 +37,24 @@ export async function passPermitGate(
   if (key === undefined || limit === undefined) return { pass: true, task };
   const permit = { key, limit, taskId: task.id, token: lease.token };
   const request = { ...permit, createdAt: task.createdAt };
-  const first = await settings.store.acquirePermit(request);
+  const first = await settings.store.acquirePermit(request).catch((error: unknown) => {
+    if (error instanceof TaskrailError && error.code === 'CONFIG') return error;
+    throw error;
+  });
+  if (first instanceof TaskrailError) {
+    // This store cannot keep permits (a Redis Cluster): the task fails saying so, once.
+    const outcome = { error: { code: RPC.INTERNAL_ERROR, message: first.message } };
+    await finish(settings, task.id, outcome, { fence: { leaseToken: lease.token } });
+    return { pass: false };
+  }
   wakeAll(settings, first.wake);
   const waitMessage = permitWaitMessage(key, limit);
   if (first.granted)
     return started(permit, await clearWaitMessage(settings, task, lease, waitMessage));
   const waiting = await withMessage(settings, task, lease, waitMessage);
   if (waiting === undefined) return { pass: false };
-  observe(settings, (o) => o.permitWaiting?.(task.tool));
+  // Counted once per wait: a recovery scan that finds it still waiting changes nothing.
+  if (task.statusMessage !== waitMessage) observe(settings, (o) => o.permitWaiting?.(task.tool));
   const second = await settings.store.acquirePermit({ ...request, releaseOnRefusal: true });
   wakeAll(settings, second.wake);
   if (!second.granted) return { pass: false };
