@@ -44,12 +44,13 @@ export class LocalExecutor implements Executor {
 
   async dispatch(
     taskId: string,
-    _reason?: DispatchReason,
+    reason: DispatchReason = 'created',
     principal: string = UNKNOWN_PRINCIPAL,
   ): Promise<void> {
     if (this.#stopping || this.#known.has(taskId)) return;
     this.#known.add(taskId);
-    this.#queue.push(taskId, principal);
+    // Found by a scan or a wake-up: the runtime did not say whose it is.
+    this.#queue.push(taskId, reason === 'recovery' ? UNKNOWN_PRINCIPAL : principal);
     this.#schedulePump();
   }
 
