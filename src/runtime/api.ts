@@ -95,6 +95,15 @@ export interface RuntimeOptions {
   /** Refuse arguments / results whose JSON is larger. Default 1 MiB / 4 MiB. */
   maxArgumentsBytes?: number;
   maxResultBytes?: number;
+  /**
+   * A result whose text blocks hold more characters is kept whole beside the task (read in
+   * pages as `taskrail://tasks/ID/result`) and its record keeps the first part. Default 100,000.
+   */
+  inlineResultChars?: number;
+  /** The longest result text kept (a longer one fails the task). Default 64 Mi characters. */
+  maxResultTextChars?: number;
+  /** The most of one task's `ctx.output` kept; the oldest part gives way. Default 1,000,000. */
+  maxOutputChars?: number;
   /** Attempts before a re-run task fails "interrupted". Default 3. */
   maxAttempts?: number;
   clock?: Clock;

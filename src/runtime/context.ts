@@ -19,6 +19,10 @@ export interface ContextBackend {
   /** Record the questions durably (or not) before the handler unwinds with a ParkSignal. */
   park(requests: Record<string, InputRequest>, statusMessage?: string): Promise<void>;
   writeProgress(statusMessage: string): Promise<void>;
+  /** Append to the task's output (durably for a task; a call without one keeps nothing). */
+  appendOutput(text: string): Promise<void>;
+  /** Resolves once every output appended so far was written (or failed). */
+  flushOutput(): Promise<void>;
   loadStep(name: string): { found: boolean; value?: unknown };
   saveStep(name: string, value: unknown): Promise<void>;
   /**
@@ -101,6 +105,19 @@ export class RunContext implements TaskContext {
     this.#pendingMessage = undefined;
     this.#lastWriteAt = Date.now();
     await this.#backend.writeProgress(message);
+  }
+
+  async output(text: string): Promise<void> {
+    if (typeof text !== 'string') {
+      throw new TypeError(`ctx.output(text) needs a string, got ${typeof text}`);
+    }
+    if (this.#suspended || text === '') return;
+    await this.#backend.appendOutput(text);
+  }
+
+  /** Waits for the output the handler wrote but did not await; never rejects. */
+  async flushOutput(): Promise<void> {
+    await this.#backend.flushOutput().catch(() => undefined);
   }
 
   dispose(): void {

@@ -24,6 +24,8 @@ export async function runInline(tool: RunnableTool, input: InlineRunInput): Prom
       asked = requests;
     },
     async writeProgress() {},
+    async appendOutput() {},
+    async flushOutput() {},
     loadStep: (name) =>
       steps.has(name) ? { found: true, value: steps.get(name) } : { found: false },
     async saveStep(name, value) {

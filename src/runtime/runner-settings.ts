@@ -12,6 +12,12 @@ export interface RunnerSettings {
   heartbeatMs: number;
   maxAttempts: number;
   maxResultBytes: number;
+  /** A result with more text is kept whole in the task's `result` text, its record shortened. */
+  inlineResultChars: number;
+  /** The longest result text kept at all. */
+  maxResultTextChars: number;
+  /** The most of a task's output kept; the oldest part gives way past it. */
+  maxOutputChars: number;
   clock: Clock;
   logger: Logger;
   /** One place that logs a store outage once and its end once. */

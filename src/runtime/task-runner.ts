@@ -9,7 +9,8 @@ import { durableBackend, type RunState } from './durable-backend.js';
 import { isFencedOut, noteFencedOut } from './fence.js';
 import { endFailedAttempt, settleAttempt, sleepDurably, type Settled } from './attempt.js';
 import { startHeartbeat } from './heartbeat.js';
-import { finish, interruptionRefusal, outcomeOfResult, type FinishResult } from './outcome.js';
+import { outcomeOfBigResult } from './big-result.js';
+import { finish, interruptionRefusal, type FinishResult } from './outcome.js';
 import { isHandBackSignal, isParkSignal } from './park.js';
 import { RunAbort } from './run-abort.js';
 import { runPolicyOf } from './run-policy.js';
@@ -241,6 +242,8 @@ async function execute(
   const context = new RunContext(durableBackend(settings, latest, loaded.steps, run));
   const { timeoutMs } = runPolicyOf(tool.task, settings.maxAttempts);
   const settled = await settleAttempt(tool, loaded.task, context, run, timeoutMs);
+  // Output the handler did not await is written before the outcome, while the lease holds.
+  await context.flushOutput();
   settings.handlerDone?.(loaded.task.id);
   // Once the handler is done there is nothing left to abort: the task's own terminal write
   // must not fire its signal.
@@ -286,7 +289,9 @@ async function execute(
     return endOfFinish(written);
   };
   if ('returned' in settled) {
-    const outcome = outcomeOfResult(settled.returned, settings.maxResultBytes);
+    const outcome = await outcomeOfBigResult(settings, id, settled.returned, run.fence);
+    if (outcome === 'unwritten') return 'abandon';
+    if (outcome === 'fenced') return finished('fenced');
     return finished(await finish(settings, id, outcome, finishing));
   }
   const error = settled.threw;

@@ -100,6 +100,15 @@ export interface TaskContext {
   ): Promise<Record<string, JsonObject>>;
   /** `input` for one elicitation. */
   elicit(key: string, params: ElicitParams): Promise<ElicitAnswer>;
+  /**
+   * Append `text`, as given, to the task's output: durably, readable (and subscribable) as
+   * `taskrail://tasks/ID/output` while the task runs and after it ends, until its TTL. Writes
+   * are coalesced (at most five a second, and always before the task's outcome): the promise
+   * resolves once the text is buffered, or, when much is buffered, once it is stored. Past the
+   * bound (1,000,000 characters by default) the oldest output gives way. A call without a task
+   * keeps no output.
+   */
+  output(text: string): Promise<void>;
   /** Run `fn` once per task: a finished step's value is recorded and returned on re-runs. */
   step<T>(name: string, fn: () => T | Promise<T>): Promise<T>;
   /**

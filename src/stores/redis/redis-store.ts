@@ -1,7 +1,5 @@
 import { TaskEvents } from '../../store/events.js';
 import type {
-  AppendTextOptions,
-  AppendTextOutcome,
   ClaimOptions,
   CompareAndSetOutcome,
   CreateOptions,
@@ -15,9 +13,7 @@ import type {
   ListQuery,
   ReleaseOptions,
   SaveStepOutcome,
-  StoredText,
   TaskStore,
-  TaskTextKind,
   WriteFence,
 } from '../../store/port.js';
 import { TaskrailError } from '../../task/errors.js';
@@ -371,25 +367,16 @@ export class RedisTaskStore implements TaskStore {
     return steps;
   }
 
-  async appendText(
-    id: string,
-    kind: TaskTextKind,
-    chunk: string,
-    options: AppendTextOptions = {},
-  ): Promise<AppendTextOutcome> {
+  // Properties, typed by the port: the store's file stays short (texts.ts does the work).
+  appendText: TaskStore['appendText'] = async (id, kind, chunk, options = {}) => {
     this.#assertOpen();
     return this.#texts.append(id, kind, chunk, options.fence?.leaseToken ?? '', options.maxChars);
-  }
+  };
 
-  async readText(
-    id: string,
-    kind: TaskTextKind,
-    offset: number,
-    length: number,
-  ): Promise<StoredText | undefined> {
+  readText: TaskStore['readText'] = async (id, kind, offset, length) => {
     this.#assertOpen();
     return this.#texts.read(id, kind, offset, length);
-  }
+  };
 
   async list(query: ListQuery): Promise<ListPage> {
     this.#assertOpen();

@@ -1,0 +1,140 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { afterEach, describe, it } from 'node:test';
+import { KEPT_APART_META } from '../../src/runtime/big-result.js';
+import { TaskRuntime } from '../../src/runtime/runtime.js';
+import type { TaskStore } from '../../src/store/port.js';
+import { readRange, sliceText } from '../../src/store/text.js';
+import { SqliteTaskStore } from '../../src/stores/sqlite/index.js';
+import type { TaskRecord } from '../../src/task/record.js';
+import { isTerminal } from '../../src/task/status.js';
+import { waitFor } from '../helpers/wait.js';
+import { tempDir } from '../stores/temp-dir.js';
+import { TestTools, text } from './tools.js';
+
+const silent = { info() {}, warn() {}, error() {} };
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function setup(
+  tools: TestTools,
+  options: Partial<ConstructorParameters<typeof TaskRuntime>[0]> = {},
+) {
+  const dir = tempDir();
+  const store = new SqliteTaskStore(join(dir.path, 'tasks.db'));
+  const runtime = new TaskRuntime({ store, tools, logger: silent, ...options });
+  cleanups.push(
+    async () => dir.remove(),
+    () => store.close(),
+    () => runtime.stop(1000),
+  );
+  return { store, runtime };
+}
+
+async function settled(runtime: TaskRuntime, task: TaskRecord): Promise<TaskRecord> {
+  return waitFor(`task ${task.id} to end`, async () => {
+    const current = await runtime.getTask(task.id, 'alice');
+    return current !== undefined && isTerminal(current.status) ? current : undefined;
+  });
+}
+
+async function readAll(store: TaskStore, id: string, kind: 'output' | 'result') {
+  const range = readRange(0, 100_000_000);
+  const stored = await store.readText(id, kind, range.offset, range.length);
+  assert.ok(stored, 'the task is there');
+  return sliceText(stored, 0, 100_000_000);
+}
+
+const run = (runtime: TaskRuntime, tool: string) =>
+  runtime.createTask({ tool, arguments: {}, principal: 'alice' });
+
+describe('ctx.output', () => {
+  const tools = new TestTools()
+    .add('printer', async (_args, ctx) => {
+      for (let i = 0; i < 300; i++) await ctx.output(`line ${i}\n`);
+      void ctx.output('not awaited\n');
+      return text('printed');
+    })
+    .add('chatty', async (_args, ctx) => {
+      for (let i = 0; i < 50; i++) await ctx.output(`${'x'.repeat(9)}\n`);
+      return text('done');
+    })
+    .add('bad_output', async (_args, ctx) => {
+      await ctx.output(42 as unknown as string);
+      return text('unreachable');
+    });
+
+  it('keeps every line in order, the unawaited last one too, in few writes', async () => {
+    const { store, runtime } = setup(tools);
+    const task = await run(runtime, 'printer');
+    const writes: number[] = [];
+    store.events.on('task:text', (event) => void (event.id === task.id && writes.push(event.end)));
+    const done = await settled(runtime, task);
+    assert.equal(done.status, 'completed');
+    const expected =
+      Array.from({ length: 300 }, (_, i) => `line ${i}\n`).join('') + 'not awaited\n';
+    const output = await readAll(store, task.id, 'output');
+    assert.equal(output.text, expected);
+    assert.equal(output.end, expected.length);
+    assert.ok(writes.length >= 1 && writes.length < 300, `coalesced: ${writes.length} writes`);
+    assert.equal(writes.at(-1), expected.length);
+  });
+
+  it('drops the oldest output past the bound and keeps counting', async () => {
+    const { store, runtime } = setup(tools, { maxOutputChars: 100 });
+    const task = await run(runtime, 'chatty');
+    await settled(runtime, task);
+    const output = await readAll(store, task.id, 'output');
+    assert.equal(output.end, 500);
+    assert.ok(output.dropped >= 400, `dropped ${output.dropped}`);
+    assert.ok(output.text.length <= 100 && output.text.length > 0);
+    assert.equal(output.start, output.dropped);
+    assert.ok('x'.repeat(9).concat('\n').repeat(10).endsWith(output.text));
+  });
+
+  it('refuses a non-string with a clear error that fails the task', async () => {
+    const { runtime } = setup(tools);
+    const done = await settled(runtime, await run(runtime, 'bad_output'));
+    assert.equal(done.status, 'failed');
+  });
+});
+
+describe('big results', () => {
+  const big = 'report line 😀 ü\n'.repeat(20_000);
+  const tools = new TestTools()
+    .add('big', () => ({
+      content: [
+        { type: 'text', text: big },
+        { type: 'image', data: 'AAAA', mimeType: 'image/png' },
+        { type: 'text', text: 'the end' },
+      ],
+    }))
+    .add('small', () => text('short'));
+
+  it('keeps the whole text apart and the first part in the record', async () => {
+    const { store, runtime } = setup(tools, { inlineResultChars: 1000 });
+    const task = await run(runtime, 'big');
+    const done = await settled(runtime, task);
+    assert.equal(done.status, 'completed');
+    const whole = `${big}\nthe end`;
+    const content = done.result?.content as { type: string; text?: string }[];
+    assert.equal(content.length, 2);
+    assert.equal(content[0]?.text, whole.slice(0, 1000));
+    assert.equal(content[1]?.type, 'image');
+    assert.deepEqual((done.result?.['_meta'] as Record<string, unknown>)[KEPT_APART_META], {
+      chars: whole.length,
+      bytes: Buffer.byteLength(whole),
+    });
+    assert.equal((await readAll(store, task.id, 'result')).text, whole);
+  });
+
+  it('leaves a small result in the record alone', async () => {
+    const { store, runtime } = setup(tools, { inlineResultChars: 1000 });
+    const task = await run(runtime, 'small');
+    const done = await settled(runtime, task);
+    assert.deepEqual(done.result, text('short'));
+    assert.equal((await readAll(store, task.id, 'result')).end, 0);
+  });
+});
