@@ -237,7 +237,7 @@ async function readToEnd(
 export async function runResourceListen(
   conn: ListenConnection,
   uris: string[],
-  handlers: { acknowledged(): void; updated(uri: string): void },
+  handlers: { acknowledged(uris: string[]): void; updated(uri: string): void },
   signal: AbortSignal,
 ): Promise<StreamEnd> {
   const id = `listen-${randomUUID()}`;
@@ -254,7 +254,12 @@ export async function runResourceListen(
     if (parts === undefined || parts.meta[META.subscriptionId] !== id) return undefined;
     if (m['method'] === SUBSCRIPTION_ACK_NOTIFICATION) {
       acked = true;
-      handlers.acknowledged();
+      const granted = (parts.params['notifications'] as JsonObject | undefined)?.[
+        'resourceSubscriptions'
+      ];
+      handlers.acknowledged(
+        Array.isArray(granted) ? granted.filter((u): u is string => typeof u === 'string') : [],
+      );
     } else if (m['method'] === RESOURCE_UPDATED_NOTIFICATION) {
       const uri = parts.params['uri'];
       if (typeof uri === 'string') handlers.updated(uri);

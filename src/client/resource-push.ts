@@ -60,16 +60,20 @@ export class ResourcePush {
     let failures = 0;
     while (!signal.aborted) {
       let acked = false;
+      let refused = false;
       const end = await runResourceListen(
         conn,
         [uri],
         {
-          acknowledged: () => {
+          acknowledged: (granted) => {
             acked = true;
-            this.#live = true;
             failures = 0;
+            // A server that acknowledges the stream without the resource will not push it.
+            if (!granted.includes(uri)) refused = true;
+            else this.#live = true;
             // Whatever grew before the ack is read once more.
             this.#wake();
+            if (refused) this.#controller.abort();
           },
           updated: (updated) => {
             if (updated === uri) this.#wake();
@@ -78,7 +82,7 @@ export class ResourcePush {
         signal,
       );
       this.#live = false;
-      if (end.kind === 'closed' || end.kind === 'refused') return;
+      if (refused || end.kind === 'closed' || end.kind === 'refused') return;
       if (!acked && ++failures >= GIVE_UP_AFTER) return;
       this.#wake();
       await sleep(backoffDelayMs(RESUBSCRIBE, failures + 1), undefined, { ref: false }).catch(

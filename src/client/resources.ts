@@ -142,8 +142,9 @@ export async function readToEnd(
 }
 
 /**
- * The result with its shortened parts read whole: the text blocks and the link replaced by
- * one text block of the whole text, `structuredContent` parsed back from its resource.
+ * The result with its shortened parts read whole: the text blocks and the links replaced by
+ * one text block of the whole text (any other block kept after it), `structuredContent`
+ * parsed back from its resource.
  */
 export async function wholeResult(
   read: ReadPage,
@@ -161,9 +162,18 @@ export async function wholeResult(
     whole =
       parseTaskResourceUri(link.uri)?.kind === 'structured'
         ? { ...whole, structuredContent: parseStructured(link.uri, text) }
-        : { ...whole, content: [{ type: 'text', text }] };
+        : { ...whole, content: [{ type: 'text', text }, ...otherBlocks(whole)] };
   }
   return whole;
+}
+
+/** The blocks a shortened result keeps besides its text and its links (images, resources…). */
+function otherBlocks(result: CallToolResult): unknown[] {
+  return result.content.filter((block) => {
+    const b = block as JsonObject;
+    if (b['type'] === 'text') return false;
+    return !(b['type'] === 'resource_link' && parseTaskResourceUri(String(b['uri'])) !== undefined);
+  });
 }
 
 function parseStructured(uri: string, text: string): unknown {

@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core';
 import { splitText } from '../../src/store/text.js';
 import { chromiumSkip, launchChromium } from '../helpers/chromium.js';
 import { waitFor } from '../helpers/wait.js';
-import { ADMIN, call, startHarness, type Harness } from './harness.js';
+import { ADMIN, call, rowsText, startHarness, type Harness } from './harness.js';
 
 /** Appends as the runtime does, chunk by chunk (the store takes at most 64 Ki per append). */
 async function append(h: Harness, id: string, kind: 'output' | 'result', text: string) {
@@ -15,7 +15,7 @@ async function append(h: Harness, id: string, kind: 'output' | 'result', text: s
   }
 }
 
-const LONG = Array.from({ length: 6000 }, (_, i) => `row ${i}: ${'é😀'.repeat(20)}\n`).join('');
+const LONG = rowsText(6000);
 
 describe('dashboard: task output and the whole result, over HTTP', () => {
   let h: Harness;
@@ -113,24 +113,26 @@ describe('dashboard in headless Chromium: output and download', { skip }, () => 
   const row = (id: string) => page.locator(`#tasks tbody tr[data-id="${id}"]`);
 
   it("shows a running task's output as it grows, and keeps it after the task ended", async () => {
-    const task = await h.create('gate', { key: 'live-output' }, 'alice');
-    await append(h, task.id, 'output', 'first line\n');
+    const lines = ['first line\n', 'second line\n'];
+    const task = await h.create('emit', { key: 'live-output', lines }, 'alice');
+    h.open('live-output-0');
     await row(task.id).click();
     const output = page.locator('#task-output');
     await output.filter({ hasText: 'first line' }).waitFor();
-    await append(h, task.id, 'output', 'second line\n');
+    h.open('live-output-1');
     await waitFor('the second line', async () =>
       (await output.textContent()) === 'first line\nsecond line\n' ? true : undefined,
     );
-    h.open('live-output');
     await row(task.id).locator('.status.completed').waitFor();
     assert.equal(await output.textContent(), 'first line\nsecond line\n');
   });
 
   it('offers the whole result of a task as a download', async () => {
-    const task = await h.create('quick', {}, 'alice');
+    const task = await h.create('big', { rows: 6000 }, 'alice');
     await row(task.id).locator('.status.completed').waitFor();
-    await append(h, task.id, 'result', LONG);
+    // The record keeps the first part; the whole text is in the store beside it.
+    const kept = (await h.store.get(task.id))?.result?.['content'] as { text: string }[];
+    assert.ok(kept[0]!.text.length < LONG.length);
     await row(task.id).click();
     const [download] = await Promise.all([
       page.waitForEvent('download'),

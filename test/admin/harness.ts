@@ -52,6 +52,11 @@ function untilAborted(signal: AbortSignal): Promise<never> {
   });
 }
 
+/** `rows` lines of text with non-ASCII in each (a surrogate pair too), to be read back whole. */
+export function rowsText(rows: number): string {
+  return Array.from({ length: rows }, (_, i) => `row ${i}: ${'é😀'.repeat(20)}\n`).join('');
+}
+
 /** Runs of each tool, counted in the handler. */
 export type Runs = Map<string, number>;
 
@@ -103,6 +108,21 @@ function registerTools(
     return text('gate opened');
   });
   registerWaitingTools(app);
+  app.tool(
+    'emit',
+    { description: 'writes a line as each gate opens', task: true },
+    async (args, ctx) => {
+      const lines = Array.isArray(args['lines']) ? args['lines'].map(String) : [];
+      for (const [i, line] of lines.entries()) {
+        await Promise.race([gate.wait(`${String(args['key'])}-${i}`), untilAborted(ctx.signal)]);
+        await ctx.output(line);
+      }
+      return text('emitted');
+    },
+  );
+  app.tool('big', { description: 'returns `rows` rows of text', task: true }, (args) =>
+    text(rowsText(Number(args['rows']))),
+  );
   app.tool('ask', { description: 'asks before it acts', task: true }, async (_args, ctx) => {
     const answer = await ctx.elicit('confirm', {
       message: 'Go ahead?',

@@ -106,11 +106,15 @@ describe('reading a shortened result whole', () => {
         { type: 'text', text: `Shortened … read ${RESULT}?offset=…` },
         { type: 'resource_link', uri: RESULT, name: 'result', size: text.length },
         { type: 'resource_link', uri: structuredUri, name: 'structured' },
+        { type: 'image', data: 'AAAA', mimeType: 'image/png' },
       ],
     };
     assert.equal(isShortened(shortened), true);
     const whole = await wholeResult(server.read, shortened);
-    assert.deepEqual(whole.content, [{ type: 'text', text }]);
+    assert.deepEqual(whole.content, [
+      { type: 'text', text },
+      { type: 'image', data: 'AAAA', mimeType: 'image/png' },
+    ]);
     assert.deepEqual(whole.structuredContent, structured);
     const plain: CallToolResult = { content: [{ type: 'resource_link', uri: 'https://x/y' }] };
     assert.equal(isShortened(plain), false);
