@@ -19,6 +19,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../src/stores/open.js';
+import type { TaskRecord } from '../src/task/record.js';
 import { isTerminal } from '../src/task/status.js';
 import { deleteRedisKeys } from '../test/helpers/redis-keys.js';
 import { allTasks, judge, readClientLines, type Counts } from './check.js';
@@ -36,6 +37,7 @@ import { CLIENT, serve, start, tally, worker, type Proc } from './procs.js';
 import { partitionedWorker } from './partition.js';
 import { startProxy } from './proxy.js';
 import { postgresPhases } from './postgres-phase.js';
+import { policyPhases } from './policy-phase.js';
 
 const seed = Number(process.env['CHAOS_SEED'] ?? randomInt(2 ** 31));
 const random = prng(seed);
@@ -66,6 +68,11 @@ interface Phase {
   firstN: number;
   victims: (store: string) => Promise<Victim[]>;
   faults: StoreFault[];
+  plan?: typeof plan;
+  /** The share of CHAOS_MS this phase's chaos lasts (default 1). */
+  chaosShare?: number;
+  /** A line on how the phase's tasks ended. */
+  describe?: (tasks: TaskRecord[]) => string;
 }
 
 interface PhaseResult extends Counts {
@@ -112,7 +119,7 @@ async function phase(p: Phase): Promise<PhaseResult> {
       if (isTerminal(to)) terminalWrites.set(task.id, (terminalWrites.get(task.id) ?? 0) + 1);
     });
   }
-  const specs: Spec[] = plan(random, p.firstN, p.clients * p.perClient);
+  const specs: Spec[] = (p.plan ?? plan)(random, p.firstN, p.clients * p.perClient);
   const clients: Proc[] = [];
   const env = (i: number) => ({
     TASKRAIL_HOME: join(home, `client-${i}`),
@@ -125,12 +132,16 @@ async function phase(p: Phase): Promise<PhaseResult> {
   };
   const slice = (i: number) => JSON.stringify(specs.slice(i * p.perClient, (i + 1) * p.perClient));
   const running = Array.from({ length: p.clients }, (_, i) => launch(i, 'run', [slice(i)]));
-  await chaosLoop(victims, p.faults, running, route, (i) => launch(i, 'resume', [slice(i)]));
+  const chaosMs = CHAOS_MS * (p.chaosShare ?? 1);
+  const resume = (i: number) => launch(i, 'resume', [slice(i)]);
+  await chaosLoop(chaosMs, { victims, faults: p.faults, clients: running, route, resume });
   log(`${p.name}: chaos over, waiting for clients`);
   await Promise.all(clients.map((c) => c.exited));
   await pause(500);
   const seen = readClientLines(clients.flatMap((c) => c.lines));
-  const counts = judge(specs, await allTasks(observer), seen, terminalWrites);
+  const tasks = await allTasks(observer);
+  const counts = judge(specs, tasks, seen, terminalWrites);
+  if (p.describe !== undefined) log(`${p.name}: ${p.describe(tasks)}`);
   await observer.close();
   await Promise.all(victims.map((v) => stopVictim(v, 'SIGTERM')));
   await proxy.close();
@@ -155,19 +166,22 @@ async function phase(p: Phase): Promise<PhaseResult> {
  * its time has come (spread over the chaos time, never two faults at once, every one run even
  * on a slow machine); and half the clients are killed once each (then resumed from their ledgers).
  */
-async function chaosLoop(
-  victims: Victim[],
-  faults: StoreFault[],
-  clients: Proc[],
-  route: () => void,
-  resume: (i: number) => Proc,
-): Promise<void> {
+interface Targets {
+  victims: Victim[];
+  faults: StoreFault[];
+  clients: Proc[];
+  route: () => void;
+  resume: (i: number) => Proc;
+}
+
+async function chaosLoop(chaosMs: number, targets: Targets): Promise<void> {
+  const { victims, faults, clients, route, resume } = targets;
   const startedAt = Date.now();
-  const ends = startedAt + CHAOS_MS;
+  const ends = startedAt + chaosMs;
   const toKill = new Set(clients.map((_, i) => i).filter((i) => i % 2 === 0));
   const pending = faults.map((fault, i) => ({
     fault,
-    dueAt: startedAt + (CHAOS_MS * (i + 1)) / (faults.length + 2),
+    dueAt: startedAt + (chaosMs * (i + 1)) / (faults.length + 2),
   }));
   while (Date.now() < ends) {
     await pause(between(2000, 5000));
@@ -330,7 +344,9 @@ async function main(): Promise<number> {
   const redis = wanted('redis') ? await redisPhase() : undefined;
   if (redis !== undefined) results.push(redis);
   const shift = faketimeMissing() === undefined ? '+30s' : undefined;
-  results.push(...(await postgresPhases({ phase, servers, workers, log, shift, wanted })));
+  const kit = { phase, servers, workers, log, shift, wanted };
+  results.push(...(await postgresPhases(kit)));
+  results.push(...(await policyPhases(kit)));
   const sum = (key: keyof Omit<PhaseResult, 'notes'>) => results.reduce((a, c) => a + c[key], 0);
   const bad =
     sum('lost') +
