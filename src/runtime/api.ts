@@ -117,6 +117,8 @@ export interface RunObserver {
   retrying?(tool: string, reason: RetryReason): void;
   /** A task of `tool` waits durably: a retry's backoff, or `ctx.sleep`. */
   waiting?(tool: string, kind: 'backoff' | 'sleep'): void;
+  /** A task of `tool` starts waiting for a concurrency permit (once per wait). */
+  permitWaiting?(tool: string): void;
 }
 
 export interface CreateTaskInput {

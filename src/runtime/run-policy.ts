@@ -1,5 +1,6 @@
 import { backoffDelayMs } from '../task/backoff.js';
 import { TaskrailError } from '../task/errors.js';
+import { concurrencyProblem } from './concurrency.js';
 import type { RetryOptions, TaskSettings } from './tool.js';
 
 /**
@@ -100,6 +101,10 @@ export function assertRunPolicy(tool: string, settings: TaskSettings): void {
 function runPolicyProblem(settings: TaskSettings): string | undefined {
   if (settings.timeoutMs !== undefined && !isPositiveInteger(settings.timeoutMs)) {
     return `timeoutMs must be a positive integer (ms), got ${show(settings.timeoutMs)}; leave it out for no limit`;
+  }
+  if (settings.concurrency !== undefined) {
+    const problem = concurrencyProblem(settings.concurrency);
+    if (problem !== undefined) return problem;
   }
   const retry = settings.retry;
   if (retry === undefined || typeof retry === 'boolean') return undefined;

@@ -26,6 +26,8 @@ export interface RunnerSettings {
   handlerDone?: (taskId: string) => void;
   /** A task is about to wait durably, runnable again in `delayMs`: run it then. */
   wake?: (taskId: string, delayMs: number) => Promise<void>;
+  /** A task waiting for a concurrency permit may start now: run it soon, anywhere. */
+  runSoon?: (taskId: string) => void;
   /** Told of time-outs, retries and waits (metrics); see `observe`. */
   observer?: RunObserver | undefined;
 }

@@ -23,6 +23,7 @@ import { stopReasons } from './abort-reasons.js';
 import type { RunAbort } from './run-abort.js';
 import { assertAnswersFit, assertNotWithdrawn } from './answers.js';
 import { assertIdempotencyKey, assertSameCall } from './idempotency.js';
+import { CONCURRENCY_KEY_META, concurrencyKeyOf } from './concurrency.js';
 import { runInline } from './inline.js';
 import { newOwnerId } from './owner.js';
 import { runnableTasks, takeOverFromGone } from './takeover.js';
@@ -125,6 +126,7 @@ export class TaskRuntime {
       leases: this.#leases,
       handlerDone: (taskId) => this.#executor?.handlerDone?.(taskId),
       wake: (taskId, delayMs) => this.#wakeLater(taskId, delayMs),
+      runSoon: (taskId) => this.#runSoon(taskId),
       observer: options.observer,
     };
   }
@@ -198,6 +200,11 @@ export class TaskRuntime {
     }
     assertArgumentsSize(input.arguments, this.#options.maxArgumentsBytes);
     assertIdempotencyKey(input.idempotencyKey);
+    const concurrencyKey = concurrencyKeyOf(tool, input.arguments, input.principal);
+    const meta =
+      concurrencyKey === undefined
+        ? input.meta
+        : { ...input.meta, [CONCURRENCY_KEY_META]: concurrencyKey };
     this.start();
     const record = newTaskRecord(
       {
@@ -209,10 +216,7 @@ export class TaskRuntime {
         pollIntervalMs:
           input.pollIntervalMs ?? tool.task.pollIntervalMs ?? this.#options.defaultPollIntervalMs,
         ...(input.wire === undefined ? {} : { wire: input.wire }),
-        meta: metaWithMaxAttempts(
-          input.meta ?? {},
-          maxAttemptsOf(tool.task, this.#settings.maxAttempts),
-        ),
+        meta: metaWithMaxAttempts(meta ?? {}, maxAttemptsOf(tool.task, this.#settings.maxAttempts)),
         ...(input.idempotencyKey === undefined ? {} : { idempotencyKey: input.idempotencyKey }),
       },
       this.#clock(),
@@ -429,6 +433,12 @@ export class TaskRuntime {
       this.#storeWakesWaits = false;
       stop();
     };
+  }
+
+  /** A permit waiter that fits now: any process may run it, this one offers first. */
+  #runSoon(taskId: string): void {
+    if (this.#running.has(taskId) || !this.#started) return;
+    this.#background('wake a permit waiter', this.#dispatch(taskId, 'recovery'));
   }
 
   async #dispatch(taskId: string, reason: DispatchReason): Promise<void> {

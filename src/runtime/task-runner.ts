@@ -11,6 +11,7 @@ import { endFailedAttempt, settleAttempt, sleepDurably, type Settled } from './a
 import { startHeartbeat } from './heartbeat.js';
 import { finish, interruptionRefusal, outcomeOfResult, type FinishResult } from './outcome.js';
 import { isHandBackSignal, isParkSignal } from './park.js';
+import { givePermitBack, passPermitGate, type HeldPermit } from './permit-gate.js';
 import { RunAbort } from './run-abort.js';
 import { runPolicyOf } from './run-policy.js';
 import { isSleepSignal } from './sleep-signal.js';
@@ -118,13 +119,20 @@ async function runUnderLease(
   const stopHeartbeat = startHeartbeat(settings, taskId, lease, controller, run, run.claimSentAt);
   let end: RunEnd = 'release';
   let loaded: Loaded | undefined;
+  let permit: HeldPermit | undefined;
   try {
     loaded = controller.aborted ? undefined : await load();
     if (loaded !== undefined && (await mayStart(settings, loaded.task, lease))) {
-      // From here the tool may have started: a run that ends by throwing is not known to have
-      // ended cleanly, so its lease is abandoned (the next claim counts the interruption).
-      end = 'abandon';
-      end = await execute(settings, loaded, run, lease);
+      const gate = await passPermitGate(settings, loaded.task, lease);
+      // Over its concurrency limit: the refusing write gave the lease back already.
+      if (!gate.pass) end = 'rested';
+      else {
+        permit = gate.permit;
+        // From here the tool may have started: a run that ends by throwing is not known to
+        // have ended cleanly, so its lease is abandoned (the next claim counts it).
+        end = 'abandon';
+        end = await execute(settings, { ...loaded, task: gate.task }, run, lease);
+      }
     }
   } catch (error) {
     if (!isStoreUnavailable(error)) throw error;
@@ -140,6 +148,7 @@ async function runUnderLease(
     // A write that took the task out of `working` already dropped the lease in the same
     // transaction; releasing it again would cost a write for nothing.
     if (end !== 'rested') await handBack(settings, taskId, lease.token, end === 'abandon');
+    if (permit !== undefined) await givePermitBack(settings, permit);
   }
 }
 

@@ -25,7 +25,25 @@ export interface TaskSettings {
    * whatever the handler does later is discarded; the attempt fails "timed out".
    */
   timeoutMs?: number;
+  /**
+   * At most `limit` attempts with the same key run at once, across every process on the store.
+   * A task over the limit stays `working`, holds no slot, and starts as soon as a permit frees.
+   */
+  concurrency?: ConcurrencyOptions;
 }
+
+/** `concurrency` (see "Run policy" in docs/tool-authors.md). */
+export interface ConcurrencyOptions {
+  /** Attempts with the same key that may run at once; a positive integer. */
+  limit: number;
+  /**
+   * `'tool'` (default): the tool's name; `'principal'`: the caller; or a function of the call,
+   * computed once at creation and stored with the task. Keys are one namespace across tools.
+   */
+  key?: 'tool' | 'principal' | ConcurrencyKeyFunction;
+}
+
+export type ConcurrencyKeyFunction = (args: JsonObject, principal: string) => string;
 
 /** `retry` as an object (see "Run policy" in docs/tool-authors.md). */
 export interface RetryOptions {

@@ -105,6 +105,32 @@ export interface LeaseRenewal {
   status: TaskStatus | undefined;
 }
 
+/**
+ * An attempt's request for a concurrency permit (a tool's `concurrency` option): at most
+ * `limit` attempts with the same `key` hold one at once, across every process on the store.
+ */
+export interface PermitRequest {
+  /** The concurrency key, as stored with the task at creation. */
+  key: string;
+  limit: number;
+  taskId: string;
+  /** The lease the attempt holds: the permit lives exactly as long as that lease. */
+  token: string;
+  /** The task's creation time: waiters get permits in this order (then by id). */
+  createdAt: number;
+  /**
+   * On refusal, give the lease back in the same write (as `releaseLease` while it is live):
+   * the task waits without a lease, so the wake that follows a release can claim it.
+   */
+  releaseOnRefusal?: boolean;
+}
+
+export interface PermitOutcome {
+  granted: boolean;
+  /** Waiting tasks of this key (not the requester) that now fit under the limit: run them. */
+  wake: string[];
+}
+
 export interface ListQuery {
   principal?: string;
   statuses?: readonly TaskStatus[];
@@ -186,6 +212,23 @@ export interface TaskStore {
    * only when `durable`; a store without it is taken as durable.
    */
   confirmLease?(id: string, token: string): Promise<LeaseDurability>;
+  /**
+   * Takes a permit of `request.key` for the attempt holding lease `request.token` of the task,
+   * when fewer than `limit` live permits of the key are held and no waiting task of the key
+   * created earlier is still waiting for one; otherwise records the task as waiting (in
+   * creation order) and refuses. A permit is live while its lease is (the task's lease token is
+   * still the permit's and has not expired on the store's clock): every write that ends the
+   * lease (an outcome, parking, `releaseUntil`, a release, a claim after expiry) ends the
+   * permit with it, and a crashed holder's permit is freed by its lease running out. A waiter
+   * stops counting once its task is no longer `working`. Asking again under the same lease
+   * returns the permit already held. A token that holds no live lease is refused.
+   */
+  acquirePermit(request: PermitRequest): Promise<PermitOutcome>;
+  /**
+   * Gives back the permit of `key` held under lease `token` of the task (no-op when none is),
+   * and returns the waiting tasks of the key that now fit under `limit`, oldest first.
+   */
+  releasePermit(key: string, limit: number, taskId: string, token: string): Promise<string[]>;
   /**
    * Working tasks nobody holds: new, resumed after input, whose holder's lease expired, or
    * whose `releaseUntil` wait is over.

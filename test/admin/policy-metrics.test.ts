@@ -51,6 +51,17 @@ function registerPolicyTools(app: TaskServer): void {
     return text('rested');
   });
   app.tool('quick', { description: 'answers at once', task: true }, () => text('done'));
+  app.tool(
+    'one_per_caller',
+    {
+      description: 'one at a time per caller',
+      task: { mode: 'optional', concurrency: { limit: 1, key: 'principal' } },
+    },
+    async () => {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      return text('done');
+    },
+  );
 }
 
 describe('/metrics: time-outs, retries and durable waits', () => {
@@ -99,6 +110,7 @@ describe('/metrics: time-outs, retries and durable waits', () => {
       'taskrail_retries_total',
       'taskrail_retried_tasks_finished_total',
       'taskrail_durable_waits_total',
+      'taskrail_permit_waits_total',
     ]) {
       assert.equal(types.get(name), 'counter', name);
     }
@@ -159,6 +171,22 @@ describe('/metrics: time-outs, retries and durable waits', () => {
       delta('taskrail_retried_tasks_finished_total', { tool: 'quick', outcome: 'completed' }),
       1,
     );
+  });
+
+  it('counts permit waits by tool (the key, here the caller, is no label)', async () => {
+    const before = (await scrape()).samples;
+    const create = () =>
+      app.runtime.createTask({ tool: 'one_per_caller', arguments: {}, principal: PRINCIPAL });
+    const ids = [(await create()).id, (await create()).id];
+    for (const id of ids) {
+      await waitFor(`${id} to end`, async () =>
+        (await store.get(id))?.status === 'completed' ? true : undefined,
+      );
+    }
+    const now = (await scrape()).samples;
+    const waits = valueOf(now, 'taskrail_permit_waits_total', { tool: 'one_per_caller' });
+    const earlier = valueOf(before, 'taskrail_permit_waits_total', { tool: 'one_per_caller' });
+    assert.equal(waits - earlier, 1, 'the second start waited once');
   });
 
   it('names no principal in any label', async () => {

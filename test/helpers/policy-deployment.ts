@@ -33,11 +33,11 @@ export function policyDeployment(url: string): PolicyDeployment {
   const harness: PolicyHarness = {
     journal,
     pickupMs: 60_000,
-    create: (tool) => createTask(replica as RawDispatch, tool, {}),
+    create: (tool, args = {}) => createTask(replica as RawDispatch, tool, args),
     get: (id) => (observer as TaskStore).get(id),
     leased: async () => ((await (observer as TaskStore).findLeased(1000)) ?? []).map((l) => l.id),
-    async startRunner() {
-      const worker = await startWorker(['--concurrency', '1', ...common], { env });
+    async startRunner(slots = 1) {
+      const worker = await startWorker(['--concurrency', String(slots), ...common], { env });
       children.push(worker);
       return worker;
     },

@@ -16,13 +16,13 @@ import { waitFor } from './wait.js';
 
 export interface PolicyHarness {
   journal: string;
-  /** Creates a task of `tool` (no arguments); resolves its id. */
-  create(tool: string): Promise<string>;
+  /** Creates a task of `tool` (no arguments unless given); resolves its id. */
+  create(tool: string, args?: Record<string, unknown>): Promise<string>;
   get(id: string): Promise<TaskRecord | undefined>;
   /** Ids of the tasks someone holds a live lease on. */
   leased(): Promise<string[]>;
-  /** Starts a runner process with one slot; resolves once it takes work. */
-  startRunner(): Promise<Child>;
+  /** Starts a runner process with one slot (or `slots`); resolves once it takes work. */
+  startRunner(slots?: number): Promise<Child>;
   pickupMs: number;
 }
 

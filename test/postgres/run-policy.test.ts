@@ -1,5 +1,6 @@
 import { after, before, describe } from 'node:test';
 import { policyDeployment } from '../helpers/policy-deployment.js';
+import { registerPermitScenarios } from '../helpers/permit-scenarios.js';
 import { registerPolicyScenarios } from '../helpers/run-policy-scenarios.js';
 import { dropSchema, skipWithoutPostgres, uniqueSchema, urlWithSchema } from './postgres-env.js';
 
@@ -13,5 +14,6 @@ if (!skipWithoutPostgres('run policy on postgres + graphile-worker')) {
       await dropSchema(schema);
     });
     registerPolicyScenarios(() => deployment.harness);
+    registerPermitScenarios(() => deployment.harness);
   });
 }

@@ -1,5 +1,6 @@
 import { after, before, describe } from 'node:test';
 import { policyDeployment } from '../helpers/policy-deployment.js';
+import { registerPermitScenarios } from '../helpers/permit-scenarios.js';
 import { registerPolicyScenarios } from '../helpers/run-policy-scenarios.js';
 import { deletePrefix, skipWithoutRedis, uniquePrefix, urlWithPrefix } from './redis-env.js';
 
@@ -13,5 +14,6 @@ if (!skipWithoutRedis('run policy on redis + bullmq')) {
       await deletePrefix(prefix);
     });
     registerPolicyScenarios(() => deployment.harness);
+    registerPermitScenarios(() => deployment.harness);
   });
 }

@@ -6,6 +6,7 @@ import { TaskRuntime } from '../../src/runtime/runtime.js';
 import { SqliteTaskStore } from '../../src/stores/sqlite/index.js';
 import { policyCatalog } from '../fixtures/policy-tools.js';
 import { startNode } from '../helpers/child.js';
+import { registerPermitScenarios } from '../helpers/permit-scenarios.js';
 import { registerPolicyScenarios, type PolicyHarness } from '../helpers/run-policy-scenarios.js';
 
 const CHILD = new URL('../fixtures/policy-child.js', import.meta.url).pathname;
@@ -28,15 +29,16 @@ describe('run policy across processes on SQLite (kill -9)', () => {
   const harness: PolicyHarness = {
     journal,
     pickupMs: 30_000,
-    create: async (tool) =>
-      (await recorder.createTask({ tool, arguments: {}, principal: 'policy' })).id,
+    create: async (tool, args = {}) =>
+      (await recorder.createTask({ tool, arguments: args, principal: 'policy' })).id,
     get: (id) => store.get(id),
     leased: async () => (await store.findLeased(1000)).map((lease) => lease.id),
-    async startRunner() {
-      const child = startNode(CHILD, [db, journal]);
+    async startRunner(slots = 1) {
+      const child = startNode(CHILD, [db, journal, '1000', String(slots)]);
       await child.line(/^ready$/);
       return child;
     },
   };
   registerPolicyScenarios(() => harness);
+  registerPermitScenarios(() => harness);
 });

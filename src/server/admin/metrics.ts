@@ -25,6 +25,7 @@ interface MetricSet {
   retries: Counter<'tool' | 'reason'>;
   retriedFinished: Counter<'tool' | 'outcome'>;
   waits: Counter<'tool' | 'kind'>;
+  permitWaits: Counter<'tool'>;
 }
 
 /** A gauge read at scrape time; undefined leaves it out of that scrape's value (kept as last set). */
@@ -89,6 +90,10 @@ export class AdminMetrics implements StoreProbe, RunObserver {
 
   waiting(tool: string, kind: 'backoff' | 'sleep'): void {
     this.#record((m) => m.waits.inc({ tool, kind }));
+  }
+
+  permitWaiting(tool: string): void {
+    this.#record((m) => m.permitWaits.inc({ tool }));
   }
 
   storeError(operation: string): void {
@@ -173,6 +178,11 @@ function buildMetrics(client: PromClient): MetricSet {
       'taskrail_durable_waits_total',
       'Durable waits set here: a retry backoff (kind backoff) or ctx.sleep (kind sleep).',
       ['tool', 'kind'],
+    ),
+    permitWaits: labelled(
+      'taskrail_permit_waits_total',
+      'Starts refused here for want of a concurrency permit (the task waits for one).',
+      ['tool'],
     ),
   };
 }

@@ -8,6 +8,8 @@ import type {
   LeaseRenewal,
   ListPage,
   ListQuery,
+  PermitOutcome,
+  PermitRequest,
   ReleaseOptions,
   SaveStepOutcome,
   TaskStore,
@@ -32,6 +34,7 @@ import {
   encodeListCursor,
   isAfterPosition,
 } from '../shared/list-cursor.js';
+import { MemoryPermits } from './permits.js';
 
 export interface MemoryTaskStoreOptions {
   clock?: Clock;
@@ -72,6 +75,14 @@ export class MemoryTaskStore implements TaskStore {
   readonly #idempotency = new Map<string, string>();
   readonly #leases = new Map<string, Lease>();
   readonly #steps = new Map<string, Map<string, string>>();
+  readonly #permits = new MemoryPermits({
+    leaseLive: (id, token) => {
+      const lease = this.#leases.get(id);
+      return token !== '' && lease?.token === token && lease.expiresAt > this.#clock();
+    },
+    working: (id) => this.#visible(id)?.status === 'working',
+    dropLease: (id) => this.#leases.delete(id),
+  });
   #closed = false;
 
   constructor(options: MemoryTaskStoreOptions = {}) {
@@ -197,6 +208,21 @@ export class MemoryTaskStore implements TaskStore {
     const wakeAt = now + delayMs;
     this.#leases.set(id, { owner: '', token: '', expiresAt: wakeAt });
     return wakeAt;
+  }
+
+  async acquirePermit(request: PermitRequest): Promise<PermitOutcome> {
+    this.#assertOpen();
+    return this.#permits.acquire(request);
+  }
+
+  async releasePermit(
+    key: string,
+    limit: number,
+    taskId: string,
+    token: string,
+  ): Promise<string[]> {
+    this.#assertOpen();
+    return this.#permits.release(key, limit, taskId, token);
   }
 
   async findRunnable(limit: number): Promise<string[]> {

@@ -47,6 +47,22 @@ export const MIGRATIONS: readonly string[] = [
     seen_at timestamptz NOT NULL
   );
   `,
+  // 2: concurrency permits (held under a task's lease token) and the tasks waiting for one,
+  // in creation order per key.
+  `
+  CREATE TABLE S.permits (
+    key text NOT NULL,
+    task_id text NOT NULL,
+    token text NOT NULL,
+    PRIMARY KEY (key, task_id)
+  );
+  CREATE TABLE S.permit_waiters (
+    key text NOT NULL,
+    created_at float8 NOT NULL,
+    task_id text NOT NULL,
+    PRIMARY KEY (key, created_at, task_id)
+  );
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -15,6 +15,8 @@ import type {
   SaveStepOutcome,
   TaskStore,
   WriteFence,
+  PermitOutcome,
+  PermitRequest,
 } from '../../store/port.js';
 import { TaskrailError } from '../../task/errors.js';
 import { newToken } from '../../task/ids.js';
@@ -30,6 +32,7 @@ import {
 import { clampListLimit, decodeListCursor, encodeListCursor } from '../shared/list-cursor.js';
 import { decodeRecord, encodeData, encodeFixed } from './codec.js';
 import { storeError, uniqueViolation } from './errors.js';
+import { PostgresPermits } from './permits.js';
 import { listSql, statementsFor, type Statements } from './sql.js';
 
 export interface PostgresStoreParts {
@@ -62,6 +65,7 @@ export class PostgresTaskStore implements TaskStore {
   readonly #onClose: (() => Promise<void>) | undefined;
   /** Statement text → prepared statement name (a few dozen texts per schema at most). */
   readonly #names = new Map<string, string>();
+  readonly #permits: PostgresPermits;
   #closed = false;
 
   constructor(parts: PostgresStoreParts) {
@@ -72,6 +76,7 @@ export class PostgresTaskStore implements TaskStore {
     this.#origin = parts.origin;
     this.#onClose = parts.onClose;
     this.description = parts.description;
+    this.#permits = new PostgresPermits(parts.pool, parts.schema, parts.description, parts.clock);
   }
 
   async create(task: TaskRecord, options: CreateOptions = {}): Promise<CreateOutcome> {
@@ -180,6 +185,21 @@ export class PostgresTaskStore implements TaskStore {
     const params = [this.#now(), id, token, Math.ceil(delayMs)];
     const row = (await this.#query(this.#sql.releaseUntil, params))[0];
     return row === undefined ? undefined : Number(row['lease_expires_at']);
+  }
+
+  async acquirePermit(request: PermitRequest): Promise<PermitOutcome> {
+    this.#assertOpen();
+    return this.#permits.acquire(request);
+  }
+
+  async releasePermit(
+    key: string,
+    limit: number,
+    taskId: string,
+    token: string,
+  ): Promise<string[]> {
+    this.#assertOpen();
+    return this.#permits.release(key, limit, taskId, token);
   }
 
   async findRunnable(limit: number): Promise<string[]> {

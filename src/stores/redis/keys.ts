@@ -12,6 +12,8 @@
  * - `P:{b}:principal:<principal>`   the same, per principal
  * - `P:{b}:working`        sorted set: member as above, score = lease expiry (0 = not leased)
  * - `P:{b}:expiry`         sorted set: member as above, score = expiresAt
+ * - `P:{0}:permits:<key>`  hash: task id → lease token, the holders of a concurrency key
+ * - `P:{0}:waiters:<key>`  sorted set, all scores 0, member as above: the key's waiters
  * - `P:events`             pub/sub channel
  */
 export class RedisKeys {
@@ -48,6 +50,12 @@ export class RedisKeys {
   }
   expiry(bucket: number): string {
     return `${this.#tagged(bucket)}expiry`;
+  }
+  permits(key: string): string {
+    return `${this.#tagged(0)}permits:${encodeURIComponent(key)}`;
+  }
+  permitWaiters(key: string): string {
+    return `${this.#tagged(0)}waiters:${encodeURIComponent(key)}`;
   }
   get channel(): string {
     return `${this.prefix}:events`;

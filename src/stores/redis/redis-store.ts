@@ -15,6 +15,8 @@ import type {
   SaveStepOutcome,
   TaskStore,
   WriteFence,
+  PermitOutcome,
+  PermitRequest,
 } from '../../store/port.js';
 import { TaskrailError } from '../../task/errors.js';
 import { newToken } from '../../task/ids.js';
@@ -34,6 +36,7 @@ import { RedisKeys } from './keys.js';
 import { classifyFailures } from './errors.js';
 import { forgetIdempotencyKey, reserveIdempotencyKey } from './idempotency.js';
 import { listTasks } from './list.js';
+import { RedisPermits } from './permits.js';
 import { findLeased, findRunnable, sweepExpired, type ScanParts } from './scans.js';
 import { ReplicaAcks } from './replica-acks.js';
 import { callScript, RedisScripts, type RedisClient } from './scripts.js';
@@ -86,6 +89,7 @@ export class RedisTaskStore implements TaskStore {
   readonly #subscriber: RedisClient;
   readonly #scripts: RedisScripts;
   readonly #keys: RedisKeys;
+  readonly #permits: RedisPermits;
   readonly #clock: Clock;
   readonly #origin: string;
   readonly #graceMs: number;
@@ -98,6 +102,13 @@ export class RedisTaskStore implements TaskStore {
     this.#redis = parts.redis;
     this.#subscriber = parts.subscriber;
     this.#scripts = new RedisScripts(parts.redis);
+    this.#permits = new RedisPermits({
+      redis: parts.redis,
+      scripts: this.#scripts,
+      keys: new RedisKeys(parts.prefix, parts.buckets),
+      now: () => this.#clock(),
+      leaseNow: () => this.#callerLeaseNow(),
+    });
     this.#keys = new RedisKeys(parts.prefix, parts.buckets);
     this.#clock = parts.clock;
     this.#origin = parts.origin;
@@ -310,6 +321,21 @@ export class RedisTaskStore implements TaskStore {
     return typeof wakeAt === 'number' ? wakeAt : undefined;
   }
 
+  async acquirePermit(request: PermitRequest): Promise<PermitOutcome> {
+    this.#assertOpen();
+    return this.#permits.acquire(request);
+  }
+
+  async releasePermit(
+    key: string,
+    limit: number,
+    taskId: string,
+    token: string,
+  ): Promise<string[]> {
+    this.#assertOpen();
+    return this.#permits.release(key, limit, taskId, token);
+  }
+
   async findRunnable(limit: number): Promise<string[]> {
     return (await this.findRunnableTasks(limit)).map((task) => task.id);
   }
@@ -424,6 +450,8 @@ classifyFailures(RedisTaskStore.prototype, [
   'renewLease',
   'releaseLease',
   'releaseUntil',
+  'acquirePermit',
+  'releasePermit',
   'findRunnable',
   'findRunnableTasks',
   'findLeased',

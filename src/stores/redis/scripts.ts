@@ -17,6 +17,8 @@ const SCRIPT_NAMES = [
   'renew-lease',
   'release-lease',
   'release-until',
+  'acquire-permit',
+  'release-permit',
   'lease-range',
   'read-tasks',
   'sweep-task',

@@ -65,6 +65,22 @@ export const MIGRATIONS: readonly string[] = [
   DROP TABLE leases;
   DROP INDEX tasks_by_tool;
   `,
+  // 3: concurrency permits (held under a task's lease token) and the tasks waiting for one,
+  // in creation order per key.
+  `
+  CREATE TABLE permits (
+    key TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    token TEXT NOT NULL,
+    PRIMARY KEY (key, task_id)
+  ) WITHOUT ROWID;
+  CREATE TABLE permit_waiters (
+    key TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    task_id TEXT NOT NULL,
+    PRIMARY KEY (key, created_at, task_id)
+  ) WITHOUT ROWID;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

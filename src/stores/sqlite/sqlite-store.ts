@@ -14,6 +14,8 @@ import type {
   SaveStepOutcome,
   TaskStore,
   WriteFence,
+  PermitOutcome,
+  PermitRequest,
 } from '../../store/port.js';
 import { TaskEvents } from '../../store/events.js';
 import { TaskrailError } from '../../task/errors.js';
@@ -44,6 +46,7 @@ import {
   type TaskRow,
 } from './rows.js';
 import { listPage, ListStatements } from './list.js';
+import { SqlitePermits } from './permits.js';
 import { ReadCache, READ_CACHE_ROWS } from './read-cache.js';
 import { prepareStatements, type Statements } from './statements.js';
 import { WalIndexWitness } from './wal-index.js';
@@ -80,6 +83,7 @@ export class SqliteTaskStore implements TaskStore {
   readonly #cache: ReadCache;
   /** Wakes durable waits at their time, also those set before this process opened the file. */
   readonly #alarm: WaitAlarm;
+  readonly #permits: SqlitePermits;
   #closed = false;
   #closing: Promise<void> | undefined;
 
@@ -96,6 +100,7 @@ export class SqliteTaskStore implements TaskStore {
     });
     this.#sql = prepareStatements(this.#db);
     this.#lists = new ListStatements(this.#db);
+    this.#permits = new SqlitePermits(this.#db);
     const dataVersion = this.#db.prepare('PRAGMA data_version').pluck();
     const rows = options.readCacheRows ?? READ_CACHE_ROWS;
     const witness = rows > 0 ? WalIndexWitness.open(this.path) : undefined;
@@ -218,6 +223,24 @@ export class SqliteTaskStore implements TaskStore {
     });
     if (wakeAt !== undefined) this.#alarm.waitSet(wakeAt);
     return wakeAt;
+  }
+
+  async acquirePermit(request: PermitRequest): Promise<PermitOutcome> {
+    return this.#group.write(() => {
+      this.#cache.drop(request.taskId);
+      return this.#permits.acquireInTx(request, this.#clock());
+    });
+  }
+
+  async releasePermit(
+    key: string,
+    limit: number,
+    taskId: string,
+    token: string,
+  ): Promise<string[]> {
+    return this.#group.write(() =>
+      this.#permits.releaseInTx(key, limit, taskId, token, this.#clock()),
+    );
   }
 
   /**

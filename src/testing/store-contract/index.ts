@@ -9,6 +9,7 @@ import { caseDefiner, type StoreContractOptions, type StoreFactory } from './har
 import { registerIdempotencyCases } from './idempotency.js';
 import { registerLeaseCases } from './leases.js';
 import { registerListCases } from './list.js';
+import { registerPermitCases } from './permits.js';
 import { registerStepCases } from './steps.js';
 import { registerTakeoverCases } from './takeover.js';
 import { registerWaitCases } from './waits.js';
@@ -48,6 +49,7 @@ export function taskStoreContract(
     void describe('leases taken at creation', () => registerCreateLeaseCases(define));
     void describe('leases of gone holders', () => registerTakeoverCases(define));
     void describe('durable waits', () => registerWaitCases(define));
+    void describe('concurrency permits', () => registerPermitCases(define));
     void describe('fenced writes', () => registerFencingCases(define));
     void describe('steps', () => registerStepCases(define));
     void describe('list', () => registerListCases(define));
