@@ -8,18 +8,23 @@ import type { TaskRecord } from '../src/task/record.js';
 import { POLICY } from './policy-tools.js';
 import type { Final, Spec } from './expect.js';
 
-export type PolicyKind = 'flaky' | 'slow' | 'oncep' | 'nap';
+export type PolicyKind = 'flaky' | 'slow' | 'oncep' | 'nap' | 'keyed';
 
 export const POLICY_TOOL: Record<PolicyKind, string> = {
   flaky: 'p_flaky',
   slow: 'p_slow',
   oncep: 'p_once',
   nap: 'p_nap',
+  keyed: 'p_keyed',
 };
+
+/** The longest planned `p_keyed` run (ms): a killed one is taken to last this long at most. */
+export const KEYED_LONGEST_MS = 900;
 
 /** A woken sleep may end this early by the wake estimate's error (clocks of one machine). */
 const EARLY_MS = 250;
 
+const n = (task: TaskRecord) => Number(task.arguments['n']);
 const interrupted = (final: Final) =>
   final.status === 'failed' && (final.error ?? '').includes('interrupted');
 
@@ -70,6 +75,10 @@ export function isRightPolicy(task: TaskRecord, final: Final): boolean | undefin
       return once(task, final);
     case 'p_nap':
       return napped(task, final);
+    case 'p_keyed':
+      return (
+        interrupted(final) || (final.status === 'completed' && final.text === `keyed:${n(task)}`)
+      );
     default:
       return undefined;
   }
@@ -77,13 +86,21 @@ export function isRightPolicy(task: TaskRecord, final: Final): boolean | undefin
 
 /** A plan of policy tasks: each with its failures drawn from the seeded `random`. */
 export function policyPlan(random: () => number, first: number, count: number): Spec[] {
-  const kinds: PolicyKind[] = ['flaky', 'flaky', 'slow', 'oncep', 'oncep', 'nap'];
+  const kinds: PolicyKind[] = ['flaky', 'flaky', 'slow', 'oncep', 'oncep', 'nap', 'keyed', 'keyed'];
   const upTo = (max: number) => Math.floor(random() * (max + 1));
   return Array.from({ length: count }, (_, i): Spec => {
     const kind = kinds[Math.floor(random() * kinds.length)] as PolicyKind;
     const n = first + i;
     const quick = Math.round(20 + random() * 180);
     if (kind === 'nap') return { n, kind, ms: Math.round(500 + random() * 2500) };
+    if (kind === 'keyed') {
+      return {
+        n,
+        kind,
+        ms: Math.round(200 + random() * (KEYED_LONGEST_MS - 200)),
+        args: { account: upTo(2) },
+      };
+    }
     if (kind === 'oncep') return { n, kind, ms: quick, args: { fate: upTo(2) } };
     const max = kind === 'flaky' ? POLICY.flaky.maxAttempts : POLICY.slow.maxAttempts;
     // Mostly recoverable; one in five runs out of attempts.

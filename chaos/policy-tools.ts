@@ -4,6 +4,7 @@
  * `ctx.sleep`. Each fails on a schedule given in its arguments (`fails`: the attempts that
  * fail), so the checker knows every task's right end (chaos/policy-expect.ts).
  */
+import { appendFileSync } from 'node:fs';
 import * as z from 'zod/v4';
 import type { TaskServer } from '../src/server/app.js';
 import { sleep } from '../src/server/tools/sleep.js';
@@ -16,11 +17,18 @@ export const POLICY = {
   flaky: { maxAttempts: 4, onError: true, backoffMs: 300, backoffFactor: 2, maxBackoffMs: 1500 },
   slow: { maxAttempts: 3, onError: true, backoffMs: 200 },
   timeoutMs: 400,
+  /** `p_keyed`: at most this many attempts per account at once. */
+  keyedLimit: 2,
 } as const;
+
+/** Where `p_keyed` logs each run's start and end by key, to measure the overlap. */
+export const permitJournal = (execFile: string) => `${execFile}.permits`;
 
 const scheduled = z.object({ n: z.number(), ms: z.number(), fails: z.number(), deaf: z.number() });
 const fated = z.object({ n: z.number(), ms: z.number(), fate: z.number() });
 const napping = z.object({ n: z.number(), ms: z.number() });
+const keyed = z.object({ n: z.number(), ms: z.number(), account: z.number() });
+const accountOf = (args: Record<string, unknown>) => `acct-${Number(args['account'])}`;
 
 /** A handler past its time-out: one that honours its signal, or one that ignores it. */
 async function overrun(deaf: boolean, signal: AbortSignal): Promise<void> {
@@ -69,6 +77,7 @@ export function registerPolicyTools(
       return text(`oncep:${Number(a['n'])}`);
     },
   );
+  registerKeyedTool(app, executed);
   app.tool(
     'p_nap',
     { description: 'sleeps durably', inputSchema: napping, task: base },
@@ -77,6 +86,34 @@ export function registerPolicyTools(
       const before = await ctx.step('before', () => Number(a['n']));
       await ctx.sleep(Number(a['ms']));
       return text(`nap:${before}`);
+    },
+  );
+}
+
+/** One `taskId start|end key epochMs` line, appended (whole lines across processes). */
+function journal(taskId: string | undefined, edge: 'start' | 'end', key: string): void {
+  const file = process.env['CHAOS_EXEC_FILE'];
+  if (file === undefined || taskId === undefined) return;
+  appendFileSync(permitJournal(file), `${taskId} ${edge} ${key} ${Date.now()}\n`);
+}
+
+function registerKeyedTool(
+  app: TaskServer,
+  executed: (taskId: string | undefined, tool: string) => void,
+): void {
+  const concurrency = { limit: POLICY.keyedLimit, key: accountOf };
+  app.tool(
+    'p_keyed',
+    { description: 'per-account limit', inputSchema: keyed, task: { ...base, concurrency } },
+    async (a, ctx) => {
+      executed(ctx.taskId, 'p_keyed');
+      journal(ctx.taskId, 'start', accountOf(a));
+      try {
+        await sleep(Number(a['ms']), ctx.signal);
+      } finally {
+        journal(ctx.taskId, 'end', accountOf(a));
+      }
+      return text(`keyed:${Number(a['n'])}`);
     },
   );
 }

@@ -38,6 +38,9 @@ import { partitionedWorker } from './partition.js';
 import { startProxy } from './proxy.js';
 import { postgresPhases } from './postgres-phase.js';
 import { policyPhases } from './policy-phase.js';
+import { KEYED_LONGEST_MS } from './policy-expect.js';
+import { permitJournal, POLICY } from './policy-tools.js';
+import { measureOverlap } from './overlap.js';
 
 const seed = Number(process.env['CHAOS_SEED'] ?? randomInt(2 ** 31));
 const random = prng(seed);
@@ -80,6 +83,8 @@ interface PhaseResult extends Counts {
   duplicateOnce: number;
   crashes: number;
   unhandledRejections: number;
+  /** Starts of a `p_keyed` run beyond its key's concurrency limit: must be 0. */
+  overLimit: number;
 }
 
 /** Processes that exited without being told to: a crash, counted. */
@@ -146,6 +151,11 @@ async function phase(p: Phase): Promise<PhaseResult> {
   await Promise.all(victims.map((v) => stopVictim(v, 'SIGTERM')));
   await proxy.close();
   const runs = countExecutions(execFile);
+  const overlap = measureOverlap(permitJournal(execFile), POLICY.keyedLimit, KEYED_LONGEST_MS);
+  if (overlap.peak.size > 0) {
+    const peaks = [...overlap.peak].map(([key, peak]) => `${key} ${peak}`).join(', ');
+    log(`${p.name}: most p_keyed runs at once per key (limit ${POLICY.keyedLimit}): ${peaks}`);
+  }
   rmSync(home, { recursive: true, force: true });
   for (const note of [...runs.notes, ...counts.notes].slice(0, 20)) log(`${p.name}: ${note}`);
   log(
@@ -158,6 +168,7 @@ async function phase(p: Phase): Promise<PhaseResult> {
     duplicateOnce: runs.duplicateOnce,
     crashes: crashes - crashesBefore,
     unhandledRejections: tally.unhandledRejections - rejectionsBefore,
+    overLimit: overlap.overLimit,
   };
 }
 
@@ -356,13 +367,15 @@ async function main(): Promise<number> {
     sum('unhandledRejections') +
     sum('duplicated') +
     sum('stuck') +
-    sum('extraCreations');
+    sum('extraCreations') +
+    sum('overLimit');
   process.stdout.write(
     `chaos: tasks ${sum('tasks')}, lost ${sum('lost')}, ` +
       `duplicate executions ${sum('duplicateOnce')} (retry:false), wrong outcomes ${sum('wrong')}, ` +
       `crashes ${sum('crashes')}, unhandled rejections ${sum('unhandledRejections')}, ` +
       `duplicated terminal writes ${sum('duplicated')}, ` +
       `stuck ${sum('stuck')}, duplicate creations ${sum('extraCreations')}, ` +
+      `permit overlaps over the limit ${sum('overLimit')}, ` +
       `handler executions ${sum('executions')}\n`,
   );
   return bad === 0 ? 0 : 1;
