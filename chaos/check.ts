@@ -99,7 +99,7 @@ export function judge(
       }
       continue;
     }
-    if (!isRight(task.tool, n, finalOf(task), spec?.kind === 'cancel')) {
+    if (!isRight(task, finalOf(task), spec?.kind === 'cancel')) {
       counts.wrong += 1;
       counts.notes.push(`wrong ${task.id} ${task.tool} n=${n} ${JSON.stringify(finalOf(task))}`);
     }

@@ -66,7 +66,7 @@ async function create(spec: Spec): Promise<ToolCall | undefined> {
       // land on the task the first attempt made.
       last = await client.callTool(
         TOOL[spec.kind],
-        { n: spec.n, ms: spec.ms },
+        { n: spec.n, ms: spec.ms, ...spec.args },
         { idempotencyKey: `chaos-${spec.n}` },
       );
       const outcome = last.outcome;

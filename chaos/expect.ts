@@ -1,5 +1,8 @@
+import type { TaskRecord } from '../src/task/record.js';
+import { isRightPolicy, POLICY_TOOL, type PolicyKind } from './policy-expect.js';
+
 /** What each chaos task must end as, from its tool and arguments alone. */
-export type Kind = 'short' | 'long' | 'ask' | 'fail' | 'cancel' | 'once';
+export type Kind = 'short' | 'long' | 'ask' | 'fail' | 'cancel' | 'once' | PolicyKind;
 
 export interface Spec {
   n: number;
@@ -7,6 +10,8 @@ export interface Spec {
   ms: number;
   /** For `cancel`: how long after creation the client cancels. */
   cancelAfterMs?: number;
+  /** More arguments: a policy task's schedule of failures (chaos/policy-expect.ts). */
+  args?: Record<string, number>;
 }
 
 export const TOOL: Record<Kind, string> = {
@@ -16,10 +21,11 @@ export const TOOL: Record<Kind, string> = {
   fail: 'c_fail',
   cancel: 'c_long',
   once: 'c_once',
+  ...POLICY_TOOL,
 };
 
 /** Tools declared `retry: false`: a second execution of one task is a failure of the run. */
-export const AT_MOST_ONCE = new Set(['c_once']);
+export const AT_MOST_ONCE = new Set(['c_once', 'p_once']);
 
 /** The answer the clients give to `c_ask` (the question says `n=N`). */
 export const answerFor = (message: string): string => `v${message.replace(/^n=/, '')}`;
@@ -31,9 +37,11 @@ export interface Final {
   error?: string;
 }
 
-/** Whether `final` is a right end for a task of `tool` with argument `n`. */
-export function isRight(tool: string, n: number, final: Final, cancellable: boolean): boolean {
+/** Whether `final` is a right end for `task` (its tool and arguments). */
+export function isRight(task: TaskRecord, final: Final, cancellable: boolean): boolean {
   if (final.status === 'cancelled') return cancellable;
+  const tool = task.tool;
+  const n = Number(task.arguments['n']);
   switch (tool) {
     case 'c_short':
       return final.status === 'completed' && final.text === `short:${n * n}`;
@@ -50,7 +58,7 @@ export function isRight(tool: string, n: number, final: Final, cancellable: bool
     case 'c_fail':
       return final.status === 'failed' && (final.error ?? '').includes(`fail:${n}`);
     default:
-      return false;
+      return isRightPolicy(task, final) ?? false;
   }
 }
 

@@ -16,7 +16,9 @@ import {
   startOwnPostgres,
   type OwnPostgres,
 } from '../test/helpers/own-postgres.js';
+import type { TaskRecord } from '../src/task/record.js';
 import type { Counts } from './check.js';
+import type { Spec } from './expect.js';
 import { partitionedWorker } from './partition.js';
 import type { Proc } from './procs.js';
 
@@ -37,6 +39,11 @@ interface PhaseSpec {
   firstN: number;
   victims: (store: string) => Promise<Victim[]>;
   faults: StoreFault[];
+  /** The tasks to run (default: the mixed plan of chaos/expect.ts). */
+  plan?: (random: () => number, first: number, count: number) => Spec[];
+  /** The share of CHAOS_MS this phase's chaos lasts (default 1). */
+  chaosShare?: number;
+  describe?: (tasks: TaskRecord[]) => string;
 }
 
 /** What chaos/run.ts lends this file, so the phases run exactly like the others. */

@@ -19,6 +19,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../src/stores/open.js';
+import type { TaskRecord } from '../src/task/record.js';
 import { isTerminal } from '../src/task/status.js';
 import { deleteRedisKeys } from '../test/helpers/redis-keys.js';
 import { allTasks, judge, readClientLines, type Counts } from './check.js';
@@ -36,6 +37,10 @@ import { CLIENT, serve, start, tally, worker, type Proc } from './procs.js';
 import { partitionedWorker } from './partition.js';
 import { startProxy } from './proxy.js';
 import { postgresPhases } from './postgres-phase.js';
+import { policyPhases } from './policy-phase.js';
+import { KEYED_LONGEST_MS } from './policy-expect.js';
+import { permitJournal, POLICY } from './policy-tools.js';
+import { measureOverlap } from './overlap.js';
 
 const seed = Number(process.env['CHAOS_SEED'] ?? randomInt(2 ** 31));
 const random = prng(seed);
@@ -66,6 +71,11 @@ interface Phase {
   firstN: number;
   victims: (store: string) => Promise<Victim[]>;
   faults: StoreFault[];
+  plan?: typeof plan;
+  /** The share of CHAOS_MS this phase's chaos lasts (default 1). */
+  chaosShare?: number;
+  /** A line on how the phase's tasks ended. */
+  describe?: (tasks: TaskRecord[]) => string;
 }
 
 interface PhaseResult extends Counts {
@@ -73,6 +83,8 @@ interface PhaseResult extends Counts {
   duplicateOnce: number;
   crashes: number;
   unhandledRejections: number;
+  /** Starts of a `p_keyed` run beyond its key's concurrency limit: must be 0. */
+  overLimit: number;
 }
 
 /** Processes that exited without being told to: a crash, counted. */
@@ -112,7 +124,7 @@ async function phase(p: Phase): Promise<PhaseResult> {
       if (isTerminal(to)) terminalWrites.set(task.id, (terminalWrites.get(task.id) ?? 0) + 1);
     });
   }
-  const specs: Spec[] = plan(random, p.firstN, p.clients * p.perClient);
+  const specs: Spec[] = (p.plan ?? plan)(random, p.firstN, p.clients * p.perClient);
   const clients: Proc[] = [];
   const env = (i: number) => ({
     TASKRAIL_HOME: join(home, `client-${i}`),
@@ -125,16 +137,25 @@ async function phase(p: Phase): Promise<PhaseResult> {
   };
   const slice = (i: number) => JSON.stringify(specs.slice(i * p.perClient, (i + 1) * p.perClient));
   const running = Array.from({ length: p.clients }, (_, i) => launch(i, 'run', [slice(i)]));
-  await chaosLoop(victims, p.faults, running, route, (i) => launch(i, 'resume', [slice(i)]));
+  const chaosMs = CHAOS_MS * (p.chaosShare ?? 1);
+  const resume = (i: number) => launch(i, 'resume', [slice(i)]);
+  await chaosLoop(chaosMs, { victims, faults: p.faults, clients: running, route, resume });
   log(`${p.name}: chaos over, waiting for clients`);
   await Promise.all(clients.map((c) => c.exited));
   await pause(500);
   const seen = readClientLines(clients.flatMap((c) => c.lines));
-  const counts = judge(specs, await allTasks(observer), seen, terminalWrites);
+  const tasks = await allTasks(observer);
+  const counts = judge(specs, tasks, seen, terminalWrites);
+  if (p.describe !== undefined) log(`${p.name}: ${p.describe(tasks)}`);
   await observer.close();
   await Promise.all(victims.map((v) => stopVictim(v, 'SIGTERM')));
   await proxy.close();
   const runs = countExecutions(execFile);
+  const overlap = measureOverlap(permitJournal(execFile), POLICY.keyedLimit, KEYED_LONGEST_MS);
+  if (overlap.peak.size > 0) {
+    const peaks = [...overlap.peak].map(([key, peak]) => `${key} ${peak}`).join(', ');
+    log(`${p.name}: most p_keyed runs at once per key (limit ${POLICY.keyedLimit}): ${peaks}`);
+  }
   rmSync(home, { recursive: true, force: true });
   for (const note of [...runs.notes, ...counts.notes].slice(0, 20)) log(`${p.name}: ${note}`);
   log(
@@ -147,6 +168,7 @@ async function phase(p: Phase): Promise<PhaseResult> {
     duplicateOnce: runs.duplicateOnce,
     crashes: crashes - crashesBefore,
     unhandledRejections: tally.unhandledRejections - rejectionsBefore,
+    overLimit: overlap.overLimit,
   };
 }
 
@@ -155,19 +177,22 @@ async function phase(p: Phase): Promise<PhaseResult> {
  * its time has come (spread over the chaos time, never two faults at once, every one run even
  * on a slow machine); and half the clients are killed once each (then resumed from their ledgers).
  */
-async function chaosLoop(
-  victims: Victim[],
-  faults: StoreFault[],
-  clients: Proc[],
-  route: () => void,
-  resume: (i: number) => Proc,
-): Promise<void> {
+interface Targets {
+  victims: Victim[];
+  faults: StoreFault[];
+  clients: Proc[];
+  route: () => void;
+  resume: (i: number) => Proc;
+}
+
+async function chaosLoop(chaosMs: number, targets: Targets): Promise<void> {
+  const { victims, faults, clients, route, resume } = targets;
   const startedAt = Date.now();
-  const ends = startedAt + CHAOS_MS;
+  const ends = startedAt + chaosMs;
   const toKill = new Set(clients.map((_, i) => i).filter((i) => i % 2 === 0));
   const pending = faults.map((fault, i) => ({
     fault,
-    dueAt: startedAt + (CHAOS_MS * (i + 1)) / (faults.length + 2),
+    dueAt: startedAt + (chaosMs * (i + 1)) / (faults.length + 2),
   }));
   while (Date.now() < ends) {
     await pause(between(2000, 5000));
@@ -330,7 +355,9 @@ async function main(): Promise<number> {
   const redis = wanted('redis') ? await redisPhase() : undefined;
   if (redis !== undefined) results.push(redis);
   const shift = faketimeMissing() === undefined ? '+30s' : undefined;
-  results.push(...(await postgresPhases({ phase, servers, workers, log, shift, wanted })));
+  const kit = { phase, servers, workers, log, shift, wanted };
+  results.push(...(await postgresPhases(kit)));
+  results.push(...(await policyPhases(kit)));
   const sum = (key: keyof Omit<PhaseResult, 'notes'>) => results.reduce((a, c) => a + c[key], 0);
   const bad =
     sum('lost') +
@@ -340,13 +367,15 @@ async function main(): Promise<number> {
     sum('unhandledRejections') +
     sum('duplicated') +
     sum('stuck') +
-    sum('extraCreations');
+    sum('extraCreations') +
+    sum('overLimit');
   process.stdout.write(
     `chaos: tasks ${sum('tasks')}, lost ${sum('lost')}, ` +
       `duplicate executions ${sum('duplicateOnce')} (retry:false), wrong outcomes ${sum('wrong')}, ` +
       `crashes ${sum('crashes')}, unhandled rejections ${sum('unhandledRejections')}, ` +
       `duplicated terminal writes ${sum('duplicated')}, ` +
       `stuck ${sum('stuck')}, duplicate creations ${sum('extraCreations')}, ` +
+      `permit overlaps over the limit ${sum('overLimit')}, ` +
       `handler executions ${sum('executions')}\n`,
   );
   return bad === 0 ? 0 : 1;

@@ -7,6 +7,7 @@ import * as z from 'zod/v4';
 import type { TaskServer } from '../src/server/app.js';
 import { sleep } from '../src/server/tools/sleep.js';
 import { RPC, RpcError } from '../src/task/errors.js';
+import { registerPolicyTools } from './policy-tools.js';
 
 const args = z.object({ n: z.number(), ms: z.number() });
 const task = { mode: 'required', pollIntervalMs: 100 } as const;
@@ -66,4 +67,5 @@ export default function register(app: TaskServer): void {
       return text(`once:${Number(a['n'])}`);
     },
   );
+  registerPolicyTools(app, executed);
 }

@@ -1,6 +1,7 @@
 import type { LeaseGrant } from '../store/port.js';
 import { RPC, TaskrailError } from '../task/errors.js';
 import type { TaskRecord } from '../task/record.js';
+import { markWaiting } from '../task/run-meta.js';
 import * as t from '../task/transitions.js';
 import { permitWaitMessage, storedConcurrencyKey } from './concurrency.js';
 import { isFencedOut } from './fence.js';
@@ -77,7 +78,10 @@ function wakeAll(settings: RunnerSettings, taskIds: readonly string[]): void {
   for (const taskId of taskIds) settings.runSoon?.(taskId);
 }
 
-/** The task with its status saying it waits; undefined when another attempt owns it now. */
+/**
+ * The task with its status saying it waits (and its meta, for the dashboard); undefined when
+ * another attempt owns it now.
+ */
 async function withMessage(
   settings: RunnerSettings,
   task: TaskRecord,
@@ -87,7 +91,7 @@ async function withMessage(
   const change = (current: TaskRecord) =>
     current.status !== 'working' || current.statusMessage === message
       ? undefined
-      : t.report(current, message, settings.clock());
+      : markWaiting(t.report(current, message, settings.clock()), 'permit');
   return fencedUpdate(settings, task, lease, change);
 }
 

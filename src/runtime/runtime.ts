@@ -229,10 +229,7 @@ export class TaskRuntime {
         pollIntervalMs:
           input.pollIntervalMs ?? tool.task.pollIntervalMs ?? this.#options.defaultPollIntervalMs,
         ...(input.wire === undefined ? {} : { wire: input.wire }),
-        meta: metaWithMaxAttempts(
-          meta ?? {},
-          maxAttemptsOf(tool.task, this.#settings.maxAttempts),
-        ),
+        meta: metaWithMaxAttempts(meta ?? {}, maxAttemptsOf(tool.task, this.#settings.maxAttempts)),
         ...(input.idempotencyKey === undefined ? {} : { idempotencyKey: input.idempotencyKey }),
       },
       this.#clock(),

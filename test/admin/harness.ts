@@ -123,6 +123,17 @@ function registerTools(
   app.tool('big', { description: 'returns `rows` rows of text', task: true }, (args) =>
     text(rowsText(Number(args['rows']))),
   );
+  app.tool(
+    'single',
+    {
+      description: 'one at a time, waits for its gate',
+      task: { mode: 'optional', concurrency: { limit: 1 } },
+    },
+    async (args) => {
+      await gate.wait(String(args['key']));
+      return text('single done');
+    },
+  );
   app.tool('ask', { description: 'asks before it acts', task: true }, async (_args, ctx) => {
     const answer = await ctx.elicit('confirm', {
       message: 'Go ahead?',

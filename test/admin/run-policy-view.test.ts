@@ -96,6 +96,27 @@ describe('run policy made visible: attempts and durable waits', () => {
     assert.equal(record.maxAttempts, 3);
   });
 
+  it('shows a task waiting for a concurrency permit until the holder ends', async () => {
+    const holder = await h.create('single', { key: 'permit-holder' });
+    const queued = await h.create('single', { key: 'permit-queued' });
+    const waitingIds = async () =>
+      (await list('?waiting=permit')).map((t: Loose) => t.id as string);
+    await waitFor('the second task to wait for the permit', async () =>
+      (await waitingIds()).includes(queued.id) ? true : undefined,
+    );
+    assert.deepEqual(await waitingIds(), [queued.id], 'the holder runs');
+    const { body } = await call(h.base, `/dashboard/api/tasks/${queued.id}`, ADMIN);
+    assert.deepEqual(body.waiting, { kind: 'permit', due: false });
+    h.open('permit-holder');
+    h.open('permit-queued');
+    await waitFor('both to complete', async () => {
+      const ends = await Promise.all([holder, queued].map((t) => h.store.get(t.id)));
+      return ends.every((t) => t?.status === 'completed') ? true : undefined;
+    });
+    assert.deepEqual(await waitingIds(), []);
+    assert.equal(byId(await list(), queued.id).waiting, undefined);
+  });
+
   it('tells what to write for an unknown --waiting', async () => {
     const bad = await runNode(MAIN, [
       'admin',
