@@ -176,8 +176,8 @@ describe('SqliteTaskStore on real files', () => {
       assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
       assert.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
       const versions = db.prepare('SELECT version FROM schema_migrations ORDER BY version').all();
-      assert.deepEqual(versions, [{ version: 1 }, { version: 2 }, { version: 3 }]);
-      assert.equal(SCHEMA_VERSION, 3);
+      assert.deepEqual(versions, [{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
+      assert.equal(SCHEMA_VERSION, 4);
     } finally {
       db.close();
     }
