@@ -22,6 +22,7 @@ const CLUSTER_PERMIT_SKIPS = Object.fromEntries(
     'a release frees the permit and names the oldest waiters that fit',
     'ending the lease ends the permit: an outcome, a wait, a release',
     "a crashed holder's permit comes back when its lease runs out",
+    'a later task is refused while an older waiter fits, and is told to wake it',
     'a refusal can give the lease back in the same write',
     'a waiter that is no longer working stops counting; a dead token is refused',
   ].map((title) => [title, NO_PERMITS_ON_CLUSTER]),

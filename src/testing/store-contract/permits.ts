@@ -83,6 +83,21 @@ export function registerPermitCases(define: DefineCase): void {
     assert.equal(await granted(h.store, waiter.request), true, 'judged on the store clock');
   });
 
+  define(
+    'a later task is refused while an older waiter fits, and is told to wake it',
+    async (h) => {
+      const holder = await leased(h, 'k', 1, 1000);
+      const older = await leased(h, 'k', 1, 60_000);
+      assert.equal(await granted(h.store, holder.request), true);
+      assert.equal(await granted(h.store, older.request), false);
+      h.clock.advance(1000); // the holder crashed: its lease ran out, nobody released
+      const later = await leased(h, 'k', 1, 60_000);
+      const refused = await h.store.acquirePermit(later.request);
+      assert.deepEqual(refused, { granted: false, wake: [older.task.id] });
+      assert.equal(await granted(h.store, older.request), true);
+    },
+  );
+
   define('a refusal can give the lease back in the same write', async (h) => {
     const holder = await leased(h, 'k', 1);
     const waiter = await leased(h, 'k', 1);
