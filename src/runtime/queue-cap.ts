@@ -36,7 +36,8 @@ export function checkQueueCap(max: number): number {
 }
 
 /**
- * Refuses a create that would give `principal` more than `max` unfinished tasks. A store
+ * Refuses a create that would give `principal` more than `max` unfinished tasks; else the
+ * count (undefined when the store cannot count). A store
  * without `countUnfinished` is not capped. The count is read before the create, so creates
  * racing at the edge may pass it by a few (one per concurrent request).
  */
@@ -44,7 +45,9 @@ export async function assertRoomFor(
   store: TaskStore,
   principal: string,
   max: number,
-): Promise<void> {
-  if (store.countUnfinished === undefined) return;
-  if ((await store.countUnfinished(principal, max)) >= max) throw new QueueFullError(max);
+): Promise<number | undefined> {
+  if (store.countUnfinished === undefined) return undefined;
+  const unfinished = await store.countUnfinished(principal, max);
+  if (unfinished >= max) throw new QueueFullError(max);
+  return unfinished;
 }

@@ -10,6 +10,7 @@ import { systemClock, type Clock } from '../task/time.js';
 import * as t from '../task/transitions.js';
 import type {
   CreateTaskInput,
+  DispatchHint,
   DispatchReason,
   Executor,
   InlineOutcome,
@@ -202,7 +203,11 @@ export class TaskRuntime {
     }
     assertArgumentsSize(input.arguments, this.#options.maxArgumentsBytes);
     assertIdempotencyKey(input.idempotencyKey);
-    await assertRoomFor(this.store, input.principal, this.#options.maxQueuedPerPrincipal);
+    const ahead = await assertRoomFor(
+      this.store,
+      input.principal,
+      this.#options.maxQueuedPerPrincipal,
+    );
     this.start();
     const record = newTaskRecord(
       {
@@ -219,14 +224,14 @@ export class TaskRuntime {
       },
       this.#clock(),
     );
-    return this.#createAndStart(record);
+    return this.#createAndStart(record, ahead === undefined ? undefined : ahead + 1);
   }
 
   /**
    * With a free local slot the task's lease is taken in the creating write and the run starts
    * right after the reply; otherwise the executor is told, and claims it when it can.
    */
-  async #createAndStart(record: TaskRecord): Promise<TaskRecord> {
+  async #createAndStart(record: TaskRecord, position?: number): Promise<TaskRecord> {
     const slot = this.#executor?.reserve?.(record.principal);
     const lease = { owner: this.#settings.owner, leaseMs: this.#settings.leaseMs };
     let outcome: CreateOutcome;
@@ -247,7 +252,7 @@ export class TaskRuntime {
     }
     slot?.release();
     if (!created) assertSameCall(task, record);
-    else await this.#dispatch(task.id, 'created', task.principal);
+    else await this.#dispatch(task.id, 'created', hintOf(task.principal, position));
     return task;
   }
 
@@ -278,7 +283,9 @@ export class TaskRuntime {
       resumed = outcome.resumed;
       return outcome.task;
     });
-    if (resumed && task !== undefined) await this.#dispatch(task.id, 'resumed', task.principal);
+    if (resumed && task !== undefined) {
+      await this.#dispatch(task.id, 'resumed', { principal: task.principal });
+    }
     return task;
   }
 
@@ -433,10 +440,10 @@ export class TaskRuntime {
     };
   }
 
-  async #dispatch(taskId: string, reason: DispatchReason, principal?: string): Promise<void> {
+  async #dispatch(taskId: string, reason: DispatchReason, hint?: DispatchHint): Promise<void> {
     if (this.#executor === undefined) return;
     this.start();
-    await this.#executor.dispatch(taskId, reason, principal);
+    await this.#executor.dispatch(taskId, reason, hint);
   }
 
   #every(name: string, intervalMs: number, work: () => Promise<unknown>): void {
@@ -458,6 +465,10 @@ export class TaskRuntime {
       },
     );
   }
+}
+
+function hintOf(principal: string, position: number | undefined): DispatchHint {
+  return position === undefined ? { principal } : { principal, position };
 }
 
 function pickExecutor(options: RuntimeOptions): Executor | undefined {

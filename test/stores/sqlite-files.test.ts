@@ -176,8 +176,8 @@ describe('SqliteTaskStore on real files', () => {
       assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
       assert.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
       const versions = db.prepare('SELECT version FROM schema_migrations ORDER BY version').all();
-      assert.deepEqual(versions, [{ version: 1 }, { version: 2 }]);
-      assert.equal(SCHEMA_VERSION, 2);
+      assert.deepEqual(versions, [{ version: 1 }, { version: 2 }, { version: 3 }]);
+      assert.equal(SCHEMA_VERSION, 3);
     } finally {
       db.close();
     }
@@ -210,6 +210,7 @@ describe('SqliteTaskStore on real files', () => {
       assert.equal((await store.renewLease(held.id, 'token-1', 1000)).held, true);
       assert.equal((await store.claim(free.id, 'w2', 1000))?.interrupted, false);
       assert.deepEqual(await store.get(held.id), held);
+      assert.equal(await store.countUnfinished('p', 10), 2, 'migration 3 counted older tasks');
     } finally {
       await store.close();
     }
