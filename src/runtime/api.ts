@@ -78,6 +78,8 @@ export interface Executor {
    * so that task's claim is committed with this one's outcome instead of one commit later.
    */
   handlerDone?(taskId: string): void;
+  /** Optional: how many tasks each principal has waiting here for a slot, without the names. */
+  queueDepths?(): number[];
   /** Stop taking work; wait for running tasks up to the grace period. */
   stop(graceMs: number): Promise<void>;
 }

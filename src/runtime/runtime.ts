@@ -134,6 +134,11 @@ export class TaskRuntime {
     };
   }
 
+  /** Tasks waiting for a slot of this process, one number per principal (fair share's queue). */
+  queueDepths(): number[] {
+    return this.#executor?.queueDepths?.() ?? [];
+  }
+
   get started(): boolean {
     return this.#started;
   }
