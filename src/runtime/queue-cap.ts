@@ -1,4 +1,5 @@
 import type { TaskStore } from '../store/port.js';
+import type { DispatchHint } from './api.js';
 import { RpcError } from '../task/errors.js';
 
 /** Unfinished tasks one principal may have at once unless configured (`--max-queued-per-principal`). */
@@ -50,4 +51,9 @@ export async function assertRoomFor(
   const unfinished = await store.countUnfinished(principal, max);
   if (unfinished >= max) throw new QueueFullError(max);
   return unfinished;
+}
+
+/** The dispatch hint of a new task: its caller, and its place among the caller's unfinished. */
+export function hintOf(principal: string, position: number | undefined): DispatchHint {
+  return position === undefined ? { principal } : { principal, position };
 }

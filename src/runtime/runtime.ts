@@ -28,7 +28,12 @@ import { newOwnerId } from './owner.js';
 import { runnableTasks, takeOverFromGone } from './takeover.js';
 import { assertArgumentsSize, resolveTtl, type TtlPolicy } from './limits.js';
 import { LocalExecutor } from './local-executor.js';
-import { assertRoomFor, checkQueueCap, DEFAULT_MAX_QUEUED_PER_PRINCIPAL } from './queue-cap.js';
+import {
+  assertRoomFor,
+  checkQueueCap,
+  DEFAULT_MAX_QUEUED_PER_PRINCIPAL,
+  hintOf,
+} from './queue-cap.js';
 import { stderrLogger } from './logger.js';
 import { StoreHealth } from './store-health.js';
 import {
@@ -470,10 +475,6 @@ export class TaskRuntime {
       },
     );
   }
-}
-
-function hintOf(principal: string, position: number | undefined): DispatchHint {
-  return position === undefined ? { principal } : { principal, position };
 }
 
 function pickExecutor(options: RuntimeOptions): Executor | undefined {
