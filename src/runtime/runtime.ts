@@ -28,12 +28,7 @@ import { newOwnerId } from './owner.js';
 import { runnableTasks, takeOverFromGone } from './takeover.js';
 import { assertArgumentsSize, resolveTtl, type TtlPolicy } from './limits.js';
 import { LocalExecutor } from './local-executor.js';
-import {
-  assertRoomFor,
-  checkQueueCap,
-  DEFAULT_MAX_QUEUED_PER_PRINCIPAL,
-  hintOf,
-} from './queue-cap.js';
+import * as queueCap from './queue-cap.js';
 import { stderrLogger } from './logger.js';
 import { StoreHealth } from './store-health.js';
 import {
@@ -114,8 +109,8 @@ export class TaskRuntime {
     this.#options = {
       defaultPollIntervalMs: options.defaultPollIntervalMs ?? DEFAULTS.defaultPollIntervalMs,
       maxArgumentsBytes: options.maxArgumentsBytes ?? DEFAULTS.maxArgumentsBytes,
-      maxQueuedPerPrincipal: checkQueueCap(
-        options.maxQueuedPerPrincipal ?? DEFAULT_MAX_QUEUED_PER_PRINCIPAL,
+      maxQueuedPerPrincipal: queueCap.checkQueueCap(
+        options.maxQueuedPerPrincipal ?? queueCap.DEFAULT_MAX_QUEUED_PER_PRINCIPAL,
       ),
     };
     const leaseMs = options.leaseMs ?? DEFAULTS.leaseMs;
@@ -213,11 +208,8 @@ export class TaskRuntime {
     }
     assertArgumentsSize(input.arguments, this.#options.maxArgumentsBytes);
     assertIdempotencyKey(input.idempotencyKey);
-    const ahead = await assertRoomFor(
-      this.store,
-      input.principal,
-      this.#options.maxQueuedPerPrincipal,
-    );
+    const cap = this.#options.maxQueuedPerPrincipal;
+    const ahead = await queueCap.assertRoomFor(this.store, input.principal, cap);
     this.start();
     const record = newTaskRecord(
       {
@@ -262,7 +254,7 @@ export class TaskRuntime {
     }
     slot?.release();
     if (!created) assertSameCall(task, record);
-    else await this.#dispatch(task.id, 'created', hintOf(task.principal, position));
+    else await this.#dispatch(task.id, 'created', queueCap.hintOf(task.principal, position));
     return task;
   }
 
