@@ -80,9 +80,8 @@ export class TaskRuntime {
   readonly #logger: Logger;
   readonly #ttl: TtlPolicy;
   readonly #settings: RunnerSettings;
-  readonly #options: Required<
-    Pick<RuntimeOptions, 'defaultPollIntervalMs' | 'maxArgumentsBytes' | 'maxQueuedPerPrincipal'>
-  >;
+  readonly #options: Required<Pick<RuntimeOptions, 'defaultPollIntervalMs' | 'maxArgumentsBytes'>>;
+  readonly #queueCap: queueCap.QueueCap;
   readonly #running = new Map<string, RunAbort>();
   readonly #leases = new Map<string, string>();
   readonly #health: StoreHealth;
@@ -109,10 +108,9 @@ export class TaskRuntime {
     this.#options = {
       defaultPollIntervalMs: options.defaultPollIntervalMs ?? DEFAULTS.defaultPollIntervalMs,
       maxArgumentsBytes: options.maxArgumentsBytes ?? DEFAULTS.maxArgumentsBytes,
-      maxQueuedPerPrincipal: queueCap.checkQueueCap(
-        options.maxQueuedPerPrincipal ?? queueCap.DEFAULT_MAX_QUEUED_PER_PRINCIPAL,
-      ),
     };
+    const maxQueued = options.maxQueuedPerPrincipal ?? queueCap.DEFAULT_MAX_QUEUED_PER_PRINCIPAL;
+    this.#queueCap = new queueCap.QueueCap(options.store, maxQueued);
     const leaseMs = options.leaseMs ?? DEFAULTS.leaseMs;
     this.#settings = {
       store: options.store,
@@ -208,8 +206,7 @@ export class TaskRuntime {
     }
     assertArgumentsSize(input.arguments, this.#options.maxArgumentsBytes);
     assertIdempotencyKey(input.idempotencyKey);
-    const cap = this.#options.maxQueuedPerPrincipal;
-    const ahead = await queueCap.assertRoomFor(this.store, input.principal, cap);
+    const position = await this.#queueCap.admit(input.principal);
     this.start();
     const record = newTaskRecord(
       {
@@ -226,7 +223,7 @@ export class TaskRuntime {
       },
       this.#clock(),
     );
-    return this.#createAndStart(record, ahead === undefined ? undefined : ahead + 1);
+    return this.#createAndStart(record, position);
   }
 
   /**
