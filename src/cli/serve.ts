@@ -203,7 +203,9 @@ export async function serve(
     ...defined({ concurrency: options.concurrency }),
   });
   let workers: WorkerWatch | undefined;
-  const gauges = options.worker ? [] : [workersGauge(() => workers)];
+  const gauges = options.worker
+    ? fairQueueGauges(() => app.runtime.queueDepths())
+    : [workersGauge(() => workers)];
   const app = createTaskServer({
     store,
     name: 'taskrail',
@@ -274,6 +276,22 @@ function defined<T extends object>(values: T): { [K in keyof T]?: Exclude<T[K], 
   return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as {
     [K in keyof T]?: Exclude<T[K], undefined>;
   };
+}
+
+/** Fair share's local queue, without principal names: how many wait, and the longest line. */
+function fairQueueGauges(depths: () => number[]): ExtraGauge[] {
+  return [
+    {
+      name: 'taskrail_fair_queue_principals_waiting',
+      help: 'Principals with tasks waiting for a slot of this serve (fair share queue).',
+      value: () => depths().length,
+    },
+    {
+      name: 'taskrail_fair_queue_max_depth',
+      help: 'The most tasks one principal has waiting for a slot of this serve (the longest backlog).',
+      value: () => depths().reduce((most, depth) => Math.max(most, depth), 0),
+    },
+  ];
 }
 
 function workersGauge(watch: () => WorkerWatch | undefined): ExtraGauge {

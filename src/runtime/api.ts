@@ -28,6 +28,13 @@ export interface Logger {
  */
 export type DispatchReason = 'created' | 'resumed' | 'recovery';
 
+/** Whose task is dispatched (fair share), and, for a new one, the caller's unfinished count. */
+export interface DispatchHint {
+  principal: string;
+  /** The caller's unfinished tasks when this one was created, itself included (1 = only one). */
+  position?: number;
+}
+
 /**
  * Runs tasks somewhere. The local executor runs them in this process; the BullMQ and
  * graphile-worker executors hand them to `taskrail worker` processes. `run` is the runtime's
@@ -39,10 +46,10 @@ export interface Executor {
   /**
    * A task became runnable. An executor whose store enqueues new and resumed tasks in the
    * writing transaction itself may ignore `created` and `resumed`; `recovery` always counts.
-   * `principal` (the task's caller, when the runtime knows it) lets an executor that queues
-   * work take it round robin across principals (fair share).
+   * `hint` (when the runtime knows it) names the task's caller and its place among the caller's
+   * unfinished tasks, so an executor can order waiting work fairly across principals.
    */
-  dispatch(taskId: string, reason?: DispatchReason, principal?: string): Promise<void>;
+  dispatch(taskId: string, reason?: DispatchReason, hint?: DispatchHint): Promise<void>;
   /**
    * Optional: a recovery scan's finds in one go (an executor that can check and enqueue a batch
    * in a few commands). Without it each is `dispatch(id, 'recovery')`. A task without a revision
@@ -71,6 +78,8 @@ export interface Executor {
    * so that task's claim is committed with this one's outcome instead of one commit later.
    */
   handlerDone?(taskId: string): void;
+  /** Optional: how many tasks each principal has waiting here for a slot, without the names. */
+  queueDepths?(): number[];
   /** Stop taking work; wait for running tasks up to the grace period. */
   stop(graceMs: number): Promise<void>;
 }

@@ -1,5 +1,5 @@
 import { startAfterReply } from './after-reply.js';
-import type { DispatchReason, Executor, Reservation } from './api.js';
+import type { DispatchHint, DispatchReason, Executor, Reservation } from './api.js';
 import { FairQueue } from './fair-queue.js';
 
 /** The principal of tasks dispatched without one (a recovery scan's finds, wake-ups). */
@@ -42,15 +42,12 @@ export class LocalExecutor implements Executor {
     this.#pump();
   }
 
-  async dispatch(
-    taskId: string,
-    reason: DispatchReason = 'created',
-    principal: string = UNKNOWN_PRINCIPAL,
-  ): Promise<void> {
+  async dispatch(taskId: string, reason?: DispatchReason, hint?: DispatchHint): Promise<void> {
     if (this.#stopping || this.#known.has(taskId)) return;
     this.#known.add(taskId);
     // Found by a scan or a wake-up: the runtime did not say whose it is.
-    this.#queue.push(taskId, reason === 'recovery' ? UNKNOWN_PRINCIPAL : principal);
+    const principal = reason === 'recovery' ? undefined : hint?.principal;
+    this.#queue.push(taskId, principal ?? UNKNOWN_PRINCIPAL);
     this.#schedulePump();
   }
 

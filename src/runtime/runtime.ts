@@ -11,6 +11,7 @@ import { systemClock, type Clock } from '../task/time.js';
 import * as t from '../task/transitions.js';
 import type {
   CreateTaskInput,
+  DispatchHint,
   DispatchReason,
   Executor,
   InlineOutcome,
@@ -29,7 +30,7 @@ import { newOwnerId } from './owner.js';
 import { runnableTasks, takeOverFromGone } from './takeover.js';
 import { assertArgumentsSize, resolveTtl, type TtlPolicy } from './limits.js';
 import { LocalExecutor } from './local-executor.js';
-import { assertRoomFor, checkQueueCap, DEFAULT_MAX_QUEUED_PER_PRINCIPAL } from './queue-cap.js';
+import * as queueCap from './queue-cap.js';
 import { maxAttemptsOf } from './run-policy.js';
 import { stderrLogger } from './logger.js';
 import { StoreHealth } from './store-health.js';
@@ -85,9 +86,8 @@ export class TaskRuntime {
   readonly #logger: Logger;
   readonly #ttl: TtlPolicy;
   readonly #settings: RunnerSettings;
-  readonly #options: Required<
-    Pick<RuntimeOptions, 'defaultPollIntervalMs' | 'maxArgumentsBytes' | 'maxQueuedPerPrincipal'>
-  >;
+  readonly #options: Required<Pick<RuntimeOptions, 'defaultPollIntervalMs' | 'maxArgumentsBytes'>>;
+  readonly #queueCap: queueCap.QueueCap;
   readonly #running = new Map<string, RunAbort>();
   readonly #leases = new Map<string, string>();
   readonly #health: StoreHealth;
@@ -114,10 +114,9 @@ export class TaskRuntime {
     this.#options = {
       defaultPollIntervalMs: options.defaultPollIntervalMs ?? DEFAULTS.defaultPollIntervalMs,
       maxArgumentsBytes: options.maxArgumentsBytes ?? DEFAULTS.maxArgumentsBytes,
-      maxQueuedPerPrincipal: checkQueueCap(
-        options.maxQueuedPerPrincipal ?? DEFAULT_MAX_QUEUED_PER_PRINCIPAL,
-      ),
     };
+    const maxQueued = options.maxQueuedPerPrincipal ?? queueCap.DEFAULT_MAX_QUEUED_PER_PRINCIPAL;
+    this.#queueCap = new queueCap.QueueCap(options.store, maxQueued);
     const leaseMs = options.leaseMs ?? DEFAULTS.leaseMs;
     this.#settings = {
       store: options.store,
@@ -141,6 +140,11 @@ export class TaskRuntime {
       runSoon: (taskId) => this.#runSoon(taskId),
       observer: options.observer,
     };
+  }
+
+  /** Tasks waiting for a slot of this process, one number per principal (fair share's queue). */
+  queueDepths(): number[] {
+    return this.#executor?.queueDepths?.() ?? [];
   }
 
   get started(): boolean {
@@ -217,7 +221,7 @@ export class TaskRuntime {
       concurrencyKey === undefined
         ? input.meta
         : { ...input.meta, [CONCURRENCY_KEY_META]: concurrencyKey };
-    await assertRoomFor(this.store, input.principal, this.#options.maxQueuedPerPrincipal);
+    const position = await this.#queueCap.admit(input.principal);
     this.start();
     const record = newTaskRecord(
       {
@@ -234,14 +238,14 @@ export class TaskRuntime {
       },
       this.#clock(),
     );
-    return this.#createAndStart(record);
+    return this.#createAndStart(record, position);
   }
 
   /**
    * With a free local slot the task's lease is taken in the creating write and the run starts
    * right after the reply; otherwise the executor is told, and claims it when it can.
    */
-  async #createAndStart(record: TaskRecord): Promise<TaskRecord> {
+  async #createAndStart(record: TaskRecord, position?: number): Promise<TaskRecord> {
     const slot = this.#executor?.reserve?.(record.principal);
     const lease = { owner: this.#settings.owner, leaseMs: this.#settings.leaseMs };
     let outcome: CreateOutcome;
@@ -262,7 +266,7 @@ export class TaskRuntime {
     }
     slot?.release();
     if (!created) assertSameCall(task, record);
-    else await this.#dispatch(task.id, 'created', task.principal);
+    else await this.#dispatch(task.id, 'created', queueCap.hintOf(task.principal, position));
     return task;
   }
 
@@ -293,7 +297,9 @@ export class TaskRuntime {
       resumed = outcome.resumed;
       return outcome.task;
     });
-    if (resumed && task !== undefined) await this.#dispatch(task.id, 'resumed', task.principal);
+    if (resumed && task !== undefined) {
+      await this.#dispatch(task.id, 'resumed', { principal: task.principal });
+    }
     return task;
   }
 
@@ -454,10 +460,10 @@ export class TaskRuntime {
     this.#background('wake a permit waiter', this.#dispatch(taskId, 'recovery'));
   }
 
-  async #dispatch(taskId: string, reason: DispatchReason, principal?: string): Promise<void> {
+  async #dispatch(taskId: string, reason: DispatchReason, hint?: DispatchHint): Promise<void> {
     if (this.#executor === undefined) return;
     this.start();
-    await this.#executor.dispatch(taskId, reason, principal);
+    await this.#executor.dispatch(taskId, reason, hint);
   }
 
   #every(name: string, intervalMs: number, work: () => Promise<unknown>): void {

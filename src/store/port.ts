@@ -306,9 +306,10 @@ export interface TaskStore {
 
   list(query: ListQuery): Promise<ListPage>;
   /**
-   * Optional: how many unfinished (`working` or `input_required`, unexpired) tasks `principal`
-   * has, counted up to `atMost` (a larger count is reported as `atMost`): a counted read on an
-   * index, for the per-principal cap on creates and the fair-share priorities of job engines.
+   * Optional: how many unfinished (`working` or `input_required`) tasks `principal` has, up to
+   * `atMost` (a larger count is reported as `atMost`); an expired task may count until swept.
+   * Cheap (a count kept in the writes, or a counted read on an index): the per-principal cap
+   * on creates reads it on every create.
    */
   countUnfinished?(principal: string, atMost: number): Promise<number>;
   /** Deletes up to `limit` expired tasks with their steps, texts and leases; returns their ids. */

@@ -19,6 +19,21 @@ import { waitFor } from '../helpers/wait.js';
 
 const TOOLS = '.build/test/fixtures/policy-tools-module.js';
 const TOKENS = { 'tok-a': 'alice', 'tok-b': 'bob', 'tok-c': 'carol' };
+const ADMIN_TOKEN = 'tok-admin';
+
+/** The fair-share gauges of /metrics, and whether the text names a principal anywhere. */
+async function fairMetrics(url: string) {
+  const res = await fetch(new URL('/metrics', url), {
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+  });
+  const text = await res.text();
+  const gauge = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]);
+  return {
+    principals: gauge('taskrail_fair_queue_principals_waiting'),
+    maxDepth: gauge('taskrail_fair_queue_max_depth'),
+    namesPrincipal: /alice|bob|carol/.test(text),
+  };
+}
 
 interface Served {
   url: string;
@@ -32,6 +47,8 @@ function setup(name: string) {
   const db = `sqlite:${join(dir, 'tasks.db')}`;
   const tokens = join(dir, 'tokens.json');
   writeFileSync(tokens, JSON.stringify(TOKENS));
+  const admins = join(dir, 'admins.json');
+  writeFileSync(admins, JSON.stringify({ [ADMIN_TOKEN]: { name: 'ops' } }));
   const events = (): JournalEntry[] =>
     parseJournal(existsSync(journal) ? readFileSync(journal, 'utf8') : '');
   const starts = (): string[] =>
@@ -40,7 +57,8 @@ function setup(name: string) {
       .map((e) => e.taskId);
   const serve = async (flags: string[]): Promise<Served> => {
     const args = ['serve', '--port', '0', '--store', db, '--tools', TOOLS, '--log-level', 'warn'];
-    const { url, child } = await startServing([...args, '--auth', `tokens:${tokens}`, ...flags], {
+    const auth = ['--auth', `tokens:${tokens}`, '--admin', `tokens:${admins}`];
+    const { url, child } = await startServing([...args, ...auth, ...flags], {
       env: { TASKRAIL_E2E_LOG: journal },
     });
     return { url, child, as: (token) => dispatchTo(url, { authorization: `Bearer ${token}` }) };
@@ -68,6 +86,10 @@ describe('fair share across principals on a SQLite serve (real process)', () => 
       const ids = await Promise.all(Array.from({ length: 10 }, () => busy(alice, 250)));
       aliceIds.push(...ids);
     }
+    const metrics = await fairMetrics(served.url);
+    assert.equal(metrics.principals, 1, 'one principal waits');
+    assert.ok(metrics.maxDepth >= 20, `alice's backlog on /metrics (${metrics.maxDepth})`);
+    assert.equal(metrics.namesPrincipal, false, 'no principal name in /metrics');
     const before = new Set(env.starts());
     const bob = await busy(served.as('tok-b'), 10);
     await waitFor('bob to start', () => env.starts().includes(bob), { timeoutMs: 60_000 });

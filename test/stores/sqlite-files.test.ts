@@ -176,8 +176,11 @@ describe('SqliteTaskStore on real files', () => {
       assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
       assert.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
       const versions = db.prepare('SELECT version FROM schema_migrations ORDER BY version').all();
-      assert.deepEqual(versions, [{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
-      assert.equal(SCHEMA_VERSION, 4);
+      assert.deepEqual(
+        versions,
+        [1, 2, 3, 4, 5].map((version) => ({ version })),
+      );
+      assert.equal(SCHEMA_VERSION, 5);
     } finally {
       db.close();
     }
@@ -210,6 +213,7 @@ describe('SqliteTaskStore on real files', () => {
       assert.equal((await store.renewLease(held.id, 'token-1', 1000)).held, true);
       assert.equal((await store.claim(free.id, 'w2', 1000))?.interrupted, false);
       assert.deepEqual(await store.get(held.id), held);
+      assert.equal(await store.countUnfinished('p', 10), 2, 'migration 3 counted older tasks');
     } finally {
       await store.close();
     }

@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { Queue, Worker, type Job } from 'bullmq';
-import type { DispatchReason, Executor, Logger, Reservation } from '../../runtime/api.js';
+import type {
+  DispatchHint,
+  DispatchReason,
+  Executor,
+  Logger,
+  Reservation,
+} from '../../runtime/api.js';
 import type { TaskStore } from '../../store/port.js';
 import { newRedisClient, quitWithin } from '../../stores/redis/connect.js';
 import type { RedisClient } from '../../stores/redis/scripts.js';
@@ -47,6 +53,25 @@ const DELAY_MARGIN_MS = 20;
 
 /** States in which a deduplicated job has yet to start, so it will run the task. */
 const WILL_RUN = new Set(['waiting', 'delayed', 'prioritized', 'waiting-children']);
+
+/** BullMQ's lowest priority (2^21); larger numbers are refused. */
+const MAX_PRIORITY = 2 ** 21;
+
+interface JobExtras {
+  dedupeId?: string | undefined;
+  delayMs?: number;
+  priority?: number | undefined;
+}
+
+/**
+ * Fair share in Redis, across every worker: the n-th unfinished task of a principal gets job
+ * priority n (BullMQ takes lower numbers first, in order within one), so a principal's first
+ * waiting task goes before another's backlog. Jobs without one (recovered, woken) go first.
+ */
+export function fairPriority(position: number | undefined): number | undefined {
+  if (position === undefined || !Number.isSafeInteger(position) || position < 1) return undefined;
+  return Math.min(position, MAX_PRIORITY);
+}
 
 /**
  * Hands tasks to `taskrail worker` processes through a BullMQ queue. BullMQ only delivers:
@@ -132,19 +157,20 @@ export class BullmqExecutor implements Executor {
     await enqueueRecovered(connection, queue, known, (taskId) => this.#uniqueJobId(taskId));
   }
 
-  async dispatch(taskId: string, reason?: DispatchReason): Promise<void> {
+  async dispatch(taskId: string, reason?: DispatchReason, hint?: DispatchHint): Promise<void> {
     if (this.#closing !== undefined) return;
     const unique = this.#uniqueJobId(taskId);
     const store = this.#options.store;
+    const priority = fairPriority(hint?.position);
     if (store === undefined) {
-      await this.#add(taskId, unique);
+      await this.#add(taskId, unique, { priority });
       return;
     }
     // A task this process has just created is working at its first revision: no need to read
     // it back (one round trip and a decode per create on every replica).
     const revision = reason === 'created' ? FIRST_REVISION : await this.#workingRevision(taskId);
     if (revision === undefined) return;
-    const job = await this.#add(taskId, unique, `${taskId}.${revision}`);
+    const job = await this.#add(taskId, unique, { dedupeId: `${taskId}.${revision}`, priority });
     if (job === unique) return;
     // Deduplicated into an earlier job of this revision. Waiting, it will run the task; taken
     // already, it may be a dead worker's (the task is dispatched because nobody holds its
@@ -165,7 +191,10 @@ export class BullmqExecutor implements Executor {
     const revision = await this.#workingRevision(taskId);
     if (this.#options.store !== undefined && revision === undefined) return;
     const dedupe = revision === undefined ? undefined : `${taskId}.${revision}`;
-    await this.#add(taskId, this.#uniqueJobId(taskId), dedupe, delayMs + DELAY_MARGIN_MS);
+    await this.#add(taskId, this.#uniqueJobId(taskId), {
+      dedupeId: dedupe,
+      delayMs: delayMs + DELAY_MARGIN_MS,
+    });
   }
 
   #uniqueJobId(taskId: string): string {
@@ -183,7 +212,8 @@ export class BullmqExecutor implements Executor {
    * job completes or fails (jobs are removed on completion, so a key never outlives its job),
    * and a new revision (the task was answered, or resumed) is a new id anyway.
    */
-  async #add(taskId: string, jobId: string, dedupeId?: string, delayMs?: number): Promise<string> {
+  async #add(taskId: string, jobId: string, extra: JobExtras = {}): Promise<string> {
+    const { dedupeId, delayMs, priority } = extra;
     const job = await this.#getQueue().add(
       'run',
       { taskId },
@@ -191,6 +221,7 @@ export class BullmqExecutor implements Executor {
         ...jobOptions(jobId),
         ...(dedupeId === undefined ? {} : { deduplication: { id: dedupeId } }),
         ...(delayMs === undefined ? {} : { delay: delayMs }),
+        ...(priority === undefined ? {} : { priority }),
       },
     );
     return job.id ?? jobId;

@@ -29,11 +29,15 @@ export async function installEnqueueTrigger(
   await client.query('BEGIN');
   try {
     await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_CLASS, storeSchema]);
+    // Fair share across workers: the n-th unfinished task of a principal gets priority n
+    // (graphile-worker takes the lowest first; its column is a smallint).
     await client.query(`CREATE OR REPLACE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $fn$
       BEGIN
         PERFORM ${quoteIdent(jobsSchema)}.add_job(
           ${literal(taskIdentifier)}, json_build_object('taskId', NEW.id),
-          max_attempts => 1, job_key => NEW.id || '.' || NEW.revision, job_key_mode => 'replace');
+          max_attempts => 1, job_key => NEW.id || '.' || NEW.revision, job_key_mode => 'replace',
+          priority => LEAST(32767, (SELECT count(*) FROM ${s}.tasks WHERE principal = NEW.principal
+            AND status IN ('working', 'input_required')))::int);
         RETURN NULL;
       END $fn$`);
     await client.query(`CREATE OR REPLACE FUNCTION ${wakeFn}() RETURNS trigger LANGUAGE plpgsql AS $fn$

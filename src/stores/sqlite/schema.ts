@@ -5,6 +5,8 @@ import { TaskrailError } from '../../task/errors.js';
  * Numbered migrations, applied in order inside one IMMEDIATE transaction, so two processes
  * opening a fresh file at once do not both run them. Never edit a released migration; add one.
  */
+const UNFINISHED = "('working', 'input_required')";
+
 export const MIGRATIONS: readonly string[] = [
   // 1: tasks, leases, steps. Not STRICT: times and intervals may be fractional numbers, and
   // INTEGER affinity keeps those exact instead of refusing them.
@@ -98,6 +100,27 @@ export const MIGRATIONS: readonly string[] = [
     body TEXT NOT NULL
   );
   CREATE UNIQUE INDEX text_chunks_by_start ON text_chunks (task_id, kind, start);
+  `,
+  // 5: the per-principal cap reads a principal's unfinished tasks on every create; a count kept
+  // by triggers in the writing transaction makes that one row (a counted read cost O(n)).
+  `
+  CREATE TABLE unfinished_counts (principal TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+  INSERT INTO unfinished_counts (principal, n)
+    SELECT principal, count(*) FROM tasks WHERE status IN ${UNFINISHED} GROUP BY principal;
+  CREATE TRIGGER unfinished_on_insert AFTER INSERT ON tasks WHEN new.status IN ${UNFINISHED}
+  BEGIN
+    INSERT INTO unfinished_counts (principal, n) VALUES (new.principal, 1)
+      ON CONFLICT (principal) DO UPDATE SET n = n + 1;
+  END;
+  CREATE TRIGGER unfinished_on_finish AFTER UPDATE OF status ON tasks
+    WHEN old.status IN ${UNFINISHED} AND new.status NOT IN ${UNFINISHED}
+  BEGIN
+    UPDATE unfinished_counts SET n = n - 1 WHERE principal = old.principal;
+  END;
+  CREATE TRIGGER unfinished_on_delete AFTER DELETE ON tasks WHEN old.status IN ${UNFINISHED}
+  BEGIN
+    UPDATE unfinished_counts SET n = n - 1 WHERE principal = old.principal;
+  END;
   `,
 ];
 

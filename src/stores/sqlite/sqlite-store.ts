@@ -307,8 +307,9 @@ export class SqliteTaskStore implements TaskStore {
 
   async countUnfinished(principal: string, atMost: number): Promise<number> {
     return this.#run(() => {
-      const params = { principal, now: this.#clock(), limit: Math.max(0, Math.floor(atMost)) };
-      return (this.#sql.countUnfinished.get(params) as { n: number }).n;
+      const params = { principal, limit: Math.max(0, Math.floor(atMost)) };
+      const row = this.#sql.countUnfinished.get(params) as { n: number } | undefined;
+      return Math.max(0, row?.n ?? 0);
     });
   }
 

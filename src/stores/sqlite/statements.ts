@@ -77,10 +77,8 @@ const STATEMENT_SQL = {
        WHERE status = 'working' AND ${VISIBLE} AND ${LEASE_FREE}
        ORDER BY ROW_NUMBER() OVER (PARTITION BY principal ORDER BY created_at, id), created_at
        LIMIT @limit`,
-  // Counted on tasks_by_principal, stopping at @limit (the cap on creates needs no more).
-  countUnfinished: `SELECT count(*) AS n FROM (SELECT 1 FROM tasks
-       WHERE principal = @principal AND status IN ('working', 'input_required') AND ${VISIBLE}
-       LIMIT @limit)`,
+  // Kept by triggers (schema.ts, migration 3); expired tasks count until they are swept.
+  countUnfinished: 'SELECT min(n, @limit) AS n FROM unfinished_counts WHERE principal = @principal',
   upsertStep: 'INSERT OR REPLACE INTO steps (task_id, name, value) VALUES (?, ?, ?)',
   selectSteps: 'SELECT name, value FROM steps WHERE task_id = ?',
   deleteSteps: 'DELETE FROM steps WHERE task_id = ?',

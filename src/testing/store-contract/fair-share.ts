@@ -19,6 +19,7 @@ export function registerFairShareCases(define: DefineCase): void {
     await h.store.compareAndSet(complete(done, { content: [] }, now), done.revision);
     await h.store.compareAndSet(cancel(dropped, now), dropped.revision);
     h.clock.advance(1000);
+    await h.store.sweepExpired(100); // a store may count an expired task until it is swept
     assert.equal(await count('alice', 100), 2, 'the expired and the finished ones do not count');
     assert.equal(await count('alice', 1), 1, 'counted up to atMost');
     assert.equal(await count('bob', 100), 1);
