@@ -34,6 +34,8 @@ export type {
   LeaseRenewal,
   ListPage,
   ListQuery,
+  PermitOutcome,
+  PermitRequest,
   SaveStepOutcome,
   TaskStore,
   WriteFence,
@@ -55,6 +57,8 @@ export type {
   ToolCatalog,
 } from './runtime/api.js';
 export type {
+  ConcurrencyKeyFunction,
+  ConcurrencyOptions,
   ElicitAnswer,
   ElicitParams,
   ProgressUpdate,

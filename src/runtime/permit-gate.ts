@@ -1,4 +1,4 @@
-import type { LeaseGrant } from '../store/port.js';
+import type { LeaseGrant, PermitOutcome, PermitRequest } from '../store/port.js';
 import { RPC, TaskrailError } from '../task/errors.js';
 import type { TaskRecord } from '../task/record.js';
 import { markWaiting } from '../task/run-meta.js';
@@ -38,28 +38,48 @@ export async function passPermitGate(
   if (key === undefined || limit === undefined) return { pass: true, task };
   const permit = { key, limit, taskId: task.id, token: lease.token };
   const request = { ...permit, createdAt: task.createdAt };
-  const first = await settings.store.acquirePermit(request).catch((error: unknown) => {
-    if (error instanceof TaskrailError && error.code === 'CONFIG') return error;
-    throw error;
-  });
-  if (first instanceof TaskrailError) {
-    // This store cannot keep permits (a Redis Cluster): the task fails saying so, once.
-    const outcome = { error: { code: RPC.INTERNAL_ERROR, message: first.message } };
-    await finish(settings, task.id, outcome, { fence: { leaseToken: lease.token } });
-    return { pass: false };
-  }
-  wakeAll(settings, first.wake);
   const waitMessage = permitWaitMessage(key, limit);
-  if (first.granted)
+  // Already waiting (a recovery scan found it): nothing to write, so a refusal can give the
+  // lease back at once.
+  const alreadyWaiting = task.statusMessage === waitMessage;
+  const first = await acquireOrFail(settings, task, lease, {
+    ...request,
+    releaseOnRefusal: alreadyWaiting,
+  });
+  if (first === undefined) return { pass: false };
+  if (first.granted) {
     return started(permit, await clearWaitMessage(settings, task, lease, waitMessage));
+  }
+  if (alreadyWaiting) return { pass: false };
   const waiting = await withMessage(settings, task, lease, waitMessage);
   if (waiting === undefined) return { pass: false };
-  // Counted once per wait: a recovery scan that finds it still waiting changes nothing.
-  if (task.statusMessage !== waitMessage) observe(settings, (o) => o.permitWaiting?.(task.tool));
+  observe(settings, (o) => o.permitWaiting?.(task.tool));
   const second = await settings.store.acquirePermit({ ...request, releaseOnRefusal: true });
   wakeAll(settings, second.wake);
   if (!second.granted) return { pass: false };
   return started(permit, await clearWaitMessage(settings, waiting, lease, waitMessage));
+}
+
+/**
+ * The store's answer, with its waiters woken; undefined when the store cannot keep permits (a
+ * Redis Cluster): the task then fails saying so, once.
+ */
+async function acquireOrFail(
+  settings: RunnerSettings,
+  task: TaskRecord,
+  lease: LeaseGrant,
+  request: PermitRequest,
+): Promise<PermitOutcome | undefined> {
+  try {
+    const outcome = await settings.store.acquirePermit(request);
+    wakeAll(settings, outcome.wake);
+    return outcome;
+  } catch (error) {
+    if (!(error instanceof TaskrailError && error.code === 'CONFIG')) throw error;
+    const outcome = { error: { code: RPC.INTERNAL_ERROR, message: error.message } };
+    await finish(settings, task.id, outcome, { fence: { leaseToken: lease.token } });
+    return undefined;
+  }
 }
 
 /** Through the gate, unless the attempt lost its task meanwhile. */

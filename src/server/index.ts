@@ -21,6 +21,8 @@ export type {
   TaskToolConfig,
 } from './tasks/types.js';
 export type {
+  ConcurrencyKeyFunction,
+  ConcurrencyOptions,
   ElicitAnswer,
   ElicitParams,
   ProgressUpdate,

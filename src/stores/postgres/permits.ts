@@ -17,30 +17,51 @@ function permitStatements(s: string) {
     /** $1 now (null: the database's clock), $2 schema-qualified key. */
     lock: `SELECT pg_advisory_xact_lock(${PERMIT_LOCK_CLASS}, hashtext($2)),
         COALESCE($1::float8, (extract(epoch FROM now()) * 1000)::float8) AS now`,
-    /** $1 now, $2 task, $3 token. */
-    leaseLive: `SELECT 1 FROM ${s}.tasks WHERE id = $2 AND lease_token = $3 AND lease_expires_at > $1`,
-    /** $1 now, $2 key. */
-    pruneHolders: `DELETE FROM ${s}.permits AS p WHERE p.key = $2 AND NOT EXISTS (
-        SELECT 1 FROM ${s}.tasks AS t WHERE t.id = p.task_id AND t.lease_token = p.token
-          AND t.lease_expires_at > $1)`,
-    holders: `SELECT task_id, token FROM ${s}.permits WHERE key = $1`,
-    pruneWaiters: `DELETE FROM ${s}.permit_waiters AS w WHERE w.key = $2 AND NOT EXISTS (
-        SELECT 1 FROM ${s}.tasks AS t WHERE t.id = w.task_id AND t.status = 'working'
-          AND (t.expires_at IS NULL OR t.expires_at > $1))`,
-    waiters: `SELECT task_id, created_at FROM ${s}.permit_waiters WHERE key = $1
-        ORDER BY created_at, task_id`,
+    /**
+     * $1 now, $2 key, $3 task, $4 token. One round trip: drops the key's dead permits and
+     * waiters, returns the live ones and whether the asker's lease is live.
+     */
+    book: `WITH live_holders AS (
+        SELECT p.task_id, p.token FROM ${s}.permits AS p
+          JOIN ${s}.tasks AS t ON t.id = p.task_id AND t.lease_token = p.token
+            AND t.lease_expires_at > $1
+          WHERE p.key = $2),
+      dropped_holders AS (
+        DELETE FROM ${s}.permits AS p WHERE p.key = $2 AND NOT EXISTS (
+          SELECT 1 FROM live_holders AS l WHERE l.task_id = p.task_id AND l.token = p.token)),
+      live_waiters AS (
+        SELECT w.task_id, w.created_at FROM ${s}.permit_waiters AS w
+          JOIN ${s}.tasks AS t ON t.id = w.task_id AND t.status = 'working'
+            AND (t.expires_at IS NULL OR t.expires_at > $1)
+          WHERE w.key = $2),
+      dropped_waiters AS (
+        DELETE FROM ${s}.permit_waiters AS w WHERE w.key = $2 AND NOT EXISTS (
+          SELECT 1 FROM live_waiters AS l WHERE l.task_id = w.task_id))
+      SELECT
+        (SELECT coalesce(json_agg(json_build_array(task_id, token)), '[]') FROM live_holders)
+          AS holders,
+        (SELECT coalesce(json_agg(json_build_array(task_id, created_at)
+            ORDER BY created_at, task_id), '[]') FROM live_waiters) AS waiters,
+        EXISTS (SELECT 1 FROM ${s}.tasks WHERE id = $3 AND lease_token = $4
+          AND lease_expires_at > $1) AS lease_live`,
+    /** $1 key, $2 task, $3 token: the permit taken, the asker no longer waiting. */
+    hold: `WITH held AS (
+        INSERT INTO ${s}.permits (key, task_id, token) VALUES ($1, $2, $3)
+          ON CONFLICT (key, task_id) DO UPDATE SET token = EXCLUDED.token)
+      DELETE FROM ${s}.permit_waiters WHERE key = $1 AND task_id = $2`,
     /** $1 key, $2 task, $3 token. */
-    hold: `INSERT INTO ${s}.permits (key, task_id, token) VALUES ($1, $2, $3)
-        ON CONFLICT (key, task_id) DO UPDATE SET token = EXCLUDED.token`,
     unhold: `DELETE FROM ${s}.permits WHERE key = $1 AND task_id = $2 AND token = $3`,
     /** $1 key, $2 task. */
     unwait: `DELETE FROM ${s}.permit_waiters WHERE key = $1 AND task_id = $2`,
-    /** $1 key, $2 task, $3 created at. */
-    wait: `INSERT INTO ${s}.permit_waiters (key, task_id, created_at) VALUES ($1, $2, $3)
-        ON CONFLICT DO NOTHING`,
-    /** $1 now, $2 task, $3 token: a hand-back of a live lease, claimable at once. */
-    dropLease: `UPDATE ${s}.tasks SET lease_owner = NULL, lease_token = NULL,
-        lease_expires_at = NULL WHERE id = $2 AND lease_token = $3 AND lease_expires_at > $1`,
+    /**
+     * $1 key, $2 task, $3 created at, $4 now, $5 token, $6 give the lease back: recorded as
+     * waiting, and with $6 its live lease handed back (claimable at once).
+     */
+    wait: `WITH waiting AS (
+        INSERT INTO ${s}.permit_waiters (key, task_id, created_at) VALUES ($1, $2, $3)
+          ON CONFLICT DO NOTHING)
+      UPDATE ${s}.tasks SET lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+        WHERE $6::boolean AND id = $2 AND lease_token = $5 AND lease_expires_at > $4`,
   };
 }
 
@@ -66,27 +87,20 @@ export class PostgresPermits {
     assertPermitRequest(request);
     return this.#transaction(request.key, async (client, now) => {
       const { key, taskId, token } = request;
-      const live = await client.query(this.#sql.leaseLive, [now, taskId, token]);
-      if (live.rowCount === 0) return { granted: false, wake: [] };
-      const holders = await this.#holders(client, key, now);
-      if (holders.some((h) => h.task_id === taskId && h.token === token)) {
+      const book = await this.#book(client, now, request);
+      if (!book.leaseLive) return { granted: false, wake: [] };
+      if (book.holders.some(([id, held]) => id === taskId && held === token)) {
         await client.query(this.#sql.unwait, [key, taskId]);
         return { granted: true, wake: [] };
       }
-      const held = holders.filter((h) => h.task_id !== taskId).length;
-      const decision = decidePermit(
-        { held, waiters: await this.#waiters(client, key, now) },
-        request,
-      );
+      const held = book.holders.filter(([id]) => id !== taskId).length;
+      const decision = decidePermit({ held, waiters: book.waiters }, request);
       if (decision.granted) {
         await client.query(this.#sql.hold, [key, taskId, token]);
-        await client.query(this.#sql.unwait, [key, taskId]);
         return decision;
       }
-      await client.query(this.#sql.wait, [key, taskId, request.createdAt]);
-      if (request.releaseOnRefusal === true) {
-        await client.query(this.#sql.dropLease, [now, taskId, token]);
-      }
+      const giveBack = request.releaseOnRefusal === true;
+      await client.query(this.#sql.wait, [key, taskId, request.createdAt, now, token, giveBack]);
       return decision;
     });
   }
@@ -95,26 +109,27 @@ export class PostgresPermits {
     assertPermitLimit(limit);
     return this.#transaction(key, async (client, now) => {
       await client.query(this.#sql.unhold, [key, taskId, token]);
-      const held = (await this.#holders(client, key, now)).length;
-      return wakeable(await this.#waiters(client, key, now), limit - held);
+      const book = await this.#book(client, now, { key, taskId, token });
+      return wakeable(book.waiters, limit - book.holders.length);
     });
   }
 
-  async #holders(client: pg.PoolClient, key: string, now: number) {
-    await client.query(this.#sql.pruneHolders, [now, key]);
-    const { rows } = await client.query<{ task_id: string; token: string }>(this.#sql.holders, [
-      key,
-    ]);
-    return rows;
-  }
-
-  async #waiters(client: pg.PoolClient, key: string, now: number): Promise<PermitWaiter[]> {
-    await client.query(this.#sql.pruneWaiters, [now, key]);
-    const { rows } = await client.query<{ task_id: string; created_at: number }>(
-      this.#sql.waiters,
-      [key],
-    );
-    return rows.map((row) => ({ taskId: row.task_id, createdAt: Number(row.created_at) }));
+  async #book(
+    client: pg.PoolClient,
+    now: number,
+    { key, taskId, token }: Pick<PermitRequest, 'key' | 'taskId' | 'token'>,
+  ): Promise<{ holders: [string, string][]; waiters: PermitWaiter[]; leaseLive: boolean }> {
+    const { rows } = await client.query<{
+      holders: [string, string][];
+      waiters: [string, number][];
+      lease_live: boolean;
+    }>(this.#sql.book, [now, key, taskId, token]);
+    const row = rows[0];
+    const waiters = (row?.waiters ?? []).map(([id, createdAt]) => ({
+      taskId: id,
+      createdAt: Number(createdAt),
+    }));
+    return { holders: row?.holders ?? [], waiters, leaseLive: row?.lease_live === true };
   }
 
   async #transaction<T>(

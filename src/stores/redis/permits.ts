@@ -1,7 +1,7 @@
 import type { PermitOutcome, PermitRequest } from '../../store/port.js';
 import { TaskrailError } from '../../task/errors.js';
 import { assertPermitLimit, assertPermitRequest } from '../shared/permits.js';
-import { indexMember, memberId, type RedisKeys } from './keys.js';
+import { indexMember, memberId, RedisKeys } from './keys.js';
 import type { RedisClient, RedisScripts } from './scripts.js';
 
 /** Reads that lost a race with another writer of the same key before the script ran. */
@@ -10,7 +10,9 @@ const MAX_ROUNDS = 20;
 export interface RedisPermitParts {
   redis: RedisClient;
   scripts: RedisScripts;
-  keys: RedisKeys;
+  /** The store's key prefix and bucket count. */
+  prefix: string;
+  buckets: number;
   /** The task-expiry clock (the store's clock). */
   now: () => number;
   /** The lease clock passed to scripts ('' = Redis TIME). */
@@ -27,7 +29,11 @@ type Reply = string[];
  * permits need a single Redis (or one bucket).
  */
 export class RedisPermits {
-  constructor(private readonly parts: RedisPermitParts) {}
+  readonly #keys: RedisKeys;
+
+  constructor(private readonly parts: RedisPermitParts) {
+    this.#keys = new RedisKeys(parts.prefix, parts.buckets);
+  }
 
   async acquire(request: PermitRequest): Promise<PermitOutcome> {
     assertPermitRequest(request);
@@ -50,7 +56,8 @@ export class RedisPermits {
     member: string,
     extra: string[],
   ): Promise<Reply> {
-    const { keys, redis, scripts } = this.parts;
+    const { redis, scripts } = this.parts;
+    const keys = this.#keys;
     if (keys.buckets !== 1) {
       throw new TaskrailError(
         'CONFIG',

@@ -102,14 +102,9 @@ export class RedisTaskStore implements TaskStore {
     this.#redis = parts.redis;
     this.#subscriber = parts.subscriber;
     this.#scripts = new RedisScripts(parts.redis);
-    this.#permits = new RedisPermits({
-      redis: parts.redis,
-      scripts: this.#scripts,
-      keys: new RedisKeys(parts.prefix, parts.buckets),
-      now: () => this.#clock(),
-      leaseNow: () => this.#callerLeaseNow(),
-    });
     this.#keys = new RedisKeys(parts.prefix, parts.buckets);
+    const clocks = { now: () => this.#clock(), leaseNow: () => this.#callerLeaseNow() };
+    this.#permits = new RedisPermits({ ...parts, scripts: this.#scripts, ...clocks });
     this.#clock = parts.clock;
     this.#origin = parts.origin;
     this.#graceMs = parts.expiryGraceMs;
