@@ -38,10 +38,12 @@ function withRunMeta(task: TaskRecord, run: StoredRunMeta): TaskRecord {
   return { ...task, meta: { ...task.meta, [RUN_META]: run as JsonObject } };
 }
 
-/** The meta of a new task whose tool allows `maxAttempts` attempts (1 for `retry: false`). */
+/**
+ * The meta of a new task whose tool allows `maxAttempts` attempts (1 for `retry: false`). Any
+ * run meta the creation brought along is replaced: only the runtime writes it.
+ */
 export function metaWithMaxAttempts(meta: JsonObject, maxAttempts: number): JsonObject {
-  const run = runMetaOf({ meta });
-  return { ...meta, [RUN_META]: { ...run, maxAttempts } };
+  return { ...meta, [RUN_META]: { maxAttempts } };
 }
 
 /**

@@ -72,6 +72,12 @@ describe('run meta: attempts and durable waits as stored fields', () => {
     assert.equal(waitText(runViewOf(queued, T0).waiting!), 'permit');
   });
 
+  it('keeps no wait a creation brought along in its meta', () => {
+    const forged = { 'taskrail/run': { wait: { kind: 'sleep', until: T0 + 1000, revision: 1 } } };
+    const created = task(metaWithMaxAttempts(forged, 3));
+    assert.deepEqual(runViewOf(created, T0), { attempt: 1, maxAttempts: 3 });
+  });
+
   it('ignores a meta entry of the wrong shape', () => {
     const odd = task({ 'taskrail/run': 'not an object' });
     assert.deepEqual(runViewOf(odd, T0), { attempt: 1 });
