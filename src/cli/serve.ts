@@ -31,6 +31,7 @@ import {
   parsePort,
   parseSeconds,
   parseSize,
+  parseResultChars,
 } from './options.js';
 import { addAuthOptions, resolveAuth, type AuthFlags } from './serve-auth.js';
 import { announceToFleet } from './fleet.js';
@@ -61,6 +62,7 @@ export interface ServeOptions extends AuthFlags {
   inlineWait: number;
   concurrency?: number;
   maxQueuedPerPrincipal?: number;
+  maxResultChars: number;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
@@ -125,6 +127,12 @@ export function addServeOptions(command: Command): Command {
       '--max-queued-per-principal <n>',
       `refuse (HTTP 429) a create that would give one caller more unfinished tasks (default ${DEFAULT_MAX_QUEUED_PER_PRINCIPAL})`,
       parseCount,
+    )
+    .option(
+      '--max-result-chars <n>',
+      'results with more text are kept whole and handed out shortened, with a link to read the rest',
+      parseResultChars,
+      40_000,
     )
     .option(
       '--max-connections <n>',
@@ -221,7 +229,9 @@ export async function serve(
         concurrency: options.concurrency,
         maxQueuedPerPrincipal: options.maxQueuedPerPrincipal,
       }),
+      maxResultChars: options.maxResultChars,
     },
+    maxResultChars: options.maxResultChars,
     fallbackTools: options.fallbackTools === true,
     http: defined({
       maxConnections: options.maxConnections,

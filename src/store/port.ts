@@ -1,6 +1,9 @@
 import type { TaskRecord } from '../task/record.js';
 import type { TaskStatus } from '../task/status.js';
 import type { TaskEvents } from './events.js';
+import type { TaskTextKind } from './text-kind.js';
+
+export type { TaskTextKind };
 
 export interface CreateOutcome {
   task: TaskRecord;
@@ -130,12 +133,6 @@ export interface PermitOutcome {
   /** Waiting tasks of this key (not the requester) that now fit under the limit: run them. */
   wake: string[];
 }
-
-/**
- * The texts a task keeps beside its record, each read in slices: what the handler printed while
- * it ran (`ctx.output`), and the whole text or structured JSON of a result too big to hand out.
- */
-export type TaskTextKind = 'output' | 'result' | 'structured';
 
 export interface AppendTextOptions {
   /** The writing attempt's lease: the append lands only while it still holds the task. */
