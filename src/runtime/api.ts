@@ -97,9 +97,10 @@ export interface RuntimeOptions {
   maxResultBytes?: number;
   /**
    * A result whose text blocks hold more characters is kept whole beside the task (read in
-   * pages as `taskrail://tasks/ID/result`) and its record keeps the first part. Default 100,000.
+   * pages as `taskrail://tasks/ID/result`); what the task hands out is shortened to fit: a line
+   * saying how to read the rest, the first part, and a `resource_link`. Default 40,000.
    */
-  inlineResultChars?: number;
+  maxResultChars?: number;
   /** The longest result text kept (a longer one fails the task). Default 64 Mi characters. */
   maxResultTextChars?: number;
   /** The most of one task's `ctx.output` kept; the oldest part gives way. Default 1,000,000. */

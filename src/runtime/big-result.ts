@@ -54,9 +54,9 @@ function textLength(result: ToolResult): number {
 }
 
 /**
- * A result whose text is longer than `settings.inlineResultChars` has its whole text written to
- * the task's `result` text (chunk by chunk, under the attempt's fence, so no write holds the
- * event loop on megabytes), and the record keeps the first part of it. Smaller results pass.
+ * A result whose text is longer than `settings.maxResultChars` has its whole text written to the
+ * task's `result` text (chunk by chunk, under the attempt's fence, so no write holds the event
+ * loop on megabytes), and is stored shortened (see `shortened`). Smaller results pass.
  */
 export async function keepBigResultApart(
   settings: RunnerSettings,
@@ -65,8 +65,9 @@ export async function keepBigResultApart(
   fence: WriteFence | undefined,
 ): Promise<ToolResult> {
   if (result === null || typeof result !== 'object') return result;
-  if (textLength(result) <= settings.inlineResultChars + 1) return result;
+  if (textLength(result) <= settings.maxResultChars + 1) return result;
   const whole = resultText(result);
+  if (whole.length <= settings.maxResultChars) return result;
   if (whole.length > settings.maxResultTextChars) {
     throw new RpcError(
       RPC.INTERNAL_ERROR,
@@ -74,15 +75,42 @@ export async function keepBigResultApart(
     );
   }
   for (const chunk of splitText(whole)) await appendResultChunk(settings, taskId, chunk, fence);
-  let keep = Math.min(whole.length, settings.inlineResultChars);
-  if (splitsPair(whole, keep)) keep -= 1;
-  const content = (result.content ?? []).filter((block) => !isTextBlock(block));
+  return shortened(result, taskId, whole, settings.maxResultChars);
+}
+
+/**
+ * The result as handed out: one line telling the model it was shortened and how to read the
+ * rest, the first part of the text, then a `resource_link` to the whole text; the text blocks
+ * and the link together stay within `maxChars` characters. Other blocks stay as they were.
+ */
+export function shortened(
+  result: ToolResult,
+  taskId: string,
+  whole: string,
+  maxChars: number,
+): ToolResult {
+  const uri = `taskrail://tasks/${taskId}/result`;
+  const kept: KeptApart = { chars: whole.length, bytes: Buffer.byteLength(whole, 'utf8') };
+  const link = {
+    type: 'resource_link',
+    uri,
+    name: `result of task ${taskId}`,
+    mimeType: 'text/plain',
+    size: kept.bytes,
+  };
+  const notice = (shown: number) =>
+    `[This result was shortened: it has ${kept.chars} characters and only the first ${shown} ` +
+    `follow. Read the rest with the MCP resource ${uri}?offset=${shown}&length=${maxChars} ` +
+    `(offset and length count characters; raise offset by length for each further page).]\n`;
+  const room = maxChars - JSON.stringify(link).length - notice(kept.chars).length;
+  let shown = Math.max(0, Math.min(whole.length, room));
+  if (splitsPair(whole, shown)) shown -= 1;
+  const others = (result.content ?? []).filter((block) => !isTextBlock(block));
   const meta =
     typeof result['_meta'] === 'object' && result['_meta'] !== null ? result['_meta'] : {};
-  const kept: KeptApart = { chars: whole.length, bytes: Buffer.byteLength(whole, 'utf8') };
   return {
     ...result,
-    content: [{ type: 'text', text: whole.slice(0, keep) }, ...content],
+    content: [{ type: 'text', text: notice(shown) + whole.slice(0, shown) }, ...others, link],
     _meta: { ...(meta as JsonObject), [KEPT_APART_META]: { ...kept } },
   };
 }

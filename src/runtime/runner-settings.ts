@@ -12,8 +12,8 @@ export interface RunnerSettings {
   heartbeatMs: number;
   maxAttempts: number;
   maxResultBytes: number;
-  /** A result with more text is kept whole in the task's `result` text, its record shortened. */
-  inlineResultChars: number;
+  /** A result with more text is kept whole in the task's `result` text and handed out shortened. */
+  maxResultChars: number;
   /** The longest result text kept at all. */
   maxResultTextChars: number;
   /** The most of a task's output kept; the oldest part gives way past it. */

@@ -114,15 +114,31 @@ describe('big results', () => {
     .add('small', () => text('short'));
 
   it('keeps the whole text apart and the first part in the record', async () => {
-    const { store, runtime } = setup(tools, { inlineResultChars: 1000 });
+    const { store, runtime } = setup(tools, { maxResultChars: 1000 });
     const task = await run(runtime, 'big');
     const done = await settled(runtime, task);
     assert.equal(done.status, 'completed');
     const whole = `${big}\nthe end`;
-    const content = done.result?.content as { type: string; text?: string }[];
-    assert.equal(content.length, 2);
-    assert.equal(content[0]?.text, whole.slice(0, 1000));
-    assert.equal(content[1]?.type, 'image');
+    const content = done.result?.content as { type: string; text?: string; uri?: string }[];
+    assert.deepEqual(
+      content.map((block) => block.type),
+      ['text', 'image', 'resource_link'],
+    );
+    const shown = content[0]?.text ?? '';
+    const uri = `taskrail://tasks/${task.id}/result`;
+    assert.match(shown, /^\[This result was shortened: it has \d+ characters/);
+    const first = Number(/only the first (\d+)/.exec(shown)?.[1]);
+    assert.ok(shown.includes(`${uri}?offset=${first}&length=1000`), shown.slice(0, 300));
+    assert.ok(shown.endsWith(`\n${whole.slice(0, first)}`));
+    assert.ok(first > 300, `shows a useful first part (${first})`);
+    assert.deepEqual(content[2], {
+      type: 'resource_link',
+      uri,
+      name: `result of task ${task.id}`,
+      mimeType: 'text/plain',
+      size: Buffer.byteLength(whole),
+    });
+    assert.ok(shown.length + JSON.stringify(content[2]).length <= 1000, 'within the limit');
     assert.deepEqual((done.result?.['_meta'] as Record<string, unknown>)[KEPT_APART_META], {
       chars: whole.length,
       bytes: Buffer.byteLength(whole),
@@ -131,7 +147,7 @@ describe('big results', () => {
   });
 
   it('leaves a small result in the record alone', async () => {
-    const { store, runtime } = setup(tools, { inlineResultChars: 1000 });
+    const { store, runtime } = setup(tools, { maxResultChars: 1000 });
     const task = await run(runtime, 'small');
     const done = await settled(runtime, task);
     assert.deepEqual(done.result, text('short'));
