@@ -50,7 +50,8 @@ const FOLDERS: Record<string, readonly string[]> = {
     'server/oauth',
   ],
   'server/tasks': ['runtime', 'task', 'protocol'],
-  'server/sdk': ['runtime', 'task', 'protocol', 'server/tasks'],
+  // The task resources read a task's texts from the store.
+  'server/sdk': ['runtime', 'store', 'task', 'protocol', 'server/tasks'],
   'server/http': ['runtime', 'task', 'protocol', 'server/tasks'],
   // The operator routes read the store and answer over HTTP with the callers' auth.
   'server/admin': ['runtime', 'store', 'task', 'server/http', 'server/oauth'],

@@ -135,3 +135,16 @@ export function parseDuration(value: string): number {
   if (ms > 600_000) throw new InvalidArgumentError('must be at most 10m');
   return ms;
 }
+
+/** The smallest `--max-result-chars`: the line that says how to read the rest must fit. */
+export const MIN_RESULT_CHARS = 1000;
+
+/** `--max-result-chars`: a whole number of characters, at least `MIN_RESULT_CHARS`. */
+export function parseResultChars(value: string): number {
+  const count = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(count) || count < MIN_RESULT_CHARS)
+    throw new InvalidArgumentError(
+      `must be a whole number of characters, at least ${MIN_RESULT_CHARS} (default 40000)`,
+    );
+  return count;
+}

@@ -25,6 +25,7 @@ import {
   parsePort,
   parseSeconds,
   parseSize,
+  parseResultChars,
 } from './options.js';
 import { addAuthOptions, resolveAuth, type AuthFlags } from './serve-auth.js';
 import { announceToFleet } from './fleet.js';
@@ -51,6 +52,7 @@ export interface ServeOptions extends AuthFlags {
   maxSessionsPerCaller?: number;
   sessionIdle?: number;
   inlineWait: number;
+  maxResultChars: number;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
@@ -105,6 +107,12 @@ export function addServeOptions(command: Command): Command {
       'how long a call from a host without tasks waits for its result (e.g. 45s, 1500ms)',
       parseDuration,
       45_000,
+    )
+    .option(
+      '--max-result-chars <n>',
+      'results with more text are kept whole and handed out shortened, with a link to read the rest',
+      parseResultChars,
+      40_000,
     )
     .option(
       '--max-connections <n>',
@@ -176,7 +184,8 @@ export async function serve(
     logger,
     ...auth,
     ...(auth.admin === undefined ? {} : { admin: { ...auth.admin, gauges } }),
-    runtime: { executor, logger },
+    runtime: { executor, logger, maxResultChars: options.maxResultChars },
+    maxResultChars: options.maxResultChars,
     fallbackTools: options.fallbackTools === true,
     http: defined({
       maxConnections: options.maxConnections,

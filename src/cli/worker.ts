@@ -13,7 +13,7 @@ import type { TaskStore } from '../store/port.js';
 import { openStore, storePeers } from '../stores/open.js';
 import { missingPeersError } from '../task/peer-dependency.js';
 import { packageVersion } from './package-info.js';
-import { parseLogFormat, parseLogLevel } from './options.js';
+import { parseLogFormat, parseLogLevel, parseResultChars } from './options.js';
 import { announceToFleet } from './fleet.js';
 import { onShutdown, STOP_GRACE_MS, untracked, type StopSteps } from './graceful-stop.js';
 import { TaskrailError } from '../task/errors.js';
@@ -30,6 +30,7 @@ interface WorkerOptions extends UpstreamFlags {
   store?: string;
   tools?: string;
   concurrency: number;
+  maxResultChars: number;
   logLevel: LogLevel;
   logFormat?: LogFormat;
 }
@@ -61,6 +62,12 @@ export function registerWorker(program: Command): void {
     )
     .option('--tools <module>', 'tool set: demo (default), conformance, or a module path')
     .option('--concurrency <n>', 'tasks run at once by this process', parseConcurrency, 10)
+    .option(
+      '--max-result-chars <n>',
+      'results with more text are kept whole and stored shortened (give servers the same)',
+      parseResultChars,
+      40_000,
+    )
     .option('--log-level <level>', 'debug, info, warn, error or silent', parseLogLevel, 'info')
     .option(
       '--log-format <format>',
@@ -114,7 +121,7 @@ async function work(
     name: 'taskrail',
     version: packageVersion(),
     logger,
-    runtime: { executor, logger },
+    runtime: { executor, logger, maxResultChars: options.maxResultChars },
   });
   let fleet;
   let installed;

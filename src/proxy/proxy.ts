@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { passResourcesThrough } from '../server/resources.js';
 import { hostname } from 'node:os';
 import {
   fromJsonSchema,
@@ -178,16 +179,12 @@ function passThrough(mcp: McpServer, control: ControlSession): void {
   }
   const client = () => control.connection.client;
   if (capabilities?.resources !== undefined) {
-    mcp.server.registerCapabilities({ resources: {} });
-    mcp.server.setRequestHandler(
-      'resources/list',
-      (r) => client().listResources(r.params) as never,
-    );
-    mcp.server.setRequestHandler(
-      'resources/templates/list',
-      (r) => client().listResourceTemplates(r.params) as never,
-    );
-    mcp.server.setRequestHandler('resources/read', (r) => client().readResource(r.params) as never);
+    // Beside taskrail's own task resources, which answer `taskrail://` URIs (task-resources.ts).
+    passResourcesThrough(mcp, {
+      list: (r) => client().listResources(r.params as never),
+      templates: (r) => client().listResourceTemplates(r.params as never),
+      read: (r) => client().readResource(r.params as never),
+    });
   }
   if (capabilities?.prompts !== undefined) {
     mcp.server.registerCapabilities({ prompts: {} });

@@ -69,6 +69,12 @@ export interface TaskServerOptions {
    * behind the scenes before answering with a handle (with `fallbackTools`). Default 45 s.
    */
   inlineWaitMs?: number;
+  /**
+   * Results with more text are handed out shortened, the whole text readable in pages as
+   * `taskrail://tasks/ID/result`; one `resources/read` returns at most this many characters.
+   * Default 40,000. (The runtime's `maxResultChars`, which shortens, defaults to the same.)
+   */
+  maxResultChars?: number;
   /** Socket limits of the server `listen` starts (not used by `fetch` / `nodeHandler`). */
   http?: HttpLimits;
 }
@@ -213,6 +219,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
   const observer = bothObservers(options.runtime?.observer, admin?.observer);
   const runtime = new TaskRuntime({
     ...options.runtime,
+    ...(options.maxResultChars === undefined ? {} : { maxResultChars: options.maxResultChars }),
     store: admin?.store ?? options.store,
     tools,
     ...(observer === undefined ? {} : { observer }),
@@ -231,6 +238,11 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     fallbackTools: options.fallbackTools === true,
     trouble,
     ...(options.inlineWaitMs === undefined ? {} : { inlineWaitMs: options.inlineWaitMs }),
+    resources: {
+      runtime: face,
+      store: options.store,
+      maxChars: options.maxResultChars ?? options.runtime?.maxResultChars ?? 40_000,
+    },
   };
   const onError = (error: unknown): void =>
     options.logger?.error('request failed', { error: String(error) });

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { TaskRecord } from '../task/record.js';
 import type { TaskStatus } from '../task/status.js';
-import type { TaskTextKind } from './port.js';
+import type { TaskTextKind } from './text-kind.js';
 
 /** What a store tells its listeners. Consumed by the runtime, the server, metrics and the CLI. */
 export interface TaskEventMap {

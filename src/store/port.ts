@@ -1,6 +1,9 @@
 import type { TaskRecord } from '../task/record.js';
 import type { TaskStatus } from '../task/status.js';
 import type { TaskEvents } from './events.js';
+import type { TaskTextKind } from './text-kind.js';
+
+export type { TaskTextKind };
 
 export interface CreateOutcome {
   task: TaskRecord;
@@ -104,12 +107,6 @@ export interface LeaseRenewal {
   /** The task's current status, so a holder in another process notices a cancellation. */
   status: TaskStatus | undefined;
 }
-
-/**
- * The texts a task keeps beside its record, each read in slices: what the handler printed while
- * it ran (`ctx.output`), and the whole text or structured JSON of a result too big to hand out.
- */
-export type TaskTextKind = 'output' | 'result' | 'structured';
 
 export interface AppendTextOptions {
   /** The writing attempt's lease: the append lands only while it still holds the task. */

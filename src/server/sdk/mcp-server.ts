@@ -18,6 +18,7 @@ import { assertToolsCallWrapped, wrapToolsCall, type ToolsCallWrapper } from './
 import type { InstanceContext, McpConfigurer, RegisteredTaskTool } from '../tasks/types.js';
 import { normalizeTaskOption } from '../../runtime/tool.js';
 import { schemaConvertedOnce } from './schema-once.js';
+import { registerTaskResources, type TaskResourceDeps } from './task-resources.js';
 
 export interface InstanceDeps {
   name: string;
@@ -32,6 +33,8 @@ export interface InstanceDeps {
   trouble?: TroubleReporter;
   /** How long a call from a host without tasks waits for its task (default 45 s). */
   inlineWaitMs?: number;
+  /** The `taskrail://tasks/…` resources (absent: none are served). */
+  resources?: TaskResourceDeps;
   /** Checks every echoed MRTR `requestState` before a handler runs (absent: passed through raw). */
   requestState?: ServerOptions['requestState'];
 }
@@ -104,6 +107,8 @@ export function buildMcpServer(
   if (deps.fallbackTools === true)
     registerFallbackTools(mcp, deps.runtime, deps.inlineWaitMs ?? DEFAULT_INLINE_WAIT_MS);
   for (const configure of deps.configurers) configure(mcp, ctx);
+  // After the configurers: a proxy's upstream resources answer the URIs that are not taskrail's.
+  if (deps.resources !== undefined) registerTaskResources(mcp, deps.resources);
   return mcp;
 }
 
