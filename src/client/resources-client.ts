@@ -2,7 +2,7 @@ import type { ListenConnection } from './listen-stream.js';
 import { ResourcePush } from './resource-push.js';
 import {
   followOutputOf,
-  pageText,
+  parsePage,
   readToEnd,
   taskResourceUri,
   wholeResult,
@@ -26,7 +26,7 @@ const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
 export function pageReader(wire: ResourceWire): ReadPage {
   return async (uri, signal) =>
-    pageText(uri, await wire.request('resources/read', { uri }, signal));
+    parsePage(uri, await wire.request('resources/read', { uri }, signal));
 }
 
 /** A task's output as it grows, on the given wire. */
@@ -81,7 +81,7 @@ export class TaskResources {
   async read(uri: string, range: Range & { signal?: AbortSignal } = {}): Promise<string> {
     const plain = range.offset === undefined && range.length === undefined;
     const target = plain ? uri : withRange(uri, range);
-    return pageReader(await this.#wireFor(uri))(target, range.signal);
+    return (await pageReader(await this.#wireFor(uri))(target, range.signal)).text;
   }
 
   /** The text of `uri` from `offset` (default 0) to its end, read page by page. */

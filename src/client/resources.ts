@@ -79,8 +79,35 @@ export function isShortened(result: CallToolResult): boolean {
   return shortenedLinks(result).length > 0;
 }
 
-/** One `resources/read`: the text of the first content, '' when it has none. */
-export type ReadPage = (uri: string, signal?: AbortSignal) => Promise<string>;
+/**
+ * One page of a read. A taskrail server also says where the next page starts (past a marker of
+ * dropped output, too) and how long the whole text is so far, in the content's `_meta`.
+ */
+export interface Page {
+  text: string;
+  nextOffset?: number;
+  total?: number;
+}
+
+/** One `resources/read`. */
+export type ReadPage = (uri: string, signal?: AbortSignal) => Promise<Page>;
+
+const NEXT_OFFSET_META = 'taskrail/nextOffset';
+const TOTAL_META = 'taskrail/total';
+
+/** The page of a `resources/read` reply (its first content), or an error naming the URI. */
+export function parsePage(uri: string, reply: RpcReply): Page {
+  const text = pageText(uri, reply);
+  const contents = (reply as { result: JsonObject }).result['contents'] as JsonObject[];
+  const meta = (contents[0]?.['_meta'] ?? {}) as JsonObject;
+  const next = meta[NEXT_OFFSET_META];
+  const total = meta[TOTAL_META];
+  return {
+    text,
+    ...(Number.isSafeInteger(next) ? { nextOffset: next as number } : {}),
+    ...(Number.isSafeInteger(total) ? { total: total as number } : {}),
+  };
+}
 
 /** The text of a `resources/read` reply, or an error naming the URI. */
 export function pageText(uri: string, reply: RpcReply): string {
@@ -128,11 +155,13 @@ export async function readToEnd(
   let offset = options.offset ?? 0;
   let bytes = 0;
   for (let page = 0; page < MAX_PAGES; page++) {
-    const text = await read(withRange(uri, { offset, length: PAGE_CHARS }), options.signal);
+    const page = await read(withRange(uri, { offset, length: PAGE_CHARS }), options.signal);
+    const text = page.text;
     if (text === '') break;
     parts.push(text);
-    offset += text.length;
+    offset = page.nextOffset ?? offset + text.length;
     bytes += Buffer.byteLength(text);
+    if (page.total !== undefined && offset >= page.total) break;
     // Only a read from the start can be held against the whole size.
     if (options.offset === undefined && options.sizeBytes !== undefined) {
       if (bytes >= options.sizeBytes) break;

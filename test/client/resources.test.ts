@@ -10,6 +10,7 @@ import {
 import {
   followOutputOf,
   pageText,
+  parsePage,
   readToEnd,
   wholeResult,
   type OutputSource,
@@ -32,7 +33,7 @@ function pagedServer(
     const length = Math.min(Number(url.searchParams.get('length') ?? cap), cap);
     let end = Math.min(offset + length, text.length);
     if (end < text.length && /[\uD800-\uDBFF]/.test(text[end - 1] ?? '')) end -= 1;
-    return Promise.resolve(offset >= text.length ? '' : text.slice(offset, end));
+    return Promise.resolve({ text: offset >= text.length ? '' : text.slice(offset, end) });
   };
   return { read, urls };
 }
@@ -60,6 +61,12 @@ describe('task resource URIs', () => {
   it('reads the text of a resources/read reply and names the URI in an error', () => {
     const ok = { kind: 'result', result: { contents: [{ uri: RESULT, text: 'abc' }] } } as const;
     assert.equal(pageText(RESULT, ok), 'abc');
+    const meta = { 'taskrail/nextOffset': 7, 'taskrail/total': 9 };
+    const withMeta = {
+      kind: 'result',
+      result: { contents: [{ uri: RESULT, text: 'x', _meta: meta }] },
+    } as const;
+    assert.deepEqual(parsePage(RESULT, withMeta), { text: 'x', nextOffset: 7, total: 9 });
     assert.equal(pageText(RESULT, { kind: 'result', result: { contents: [] } }), '');
     assert.throws(
       () =>
@@ -91,6 +98,27 @@ describe('reading a shortened result whole', () => {
     );
     assert.equal(server.urls.length, 3);
     assert.equal(await readToEnd(server.read, RESULT, { offset: 2990 }), 'é'.repeat(10));
+  });
+
+  it("advances by the server's nextOffset past a dropped-output marker and stops at its total", async () => {
+    const urls: string[] = [];
+    const pages: Record<string, { text: string; nextOffset: number; total: number }> = {
+      '0': { text: '[… 100 earlier characters were dropped …]\nabc', nextOffset: 103, total: 106 },
+      '103': { text: 'def', nextOffset: 106, total: 106 },
+    };
+    const read: ReadPage = (uri) => {
+      urls.push(uri);
+      const page = pages[new URL(uri).searchParams.get('offset') ?? ''];
+      return page === undefined
+        ? Promise.reject(new Error(`no page at ${uri}`))
+        : Promise.resolve(page);
+    };
+    const output = taskResourceUri('t1', 'output');
+    assert.equal(
+      await readToEnd(read, output),
+      '[… 100 earlier characters were dropped …]\nabcdef',
+    );
+    assert.equal(urls.length, 2, 'no read past the total');
   });
 
   it('replaces the shortened text and link by the whole text and parses structuredContent back', async () => {
@@ -131,7 +159,7 @@ describe('following output', () => {
     const source: OutputSource = {
       read: (uri) => {
         const offset = Number(new URL(uri).searchParams.get('offset'));
-        return Promise.resolve(written.slice(offset));
+        return Promise.resolve({ text: written.slice(offset) });
       },
       ended: () => Promise.resolve(next >= chunks.length),
       changed: (ms) => {
@@ -158,7 +186,9 @@ describe('following output', () => {
     const stop = new AbortController();
     const source: OutputSource = {
       read: (uri) =>
-        Promise.resolve('0123456789'.slice(Number(new URL(uri).searchParams.get('offset')))),
+        Promise.resolve({
+          text: '0123456789'.slice(Number(new URL(uri).searchParams.get('offset'))),
+        }),
       ended: () => Promise.resolve(false),
       changed: () => {
         stop.abort();
