@@ -5,6 +5,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { createTaskServer, type TaskServer } from '../../src/server/index.js';
 import { SqliteTaskStore } from '../../src/stores/sqlite/index.js';
 import { tempDir } from '../stores/temp-dir.js';
+import { waitFor } from '../helpers/wait.js';
 
 const MAX = 2000;
 const REPORT = Array.from({ length: 3000 }, (_, i) => `row ${i} ✓ 😀\n`).join('');
@@ -150,3 +151,60 @@ for (const version of ['2025-11-25', '2026-07-28'] as const) {
     });
   });
 }
+
+describe('resource subscriptions on a 2025-11-25 session', () => {
+  const dir = tempDir();
+  let store: SqliteTaskStore;
+  let app: TaskServer;
+  let release: () => void = () => undefined;
+
+  before(async () => {
+    store = new SqliteTaskStore(join(dir.path, 'tasks.db'));
+    app = serverWithTools(store);
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    app.tool(
+      'slow_printer',
+      { description: 'prints, waits, prints', task: true },
+      async (_a, ctx) => {
+        await ctx.output('first\n');
+        await gate;
+        await ctx.output('second\n');
+        return { content: [{ type: 'text', text: 'done' }] };
+      },
+    );
+  });
+
+  after(async () => {
+    await app.close(1000);
+    await store.close();
+    dir.remove();
+  });
+
+  it('sends notifications/resources/updated as the output grows; not to another principal', async () => {
+    const { url } = await app.listen(0, '127.0.0.1');
+    const alice = await connect(url, 'tok-a', '2025-11-25');
+    const bob = await connect(url, 'tok-b', '2025-11-25');
+    try {
+      const updates: string[] = [];
+      alice.setNotificationHandler('notifications/resources/updated', (notification) => {
+        updates.push(String(notification.params.uri));
+      });
+      const called = alice.callTool({ name: 'slow_printer', arguments: {} });
+      const outputUri = await waitFor('the output to be listed', async () => {
+        const listed = await alice.listResources();
+        return listed.resources.find((resource) => resource.uri.endsWith('/output'))?.uri;
+      });
+      await alice.subscribeResource({ uri: outputUri });
+      const foreign = await refusal(bob, outputUri).catch(() => undefined);
+      assert.ok(foreign, 'bob cannot read it');
+      await assert.rejects(bob.subscribeResource({ uri: outputUri }));
+      release();
+      await called;
+      await waitFor('an update for the output', () => updates.includes(outputUri));
+      assert.equal((await readText(alice, outputUri)).text, 'first\nsecond\n');
+    } finally {
+      await alice.close();
+      await bob.close();
+    }
+  });
+});

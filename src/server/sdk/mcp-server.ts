@@ -19,6 +19,7 @@ import type { InstanceContext, McpConfigurer, RegisteredTaskTool } from '../task
 import { normalizeTaskOption } from '../../runtime/tool.js';
 import { schemaConvertedOnce } from './schema-once.js';
 import { registerTaskResources, type TaskResourceDeps } from './task-resources.js';
+import { registerResourceSubscriptions } from './resource-subscriptions.js';
 
 export interface InstanceDeps {
   name: string;
@@ -108,7 +109,10 @@ export function buildMcpServer(
     registerFallbackTools(mcp, deps.runtime, deps.inlineWaitMs ?? DEFAULT_INLINE_WAIT_MS);
   for (const configure of deps.configurers) configure(mcp, ctx);
   // After the configurers: a proxy's upstream resources answer the URIs that are not taskrail's.
-  if (deps.resources !== undefined) registerTaskResources(mcp, deps.resources);
+  if (deps.resources !== undefined) {
+    registerTaskResources(mcp, deps.resources);
+    registerResourceSubscriptions(mcp, deps.resources);
+  }
   return mcp;
 }
 

@@ -43,7 +43,7 @@ export const RESOURCE_TEMPLATES = (['result', 'output', 'structured'] as const).
   mimeType: MIME[kind],
 }));
 
-interface ParsedUri {
+export interface ParsedUri {
   taskId: string;
   kind: TaskTextKind;
   offset: number;
@@ -62,7 +62,7 @@ function whole(name: string, raw: string | null, fallback: number): number {
   return value;
 }
 
-function parseUri(uri: string, maxChars: number): ParsedUri | undefined {
+export function parseUri(uri: string, maxChars: number): ParsedUri | undefined {
   const match = TASK_URI.exec(uri);
   if (match === null) return undefined;
   const query = new URLSearchParams(match[3] ?? '');

@@ -2,6 +2,7 @@ import * as z from 'zod/v4';
 import type { InputRequest, JsonObject } from '../../index.js';
 import { RPC, RpcError, type TaskServer } from '../index.js';
 import { registerBuildReport } from './build-report.js';
+import { registerOutputTools } from './output-tools.js';
 import { sleep, text } from './sleep.js';
 
 const FAST_POLL = { pollIntervalMs: 200 };
@@ -143,11 +144,15 @@ function registerMrtrComposition(app: TaskServer): void {
   );
 }
 
-/** The tasks-extension fixtures of the MCP conformance suite, plus a realistic long job. */
+/**
+ * The tasks-extension fixtures of the MCP conformance suite, plus a realistic long job and the
+ * output and big-result tools.
+ */
 export default function register(app: TaskServer): void {
   registerBasics(app);
   registerFailures(app);
   registerInput(app);
   registerMrtrComposition(app);
   registerBuildReport(app);
+  registerOutputTools(app);
 }

@@ -1,0 +1,87 @@
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  ResourceNotFoundError,
+  type McpServer,
+} from '@modelcontextprotocol/server';
+import { isTerminal } from '../../task/status.js';
+import { principalOf } from '../tasks/principal.js';
+import { parseUri, type Handler, type TaskResourceDeps } from './task-resources.js';
+
+/** At most this many notifications a second per subscribed resource. */
+const NOTIFY_INTERVAL_MS = 250;
+/** Subscriptions one session may hold at once. */
+const MAX_SUBSCRIPTIONS = 100;
+
+/** Calls `fire` at once, or, within the interval after the last call, once when it is over. */
+function coalesced(fire: () => void): { poke(): void; stop(): void } {
+  let last = -Infinity;
+  let timer: NodeJS.Timeout | undefined;
+  const run = () => {
+    timer = undefined;
+    last = Date.now();
+    fire();
+  };
+  return {
+    poke() {
+      if (timer !== undefined) return;
+      const wait = last + NOTIFY_INTERVAL_MS - Date.now();
+      if (wait <= 0) run();
+      else timer = setTimeout(run, wait);
+    },
+    stop: () => clearTimeout(timer),
+  };
+}
+
+/**
+ * `resources/subscribe` and `resources/unsubscribe` of the task resources on a server that lives
+ * for a session (2025-11-25): `notifications/resources/updated` as a task's output grows (from
+ * any process: store events) and once its result is there, coalesced to a few a second.
+ * Owner-only, like a read; every subscription ends with the session.
+ */
+export function registerResourceSubscriptions(mcp: McpServer, deps: TaskResourceDeps): void {
+  const subscriptions = new Map<string, () => void>();
+  const subscribe: Handler = async (request, ctx) => {
+    const uri = String(request.params?.['uri'] ?? '');
+    const parsed = parseUri(uri, deps.maxChars);
+    if (parsed === undefined) throw new ResourceNotFoundError(uri);
+    const task = await deps.runtime().getTask(parsed.taskId, principalOf(ctx));
+    if (task === undefined) throw new ResourceNotFoundError(uri);
+    if (subscriptions.has(uri)) return {};
+    if (subscriptions.size >= MAX_SUBSCRIPTIONS) {
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `this session already follows ${MAX_SUBSCRIPTIONS} resources: unsubscribe from one first`,
+      );
+    }
+    const notify = coalesced(
+      () => void mcp.server.sendResourceUpdated({ uri }).catch(() => undefined),
+    );
+    const only = { only: (id: string) => id === parsed.taskId };
+    const events = deps.store.events;
+    const stops = [
+      events.on('task:text', (event) => event.kind === parsed.kind && notify.poke(), only),
+      events.on('task:transition', (event) => isTerminal(event.to) && notify.poke(), only),
+      events.on('task:deleted', () => notify.poke(), only),
+    ];
+    subscriptions.set(uri, () => {
+      for (const stop of stops) stop();
+      notify.stop();
+    });
+    return {};
+  };
+  const unsubscribe: Handler = async (request) => {
+    const uri = String(request.params?.['uri'] ?? '');
+    subscriptions.get(uri)?.();
+    subscriptions.delete(uri);
+    return {};
+  };
+  mcp.server.setRequestHandler('resources/subscribe', subscribe as never);
+  mcp.server.setRequestHandler('resources/unsubscribe', unsubscribe as never);
+  const closed = mcp.server.onclose;
+  mcp.server.onclose = () => {
+    for (const stop of subscriptions.values()) stop();
+    subscriptions.clear();
+    closed?.();
+  };
+}
