@@ -58,6 +58,7 @@ async function runCall(url: string, tool: string, flags: CallFlags): Promise<num
     if (count > 1) process.exit(3);
     progress.note('interrupted: cancelling as soon as the server answers…');
   });
+  let printer: OutputPrinter | undefined;
   try {
     const call = await client.callTool(tool, args);
     if (flags.detach === true && call.taskId !== undefined) {
@@ -67,7 +68,7 @@ async function runCall(url: string, tool: string, flags: CallFlags): Promise<num
     }
     if (call.taskId !== undefined) progress.note(`task ${call.taskId} created`);
     // --json keeps standard output to the one JSON result; the output is in `tasks output`.
-    const printer =
+    printer =
       call.taskId === undefined || flags.json === true
         ? undefined
         : new OutputPrinter(client, call.taskId, progress);
@@ -84,6 +85,7 @@ async function runCall(url: string, tool: string, flags: CallFlags): Promise<num
     progress.stop();
     return reportError(error);
   } finally {
+    printer?.stop();
     sigint.dispose();
     client.close();
   }

@@ -38,6 +38,11 @@ export class OutputPrinter {
     if (cut > 0) this.#progress.above(() => process.stdout.write(text.slice(0, cut)));
   }
 
+  /** Stops following at once (the command is ending another way). */
+  stop(): void {
+    this.#stop.abort();
+  }
+
   /** Waits for the last of the output of an ended task (`drain`), or stops following at once. */
   async finish(drain: boolean): Promise<void> {
     if (drain) this.#ended.abort();

@@ -127,15 +127,17 @@ async function wait(ledger: Ledger, id: string, json: boolean): Promise<number> 
   const interrupt = new AbortController();
   const client = clientFor(ledger, entry, progress, interrupt.signal);
   const sigint = new SigintRouter();
+  let printer: OutputPrinter | undefined;
   try {
     const call = await client.attach(entry.id);
-    const printer = json ? undefined : new OutputPrinter(client, entry.id, progress);
+    printer = json ? undefined : new OutputPrinter(client, entry.id, progress);
     const outcome = await follow(call, progress, interrupt, sigint);
     await printer?.finish(outcome.kind !== 'lost');
     return printOutcome(json ? outcome : await withWholeResult(client, outcome), json);
   } catch (error) {
     return reportError(error);
   } finally {
+    printer?.stop();
     sigint.dispose();
   }
 }
