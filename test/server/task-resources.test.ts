@@ -26,7 +26,8 @@ function serverWithTools(store: SqliteTaskStore): TaskServer {
     auth: { tokens: { 'tok-a': 'alice', 'tok-b': 'bob' } },
     maxResultChars: MAX,
   });
-  app.tool('big_report', { description: 'a big report', task: true }, () => ({
+  const _meta = { 'anthropic/maxResultSizeChars': 100_000 };
+  app.tool('big_report', { description: 'a big report', task: true, _meta }, () => ({
     content: [{ type: 'text', text: REPORT }],
   }));
   app.tool('printer', { description: 'prints lines', task: true }, async (_args, ctx) => {
@@ -146,6 +147,13 @@ for (const version of ['2025-11-25', '2026-07-28'] as const) {
         'taskrail://tasks/{taskId}/result{?offset,length}',
         'taskrail://tasks/{taskId}/structured{?offset,length}',
       ]);
+      const listed2 = await alice.listTools();
+      const report = listed2.tools.find((tool) => tool.name === 'big_report');
+      assert.deepEqual(
+        report?._meta?.['anthropic/maxResultSizeChars'],
+        100_000,
+        'the _meta passes',
+      );
       const caps = alice.getServerCapabilities();
       assert.deepEqual(caps?.resources, { subscribe: true, listChanged: true });
     });

@@ -69,6 +69,7 @@ function registerTaskTool(mcp: McpServer, deps: InstanceDeps, tool: RegisteredTa
         config.inputSchema === undefined ? ANY_OBJECT : schemaConvertedOnce(config.inputSchema),
       ...(outputSchema === undefined ? {} : { outputSchema }),
       ...(config.annotations === undefined ? {} : { annotations: config.annotations }),
+      ...(config._meta === undefined ? {} : { _meta: config._meta }),
     },
     (args: unknown, ctx: ServerContext) =>
       callTaskTool(deps.runtime(), tool, (args ?? {}) as JsonObject, ctx, {

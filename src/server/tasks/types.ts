@@ -51,6 +51,11 @@ export interface TaskToolConfig {
    * `_meta["io.modelcontextprotocol/model-immediate-response"]` on the CreateTaskResult.
    */
   modelImmediateResponse?: string;
+  /**
+   * The tool's `_meta` in `tools/list`, as given: e.g. `{ 'anthropic/maxResultSizeChars': 100000 }`
+   * tells Claude Code how much of this tool's result to hand the model whole.
+   */
+  _meta?: JsonObject;
 }
 
 export interface RegisteredTaskTool {
