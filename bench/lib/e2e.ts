@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ledger, TaskrailClient } from '../../src/client/index.js';
-import { checked, wire2026, pause, type Endpoint } from './http.js';
+import { checked, wire2026, pause, type Call, type Endpoint } from './http.js';
 import { processCpuNs } from './load.js';
 import { median, percentile } from './stats.js';
 
@@ -28,11 +28,23 @@ async function floorTrip(floor: Endpoint | undefined, into: number[]): Promise<v
 const cpuUsSince = (startNs: number, calls: number): number =>
   (processCpuNs(process.pid) - startNs) / 1000 / calls;
 
+/** `call` with `headers` (e.g. a bearer token) added. */
+const withHeaders = (call: Call, headers: Record<string, string>): Call => ({
+  ...call,
+  headers: { ...call.headers, ...headers },
+});
+
 /** Milliseconds from sending tools/call until a tasks/get reads `completed`. */
-export async function seenCompleted(ep: Endpoint, tool = 'ten_ms'): Promise<number> {
+export async function seenCompleted(
+  ep: Endpoint,
+  tool = 'ten_ms',
+  headers: Record<string, string> = {},
+): Promise<number> {
   const started = performance.now();
-  const created = await checked(ep, wire2026('tools/call', { name: tool, arguments: {} }, true));
-  const get = wire2026('tasks/get', { taskId: String(created['taskId']) }, true);
+  const create = withHeaders(wire2026('tools/call', { name: tool, arguments: {} }, true), headers);
+  const created = await checked(ep, create);
+  const taskId = String(created['taskId']);
+  const get = withHeaders(wire2026('tasks/get', { taskId }, true), headers);
   const interval = Number(created['pollIntervalMs'] ?? 1);
   for (let i = 0; i < 10_000; i += 1) {
     await pause(interval);

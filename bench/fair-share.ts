@@ -1,0 +1,191 @@
+/**
+ * The run policy's cost on SQLite: create and tasks/get throughput, and the end to end of a
+ * 10 ms tool, with the queue cap on and a tool of `concurrency: { limit: 1000, key:
+ * 'principal' }` against the same tool without concurrency and the cap effectively off. Fair
+ * share has no switch (it is always on), so both sides run it. Two `serve` children built
+ * alike (same tools file, same slots, same principals, same load), measured in interleaved
+ * rounds. Prints one JSON line (see scripts/bench.mjs).
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { seenCompleted } from './lib/e2e.js';
+import { checked, endpoint, MAIN, pause, startServer, wire2026, type Call } from './lib/http.js';
+import { driveEach, processCpuNs, rawRequest, type LoadResult } from './lib/load.js';
+import { compare, loadRow, type Comparison } from './lib/load-rows.js';
+import { median, percentile, report, spread } from './lib/stats.js';
+
+const PRINCIPALS = 8;
+const ROUNDS = 5;
+const SLICE_MS = 1000;
+const WARM_UP_MS = 2000;
+const CONNECTIONS = 32;
+const E2E_RUNS = 30;
+const TOOLS = '.build/bench/lib/fair-tools.js';
+/** "Effectively off": one count per principal admits a quarter of this for a second. */
+const NO_CAP = String(Number.MAX_SAFE_INTEGER);
+
+type Side = 'on' | 'off';
+const SIDES: Side[] = ['on', 'off'];
+const suffix: Record<Side, string> = { on: '_keyed', off: '' };
+
+const dir = mkdtempSync(join(tmpdir(), 'taskrail-bench-fair-'));
+const tokens = Object.fromEntries(
+  Array.from({ length: PRINCIPALS }, (_, i) => [`token-${i}`, `principal-${i}`]),
+);
+writeFileSync(join(dir, 'tokens.json'), JSON.stringify(tokens));
+const bearers = Object.keys(tokens).map((token) => ({ authorization: `Bearer ${token}` }));
+const common = ['serve', '--port', '0', '--tools', TOOLS, '--log-level', 'warn'];
+const auth = ['--auth', `tokens:${join(dir, 'tokens.json')}`];
+const servers = {
+  on: await startServer(MAIN, [...common, ...auth, '--store', `sqlite:${join(dir, 'on.db')}`]),
+  off: await startServer(MAIN, [
+    ...common,
+    ...auth,
+    '--store',
+    `sqlite:${join(dir, 'off.db')}`,
+    '--max-queued-per-principal',
+    NO_CAP,
+  ]),
+};
+const eps = { on: endpoint(servers.on.url), off: endpoint(servers.off.url) };
+const pid = (side: Side) => servers[side].process.pid as number;
+const signed = (call: Call, i: number): Call => ({
+  ...call,
+  headers: { ...call.headers, ...bearers[i] },
+});
+
+/** Requests of every principal in turn, built once. */
+function rotating(side: Side, calls: Call[]): () => Buffer {
+  const bytes = calls.map((call) => rawRequest(servers[side].url, call));
+  let next = 0;
+  return () => bytes[(next += 1) % bytes.length] as Buffer;
+}
+
+/** A tasks/get of a completed task of principal `i`, created through the measured tool. */
+async function completedGet(side: Side, i: number): Promise<Call> {
+  const create = wire2026('tools/call', { name: `noop${suffix[side]}`, arguments: {} }, true);
+  const created = await checked(eps[side], signed(create, i));
+  const get = signed(wire2026('tasks/get', { taskId: String(created['taskId']) }, true), i);
+  for (let tries = 0; tries < 1000; tries += 1) {
+    if ((await checked(eps[side], get))['status'] === 'completed') return get;
+    await pause(5);
+  }
+  throw new Error(`a ${side} task did not complete`);
+}
+
+const each = <T>(make: (i: number) => T): T[] =>
+  Array.from({ length: PRINCIPALS }, (_, i) => make(i));
+const loads = {} as Record<string, () => Promise<LoadResult>>;
+for (const side of SIDES) {
+  const create = wire2026('tools/call', { name: `noop${suffix[side]}`, arguments: {} }, true);
+  const creates = rotating(
+    side,
+    each((i) => signed(create, i)),
+  );
+  const gets = rotating(side, await Promise.all(each((i) => completedGet(side, i))));
+  loads[`create-${side}`] = () =>
+    driveEach(servers[side].url, creates, pid(side), CONNECTIONS, SLICE_MS);
+  loads[`get-${side}`] = () => driveEach(servers[side].url, gets, pid(side), CONNECTIONS, SLICE_MS);
+}
+
+interface E2e {
+  ms: number[];
+  serverCpuUs: number;
+}
+/** E2E_RUNS tasks of the 10 ms tool one after another, principals in turn, polled to completion. */
+async function e2e(side: Side): Promise<E2e> {
+  const cpu0 = processCpuNs(pid(side));
+  const ms: number[] = [];
+  for (let i = 0; i < E2E_RUNS; i += 1) {
+    ms.push(await seenCompleted(eps[side], `ten_ms${suffix[side]}`, bearers[i % PRINCIPALS]));
+  }
+  return { ms, serverCpuUs: (processCpuNs(pid(side)) - cpu0) / 1000 / E2E_RUNS };
+}
+
+const warm = (name: string) => (loads[name] as () => Promise<LoadResult>)();
+for (const name of Object.keys(loads)) await warm(name);
+for (const side of SIDES) await e2e(side);
+
+const m: Record<string, LoadResult[]> = Object.fromEntries(Object.keys(loads).map((k) => [k, []]));
+const ends: Record<Side, E2e[]> = { on: [], off: [] };
+for (let round = 0; round < ROUNDS; round += 1) {
+  const order = round % 2 === 0 ? SIDES : [...SIDES].reverse();
+  for (const kind of ['create', 'get']) {
+    for (const side of order) m[`${kind}-${side}`]?.push(await warm(`${kind}-${side}`));
+  }
+  for (const side of order) ends[side].push(await e2e(side));
+}
+for (const ep of Object.values(eps)) ep.close();
+await Promise.all(Object.values(servers).map((s) => s.stop()));
+rmSync(dir, { recursive: true, force: true });
+
+const at = (name: string) => m[name] as LoadResult[];
+const vs = {
+  create: compare(at('create-on'), at('create-off')),
+  get: compare(at('get-on'), at('get-off')),
+};
+const p50s = (side: Side) => ends[side].map((r) => median(r.ms));
+const e2eRatios = p50s('off').map((off, i) => off / (p50s('on')[i] as number));
+const e2eCpu = median(ends.off.map((r, i) => r.serverCpuUs / (ends.on[i] as E2e).serverCpuUs));
+const e2eVs: Comparison = {
+  median: median(e2eRatios),
+  spread: spread(e2eRatios),
+  cpu: e2eCpu,
+  text: `${median(e2eRatios).toFixed(2)}× (${spread(e2eRatios)})`,
+};
+
+function e2eRow(label: string, side: Side, against?: Comparison): string[] {
+  const all = ends[side].flatMap((r) => r.ms);
+  const cpu = ends[side].map((r) => r.serverCpuUs);
+  return [
+    label,
+    `p50 ${median(all).toFixed(2)} ms, p99 ${percentile(all, 99).toFixed(2)} (round p50s ${spread(p50s(side))})`,
+    `${median(cpu).toFixed(0)} (${spread(cpu, 0)})`,
+    against === undefined ? '(baseline)' : 'off',
+    against === undefined ? '' : `${against.text} (off p50 / on p50)`,
+    against === undefined ? '' : `${against.cpu.toFixed(2)}×`,
+  ];
+}
+
+const meets = (c: Comparison) => c.median >= 0.9 && c.cpu >= 0.9;
+const goal = (what: string, c: Comparison) => ({
+  text: `${what} with the cap and a principal key on ≥ 0.9× off (${c.text}, server CPU per task ${c.cpu.toFixed(2)}×; fails if either is below 0.90)`,
+  met: meets(c),
+});
+const ON = 'on: cap 10,000, `concurrency: { limit: 1000, key: principal }`';
+const OFF = 'off: cap effectively off, no concurrency';
+
+report({
+  title: 'Run policy on SQLite: queue cap and a per-principal concurrency key, on against off',
+  description:
+    'Two `taskrail serve` children on SQLite, built alike: the same tools file (a no-op and a 10 ms tool, each with and without `concurrency: { limit: 1000, key: principal }`, all four schemas built once in both), the default 16 slots, `--auth` with ' +
+    `${PRINCIPALS} bearer tokens, requests of the ${PRINCIPALS} principals in turn on both. ` +
+    '**on**: the default `--max-queued-per-principal` (10,000) and the keyed tools; **off**: `--max-queued-per-principal` 2^53−1 (one count then admits for a second without reading again) and the tools without concurrency. ' +
+    'Fair share cannot be turned off (it is always on, docs/operations.md), so both sides run it: this compares the cap and the concurrency key on against off. ' +
+    `Throughput: the raw-socket generator of bench/lib/load.ts, ${CONNECTIONS} keep-alive connections, ${WARM_UP_MS / 1000} s unmeasured per measure, then ${ROUNDS} rounds of ${SLICE_MS} ms, on and off interleaved (their order swapped every round); create = a no-op task created (its run counted with it), tasks/get = a completed task of the caller. ` +
+    `End to end: per round ${E2E_RUNS} tasks of the 10 ms tool one after another, each created and polled with tasks/get at its pollIntervalMs (1 ms) until seen completed. ` +
+    'CPU per task: the server process’s on-CPU time (all threads, schedstat) per request, or per end-to-end task. Ratios are on / off for req/s and ms (off p50 / on p50 for the end to end), off / on for CPU, medians of the per-round ratios (min–max).',
+  columns: [
+    'measure',
+    'req/s or end to end (min–max of rounds)',
+    'server CPU µs per request or task (min–max)',
+    'against',
+    'ratio on to off (min–max)',
+    'ratio of server CPU (off / on)',
+  ],
+  rows: [
+    loadRow(`create, ${OFF}`, at('create-off')),
+    loadRow(`create, ${ON}`, at('create-on'), vs.create, 'off'),
+    loadRow(`tasks/get, ${OFF}`, at('get-off')),
+    loadRow(`tasks/get, ${ON}`, at('get-on'), vs.get, 'off'),
+    e2eRow(`10 ms tool seen completed by polling, ${OFF}`, 'off'),
+    e2eRow(`10 ms tool seen completed by polling, ${ON}`, 'on', e2eVs),
+  ],
+  goals: [
+    goal('create throughput', vs.create),
+    goal('tasks/get throughput', vs.get),
+    goal('end to end p50', e2eVs),
+  ],
+});
+process.exit(0);
