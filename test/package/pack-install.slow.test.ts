@@ -80,6 +80,7 @@ describe('the packed package in an empty project (SQLite only)', () => {
       'answer-form.js',
       'dashboard.css',
       'dashboard.js',
+      'output-view.js',
       'run-policy.js',
     ]);
     assert.deepEqual(names(shipped), names(sources));

@@ -24,7 +24,12 @@ taskStoreContract('sqlite synchronous=full', async ({ clock }) => {
   const dir = tempDir();
   const path = join(dir.path, 'tasks.db');
   const open = async () => new SqliteTaskStore(path, { clock, synchronous: 'full' });
-  return { store: await open(), reopen: open, cleanup: async () => dir.remove() };
+  return {
+    store: await open(),
+    reopen: open,
+    localEvents: true,
+    cleanup: async () => dir.remove(),
+  };
 });
 
 function record(): TaskRecord {
