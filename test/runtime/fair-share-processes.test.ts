@@ -55,6 +55,12 @@ function setup(name: string) {
     events()
       .filter((e) => e.event === 'busy-start')
       .map((e) => e.taskId);
+  const startTimes = (): Map<string, number> =>
+    new Map(
+      events()
+        .filter((e) => e.event === 'busy-start')
+        .map((e) => [e.taskId, e.at]),
+    );
   const serve = async (flags: string[]): Promise<Served> => {
     const args = ['serve', '--port', '0', '--store', db, '--tools', TOOLS, '--log-level', 'warn'];
     const auth = ['--auth', `tokens:${tokens}`, '--admin', `tokens:${admins}`];
@@ -63,7 +69,7 @@ function setup(name: string) {
     });
     return { url, child, as: (token) => dispatchTo(url, { authorization: `Bearer ${token}` }) };
   };
-  return { dir, db, starts, serve };
+  return { dir, db, starts, startTimes, serve };
 }
 
 const busy = (dispatch: RawDispatch, ms: number) => createTask(dispatch, 'busy', { ms });
@@ -90,11 +96,16 @@ describe('fair share across principals on a SQLite serve (real process)', () => 
     assert.equal(metrics.principals, 1, 'one principal waits');
     assert.ok(metrics.maxDepth >= 20, `alice's backlog on /metrics (${metrics.maxDepth})`);
     assert.equal(metrics.namesPrincipal, false, 'no principal name in /metrics');
-    const before = new Set(env.starts());
     const bob = await busy(served.as('tok-b'), 10);
+    // Bob waits from the moment his create is answered; a run that started while the create
+    // was in flight did not go ahead of him. The journal stamps each start when it happened.
+    const bobQueuedAt = Date.now();
     await waitFor('bob to start', () => env.starts().includes(bob), { timeoutMs: 60_000 });
     const order = env.starts();
-    const ahead = order.slice(0, order.indexOf(bob)).filter((id) => !before.has(id));
+    const bobStartedAt = env.startTimes().get(bob) ?? Infinity;
+    const ahead = [...env.startTimes()].filter(
+      ([id, at]) => id !== bob && at > bobQueuedAt && at < bobStartedAt,
+    );
     const unstarted = aliceIds.filter((id) => !order.includes(id)).length;
     process.stdout.write(
       `# alice runs started after bob's create and before bob's: ${ahead.length}; alice still waiting: ${unstarted}\n`,

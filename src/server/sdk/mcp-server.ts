@@ -20,6 +20,7 @@ import { normalizeTaskOption } from '../../runtime/tool.js';
 import { schemaConvertedOnce } from './schema-once.js';
 import { registerTaskResources, type TaskResourceDeps } from './task-resources.js';
 import { registerResourceSubscriptions } from './resource-subscriptions.js';
+import { keepSdkResources } from './sdk-resources.js';
 
 export interface InstanceDeps {
   name: string;
@@ -108,8 +109,11 @@ export function buildMcpServer(
   assertToolsCallWrapped(wrapped, tools.length);
   if (deps.fallbackTools === true)
     registerFallbackTools(mcp, deps.runtime, deps.inlineWaitMs ?? DEFAULT_INLINE_WAIT_MS);
+  const handOnSdkResources = keepSdkResources(mcp);
   for (const configure of deps.configurers) configure(mcp, ctx);
-  // After the configurers: a proxy's upstream resources answer the URIs that are not taskrail's.
+  handOnSdkResources();
+  // After the configurers: their resources (a proxy's upstream, or registered with the SDK)
+  // answer the URIs that are not taskrail's.
   if (deps.resources !== undefined) {
     registerTaskResources(mcp, deps.resources);
     registerResourceSubscriptions(mcp, deps.resources);

@@ -148,7 +148,12 @@ const passedThrough = new WeakMap<McpServer, PassedThroughResources>();
  * Has `handlers` answer the resources that are not taskrail's on `mcp` (call it from a
  * configurer: `registerTaskResources` runs after them and combines both).
  */
-export function passResourcesThrough(mcp: McpServer, handlers: PassedThroughResources): void {
+export function passResourcesThrough(
+  mcp: McpServer,
+  handlers: PassedThroughResources,
+  { keepExisting = false }: { keepExisting?: boolean } = {},
+): void {
+  if (keepExisting && passedThrough.has(mcp)) return;
   passedThrough.set(mcp, handlers);
 }
 
