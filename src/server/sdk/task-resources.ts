@@ -11,6 +11,7 @@ import { readRange, sliceText, type TextSlice } from '../../store/text.js';
 import type { TaskRecord } from '../../task/record.js';
 import type { TaskRuntimePort } from '../tasks/runtime-port.js';
 import { principalOf } from '../tasks/principal.js';
+import { taskUriParts } from '../tasks/task-uri.js';
 
 /** What the task resources need: the caller's tasks, their texts, and the read limit. */
 export interface TaskResourceDeps {
@@ -20,7 +21,6 @@ export interface TaskResourceDeps {
   maxChars: number;
 }
 
-const TASK_URI = /^taskrail:\/\/tasks\/([^/?#]+)\/(result|output|structured)(?:\?([^#]*))?$/;
 const MIME: Record<TaskTextKind, string> = {
   result: 'text/plain',
   output: 'text/plain',
@@ -63,17 +63,12 @@ function whole(name: string, raw: string | null, fallback: number): number {
 }
 
 export function parseUri(uri: string, maxChars: number): ParsedUri | undefined {
-  const match = TASK_URI.exec(uri);
-  if (match === null) return undefined;
-  const query = new URLSearchParams(match[3] ?? '');
+  const parts = taskUriParts(uri);
+  if (parts === undefined) return undefined;
+  const query = new URLSearchParams(parts.query);
   const offset = whole('offset', query.get('offset'), 0);
   const length = Math.min(maxChars, whole('length', query.get('length'), maxChars));
-  return {
-    taskId: decodeURIComponent(match[1] as string),
-    kind: match[2] as TaskTextKind,
-    offset,
-    length,
-  };
+  return { taskId: parts.taskId, kind: parts.kind, offset, length };
 }
 
 /** A text held in memory (a result small enough to stay in the record) as the store gives it. */
