@@ -6,8 +6,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { isTerminal } from '../../task/status.js';
 import { coalesced } from '../tasks/coalesced.js';
-import { principalOf } from '../tasks/principal.js';
-import { parseUri, type Handler, type TaskResourceDeps } from './task-resources.js';
+import { callersTask, parseUri, type Handler, type TaskResourceDeps } from './task-resources.js';
 
 /** Subscriptions one session may hold at once. */
 const MAX_SUBSCRIPTIONS = 100;
@@ -24,7 +23,7 @@ export function registerResourceSubscriptions(mcp: McpServer, deps: TaskResource
     const uri = String(request.params?.['uri'] ?? '');
     const parsed = parseUri(uri, deps.maxChars);
     if (parsed === undefined) throw new ResourceNotFoundError(uri);
-    const task = await deps.runtime().getTask(parsed.taskId, principalOf(ctx));
+    const task = await callersTask(deps, parsed.taskId, ctx);
     if (task === undefined) throw new ResourceNotFoundError(uri);
     if (subscriptions.has(uri)) return {};
     if (subscriptions.size >= MAX_SUBSCRIPTIONS) {

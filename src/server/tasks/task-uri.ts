@@ -31,3 +31,10 @@ export function taskUriParts(uri: string): TaskUriParts | undefined {
  * The key is stored in task records, so it keeps its old name: existing records must still match.
  */
 export const SESSION_META = 'v1Session';
+
+/**
+ * The session of a task a 2025-11-25 session ran behind a plain `tools/call` (no task asked
+ * for): not its task (no status notifications, not in `tasks/list`), but its resources (a
+ * shortened result, the output) are that session's to read.
+ */
+export const CALL_SESSION_META = 'callSession';
