@@ -82,7 +82,8 @@ export class ResourcePush {
         signal,
       );
       this.#live = false;
-      if (refused || end.kind === 'closed' || end.kind === 'refused') return;
+      // `complete`: the server ended the stream, every followed task has ended.
+      if (refused || end.kind !== 'broken') return;
       if (!acked && ++failures >= GIVE_UP_AFTER) return;
       this.#wake();
       await sleep(backoffDelayMs(RESUBSCRIBE, failures + 1), undefined, { ref: false }).catch(

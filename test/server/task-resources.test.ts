@@ -216,3 +216,52 @@ describe('resource subscriptions on a 2025-11-25 session', () => {
     }
   });
 });
+
+describe('anonymous callers on 2025-11-25 sessions', () => {
+  const dir = tempDir();
+  let store: SqliteTaskStore;
+  let app: TaskServer;
+
+  before(() => {
+    store = new SqliteTaskStore(join(dir.path, 'tasks.db'));
+    app = createTaskServer({ store, name: 'resources-anon', version: '1.0.0' });
+    app.tool('printer', { description: 'prints lines', task: true }, async (_args, ctx) => {
+      for (const line of LINES.split(/(?<=\n)/)) await ctx.output(line);
+      return { content: [{ type: 'text', text: 'printed' }] };
+    });
+  });
+
+  after(async () => {
+    await app.close(1000);
+    await store.close();
+    dir.remove();
+  });
+
+  it('each session reads, lists and follows only the task resources it created', async () => {
+    const { url } = await app.listen(0, '127.0.0.1');
+    const anonymous = async () => {
+      const client = new Client({ name: 'resources-anon', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+      return client;
+    };
+    const first = await anonymous();
+    const second = await anonymous();
+    try {
+      await first.callTool({ name: 'printer', arguments: {} });
+      const listed = await first.listResources();
+      const output = listed.resources.find((resource) => resource.uri.endsWith('/output'));
+      assert.ok(output, 'the creating session lists its output');
+      assert.equal((await readText(first, output.uri)).text, LINES);
+      const unknown = await refusal(second, 'taskrail://tasks/never-was/output');
+      const foreign = await refusal(second, output.uri);
+      assert.deepEqual(foreign, { ...unknown, data: { uri: output.uri } });
+      const theirs = await second.listResources();
+      assert.ok(!theirs.resources.some((resource) => resource.uri === output.uri));
+      await assert.rejects(second.subscribeResource({ uri: output.uri }));
+      await first.subscribeResource({ uri: output.uri });
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+});

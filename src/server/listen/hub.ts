@@ -4,6 +4,7 @@ import type { TaskRuntimePort } from '../tasks/runtime-port.js';
 import { DEFAULT_LISTEN_OPTIONS, type ListenOptions } from './options.js';
 import type { ListenRequest } from './request.js';
 import type { ListenSink } from './sse-sink.js';
+import { ResourceSubscription } from './resource-subscription.js';
 import { TaskSubscription } from './subscription.js';
 import {
   describeRefusal,
@@ -67,6 +68,10 @@ export class ListenHub {
 
   /** Starts a reserved stream; the reservation is given back when the sink closes. */
   open(request: ListenRequest, principal: string, sink: ListenSink, serverInfo: JsonObject): void {
+    if (request.resourceUris !== undefined) {
+      this.#openResources(request, principal, sink, serverInfo);
+      return;
+    }
     const subscription: TaskSubscription = new TaskSubscription({
       runtime: this.#runtime,
       principal,
@@ -79,7 +84,27 @@ export class ListenHub {
     this.#open += 1;
     this.#attach();
     for (const id of request.taskIds) this.#route(id, subscription);
-    sink.onClose(() => this.#release(subscription, request.hold));
+    sink.onClose(() => this.#release(principal, request.hold, subscription));
+    void subscription.start();
+  }
+
+  /** A resource stream: it follows the store's events itself and counts in the same bounds. */
+  #openResources(
+    request: ListenRequest,
+    principal: string,
+    sink: ListenSink,
+    serverInfo: JsonObject,
+  ): void {
+    const deps = { runtime: this.#runtime, events: this.#events, options: this.options };
+    const subscription = new ResourceSubscription({
+      ...deps,
+      principal,
+      request,
+      sink,
+      serverInfo,
+    });
+    this.#open += 1;
+    sink.onClose(() => this.#release(principal, request.hold));
     void subscription.start();
   }
 
@@ -96,12 +121,13 @@ export class ListenHub {
     if (set.size === 0) this.#byTask.delete(taskId);
   }
 
-  #release(subscription: TaskSubscription, hold: FairTicket | undefined): void {
+  #release(principal: string, hold: FairTicket | undefined, subscription?: TaskSubscription): void {
     hold?.give();
-    for (const id of subscription.taskIds) this.#unroute(id, subscription);
-    const used = (this.#perPrincipal.get(subscription.principal) ?? 1) - 1;
-    if (used <= 0) this.#perPrincipal.delete(subscription.principal);
-    else this.#perPrincipal.set(subscription.principal, used);
+    for (const id of subscription?.taskIds ?? [])
+      this.#unroute(id, subscription as TaskSubscription);
+    const used = (this.#perPrincipal.get(principal) ?? 1) - 1;
+    if (used <= 0) this.#perPrincipal.delete(principal);
+    else this.#perPrincipal.set(principal, used);
     this.#open -= 1;
     if (this.#open === 0) this.#detachListeners();
   }

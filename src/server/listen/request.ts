@@ -17,18 +17,52 @@ import { LISTEN_METHOD, SERVER_ERROR } from '../../protocol/constants.js';
 export interface ListenRequest {
   id: RequestId;
   taskIds: string[];
+  /** The resource URIs it names (`notifications.resourceSubscriptions`): a resource stream. */
+  resourceUris?: string[];
   /** Its place in the server's fair stream bound, given back when the stream ends (hub.ts). */
   hold?: FairTicket;
 }
 
 /**
- * The listen requests taskrail serves itself: those naming `notifications.taskIds`. Core-only
- * filters (toolsListChanged, …) stay with the SDK's own listen router.
+ * The listen requests taskrail serves itself: those naming `notifications.taskIds` or
+ * `notifications.resourceSubscriptions` (task resources follow the store's events, which the
+ * SDK's listen router cannot see). Other core filters (toolsListChanged, …) stay with the SDK.
  */
 export function asksForTasks(req: IncomingRequest): boolean {
   if (req.method !== LISTEN_METHOD || !isObject(req.params)) return false;
   const notifications = req.params['notifications'];
-  return isObject(notifications) && notifications['taskIds'] !== undefined;
+  return (
+    isObject(notifications) &&
+    (notifications['taskIds'] !== undefined || notifications['resourceSubscriptions'] !== undefined)
+  );
+}
+
+function stringList(value: unknown): string[] | undefined {
+  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) return undefined;
+  return [...new Set(value as string[])];
+}
+
+/** `notifications.resourceSubscriptions` checked: one stream, at most `max` URIs. */
+function checkResourceRequest(
+  id: RequestId,
+  notifications: Record<string, unknown>,
+  max: number,
+): WireError | ListenRequest {
+  if (notifications['taskIds'] !== undefined) {
+    return invalidParams(
+      'ask for notifications.taskIds and notifications.resourceSubscriptions on separate subscriptions/listen streams',
+    );
+  }
+  const uris = stringList(notifications['resourceSubscriptions']);
+  if (uris === undefined) {
+    return invalidParams('notifications.resourceSubscriptions must be an array of resource URIs');
+  }
+  if (uris.length > max) {
+    const wire = invalidParams(`notifications.resourceSubscriptions names more than ${max} URIs`);
+    wire.error.data = { maxResourceSubscriptions: max };
+    return wire;
+  }
+  return { id, taskIds: [], resourceUris: uris };
 }
 
 export function tooManyTaskIds(max: number): WireError {
@@ -71,14 +105,15 @@ export function checkListenRequest(
   options: ListenOptions,
 ): WireError | ListenRequest {
   if (isWireError(envelope)) return envelope;
-  if (!envelope.declaresTasks) return missingTasksCapability();
   if (req.id === undefined) return invalidRequest('subscriptions/listen needs an id');
   const notifications = (req.params as { notifications: Record<string, unknown> }).notifications;
-  const taskIds = notifications['taskIds'];
-  if (!Array.isArray(taskIds) || !taskIds.every((id) => typeof id === 'string')) {
-    return invalidParams('notifications.taskIds must be an array of strings');
+  if (notifications['resourceSubscriptions'] !== undefined) {
+    return checkResourceRequest(req.id, notifications, options.maxTaskIdsPerSubscription);
   }
-  const unique = [...new Set(taskIds as string[])];
+  if (!envelope.declaresTasks) return missingTasksCapability();
+  const unique = stringList(notifications['taskIds']);
+  if (unique === undefined)
+    return invalidParams('notifications.taskIds must be an array of strings');
   if (unique.length > options.maxTaskIdsPerSubscription) {
     return tooManyTaskIds(options.maxTaskIdsPerSubscription);
   }

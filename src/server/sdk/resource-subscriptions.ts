@@ -5,33 +5,11 @@ import {
   type McpServer,
 } from '@modelcontextprotocol/server';
 import { isTerminal } from '../../task/status.js';
-import { principalOf } from '../tasks/principal.js';
-import { parseUri, type Handler, type TaskResourceDeps } from './task-resources.js';
+import { coalesced } from '../tasks/coalesced.js';
+import { callersTask, parseUri, type Handler, type TaskResourceDeps } from './task-resources.js';
 
-/** At most this many notifications a second per subscribed resource. */
-const NOTIFY_INTERVAL_MS = 250;
 /** Subscriptions one session may hold at once. */
 const MAX_SUBSCRIPTIONS = 100;
-
-/** Calls `fire` at once, or, within the interval after the last call, once when it is over. */
-function coalesced(fire: () => void): { poke(): void; stop(): void } {
-  let last = -Infinity;
-  let timer: NodeJS.Timeout | undefined;
-  const run = () => {
-    timer = undefined;
-    last = Date.now();
-    fire();
-  };
-  return {
-    poke() {
-      if (timer !== undefined) return;
-      const wait = last + NOTIFY_INTERVAL_MS - Date.now();
-      if (wait <= 0) run();
-      else timer = setTimeout(run, wait);
-    },
-    stop: () => clearTimeout(timer),
-  };
-}
 
 /**
  * `resources/subscribe` and `resources/unsubscribe` of the task resources on a server that lives
@@ -45,7 +23,7 @@ export function registerResourceSubscriptions(mcp: McpServer, deps: TaskResource
     const uri = String(request.params?.['uri'] ?? '');
     const parsed = parseUri(uri, deps.maxChars);
     if (parsed === undefined) throw new ResourceNotFoundError(uri);
-    const task = await deps.runtime().getTask(parsed.taskId, principalOf(ctx));
+    const task = await callersTask(deps, parsed.taskId, ctx);
     if (task === undefined) throw new ResourceNotFoundError(uri);
     if (subscriptions.has(uri)) return {};
     if (subscriptions.size >= MAX_SUBSCRIPTIONS) {

@@ -10,7 +10,8 @@ import type { StoredText, TaskStore, TaskTextKind } from '../../store/port.js';
 import { readRange, sliceText, type TextSlice } from '../../store/text.js';
 import type { TaskRecord } from '../../task/record.js';
 import type { TaskRuntimePort } from '../tasks/runtime-port.js';
-import { principalOf } from '../tasks/principal.js';
+import { ANONYMOUS, principalOf } from '../tasks/principal.js';
+import { CALL_SESSION_META, SESSION_META, taskUriParts } from '../tasks/task-uri.js';
 
 /** What the task resources need: the caller's tasks, their texts, and the read limit. */
 export interface TaskResourceDeps {
@@ -20,7 +21,6 @@ export interface TaskResourceDeps {
   maxChars: number;
 }
 
-const TASK_URI = /^taskrail:\/\/tasks\/([^/?#]+)\/(result|output|structured)(?:\?([^#]*))?$/;
 const MIME: Record<TaskTextKind, string> = {
   result: 'text/plain',
   output: 'text/plain',
@@ -63,17 +63,12 @@ function whole(name: string, raw: string | null, fallback: number): number {
 }
 
 export function parseUri(uri: string, maxChars: number): ParsedUri | undefined {
-  const match = TASK_URI.exec(uri);
-  if (match === null) return undefined;
-  const query = new URLSearchParams(match[3] ?? '');
+  const parts = taskUriParts(uri);
+  if (parts === undefined) return undefined;
+  const query = new URLSearchParams(parts.query);
   const offset = whole('offset', query.get('offset'), 0);
   const length = Math.min(maxChars, whole('length', query.get('length'), maxChars));
-  return {
-    taskId: decodeURIComponent(match[1] as string),
-    kind: match[2] as TaskTextKind,
-    offset,
-    length,
-  };
+  return { taskId: parts.taskId, kind: parts.kind, offset, length };
 }
 
 /** A text held in memory (a result small enough to stay in the record) as the store gives it. */
@@ -103,10 +98,31 @@ function droppedMarker(slice: TextSlice, offset: number): string {
   return `[… ${slice.dropped} earlier characters of this output were dropped to keep it bounded; it continues at offset ${slice.dropped} …]\n`;
 }
 
+/**
+ * Whether the caller of `ctx` may see `task`: its principal's, and for an anonymous caller on a
+ * 2025-11-25 session one that session created (as `tasks/list` rules): anonymous sessions do
+ * not see each other's tasks.
+ */
+export function seenBy(task: TaskRecord, ctx: ServerContext): boolean {
+  if (principalOf(ctx) !== ANONYMOUS || ctx.sessionId === undefined) return true;
+  const session = ctx.sessionId;
+  return task.meta[SESSION_META] === session || task.meta[CALL_SESSION_META] === session;
+}
+
+/** The caller's task of `taskId`, or undefined: unknown, another's, another session's. */
+export async function callersTask(
+  deps: TaskResourceDeps,
+  taskId: string,
+  ctx: ServerContext,
+): Promise<TaskRecord | undefined> {
+  const task = await deps.runtime().getTask(taskId, principalOf(ctx));
+  return task !== undefined && seenBy(task, ctx) ? task : undefined;
+}
+
 async function read(deps: TaskResourceDeps, uri: string, ctx: ServerContext) {
   const parsed = parseUri(uri, deps.maxChars);
   if (parsed === undefined) return undefined;
-  const task = await deps.runtime().getTask(parsed.taskId, principalOf(ctx));
+  const task = await callersTask(deps, parsed.taskId, ctx);
   // Another principal's task is answered exactly as a task that never existed.
   if (task === undefined) throw new ResourceNotFoundError(uri);
   const slice = await readSlice(deps, task, parsed);
@@ -183,7 +199,7 @@ export function registerTaskResources(mcp: McpServer, deps: TaskResourceDeps): v
   };
   mcp.server.setRequestHandler('resources/templates/list', templatesHandler as never);
   const listHandler: Handler = async (request, ctx) => {
-    const mine = await ownResources(deps, principalOf(ctx), request.params?.['cursor']);
+    const mine = await ownResources(deps, ctx, request.params?.['cursor']);
     if (upstreamList === undefined || mine.nextCursor !== undefined) return mine;
     const theirs = (await upstreamList(request, ctx)) as { resources?: unknown[] } | undefined;
     return { resources: [...mine.resources, ...(theirs?.resources ?? [])] };
@@ -196,19 +212,19 @@ const LIST_PAGE = 50;
 /** The caller's own tasks' output and shortened results, newest first, one page. */
 async function ownResources(
   deps: TaskResourceDeps,
-  principal: string,
+  ctx: ServerContext,
   cursor: unknown,
 ): Promise<{ resources: object[]; nextCursor?: string }> {
   if (cursor !== undefined && typeof cursor !== 'string') {
     throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'cursor must be a string');
   }
   const page = await deps.store.list({
-    principal,
+    principal: principalOf(ctx),
     limit: LIST_PAGE,
     ...(cursor === undefined ? {} : { cursor }),
   });
   const resources: object[] = [];
-  for (const task of page.tasks) {
+  for (const task of page.tasks.filter((task) => seenBy(task, ctx))) {
     const output = await deps.store.readText(task.id, 'output', 0, 0);
     if (output !== undefined && output.end > 0) {
       resources.push({

@@ -105,7 +105,8 @@ async function callOnce(
     throw new ProtocolError(error.code, error.message, error.data);
   }
   if (settings.mode !== 'forbidden') {
-    const caller = { principal, clientCapabilities: caps, wire2026, inputResponses };
+    const session = wire2026 ? undefined : ctx.sessionId;
+    const caller = { principal, clientCapabilities: caps, wire2026, inputResponses, session };
     const wait = { fallbackTools, inlineWaitMs: options.inlineWaitMs ?? DEFAULT_INLINE_WAIT_MS };
     return callBehindTheScenes(runtime, tool, args, caller, inlineRequestOf(ctx), wait);
   }

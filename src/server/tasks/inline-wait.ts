@@ -1,3 +1,4 @@
+import { CALL_SESSION_META } from './task-uri.js';
 import {
   inputRequired,
   type CallToolResult,
@@ -28,6 +29,8 @@ export interface InlineCaller {
   /** False on a 2025-11-25 session, where the SDK turns questions into real requests. */
   wire2026: boolean;
   inputResponses: Record<string, JsonObject>;
+  /** The 2025-11-25 session the call came on: an anonymous caller's task belongs to it. */
+  session?: string | undefined;
 }
 
 /**
@@ -71,7 +74,9 @@ export async function callBehindTheScenes(
     if (outcome && 'inputRequests' in outcome) return ask(outcome.inputRequests);
     if (outcome && 'arguments' in outcome) taskArgs = outcome.arguments;
   }
-  const input = taskCreationInput(tool, taskArgs, caller, { wire: 'local' });
+  const meta =
+    caller.session === undefined ? {} : { meta: { [CALL_SESSION_META]: caller.session } };
+  const input = taskCreationInput(tool, taskArgs, caller, { wire: 'local', ...meta });
   const task = await runtime.createTask(input);
   // Nothing has run yet (the run starts after this turn): the created version is the latest.
   return followInline(runtime, task, caller, request, settings, true);

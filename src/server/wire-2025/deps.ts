@@ -20,11 +20,7 @@ export interface Wire2025Deps {
   waitingResults?: FairBound;
 }
 
-/**
- * Where a 2025-11-25 task remembers the session that created it (anonymous callers list by it).
- * The key is stored in task records, so it keeps its old name: existing records must still match.
- */
-export const SESSION_META = 'v1Session';
+export { SESSION_META } from '../tasks/task-uri.js';
 
 /** The session a request belongs to: the HTTP session it names, else the connection's own. */
 export function sessionOf(deps: Wire2025Deps, ctx: ServerContext): string | undefined {
