@@ -16,7 +16,7 @@ for (const name of ['math', 'table', 'ipairs', 'pairs', 'type', 'unpack', 'next'
 /** Commands whose arguments after the name are all keys (DEL, EXISTS) or whose first one is. */
 const ALL_KEYS = new Set(['DEL', 'EXISTS', 'UNLINK']);
 const FIRST_KEY = new Set(
-  'GET SET HGET HSET HMGET HDEL HGETALL ZADD ZREM ZRANGE ZRANGEBYSCORE ZREMRANGEBYSCORE ZSCORE PEXPIRE PERSIST PTTL'.split(
+  'GET SET HGET HSET HMGET HDEL HGETALL ZADD ZCARD ZREM ZRANGE ZRANGEBYSCORE ZREMRANGEBYSCORE ZSCORE PEXPIRE PERSIST PTTL'.split(
     ' ',
   ),
 );

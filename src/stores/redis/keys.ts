@@ -20,6 +20,9 @@ const TEXT_KINDS: readonly TaskTextKind[] = ['output', 'result', 'structured'];
  * - `P:{b}:expiry`         sorted set: member as above, score = expiresAt
  * - `P:{0}:permits:<key>`  hash: task id → lease token, the holders of a concurrency key
  * - `P:{0}:waiters:<key>`  sorted set, all scores 0, member as above: the key's waiters
+ * - on a Cluster, per concurrency key in the key's own slot (see cluster-permit.lua):
+ *   `P:{permit:<key>}:holders` (sorted set, task id scored by its lease's expiry),
+ *   `…:tokens` (hash: task id → lease token) and `…:waiters` (as the waiters above)
  * - `P:events`             pub/sub channel
  */
 export class RedisKeys {
@@ -72,6 +75,11 @@ export class RedisKeys {
   }
   permitWaiters(key: string): string {
     return `${this.#tagged(0)}waiters:${encodeURIComponent(key)}`;
+  }
+  /** A concurrency key's holders, their tokens and its waiters, in the key's own slot. */
+  clusterPermits(key: string): [holders: string, tokens: string, waiters: string] {
+    const tagged = `${this.prefix}:{permit:${encodeURIComponent(key)}}:`;
+    return [`${tagged}holders`, `${tagged}tokens`, `${tagged}waiters`];
   }
   get channel(): string {
     return `${this.prefix}:events`;

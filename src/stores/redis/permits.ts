@@ -25,8 +25,8 @@ type Reply = string[];
  * The Redis store's permits: per key a hash of holders (task id → lease token) and a sorted
  * set of waiters. The scripts judge each holder by its task's lease, so every key a script
  * touches is listed: the caller reads holders and waiters, then the script checks they did
- * not change (else reads again). The task hashes live in other slots on a Redis Cluster, so
- * permits need a single Redis (or one bucket).
+ * not change (else reads again). That needs every task hash in one slot: a single Redis (one
+ * bucket). A Redis Cluster keeps its permits with ClusterPermits.
  */
 export class RedisPermits {
   readonly #keys: RedisKeys;
@@ -58,14 +58,6 @@ export class RedisPermits {
   ): Promise<Reply> {
     const { redis, scripts } = this.parts;
     const keys = this.#keys;
-    if (keys.buckets !== 1) {
-      throw new TaskrailError(
-        'CONFIG',
-        'concurrency permits need a single Redis: on a Redis Cluster the permit and its ' +
-          "holders' leases sit in different slots (use a single Redis or PostgreSQL for tools " +
-          'with a concurrency option)',
-      );
-    }
     const permits = keys.permits(request.key);
     const waiters = keys.permitWaiters(request.key);
     for (let round = 0; round < MAX_ROUNDS; round++) {

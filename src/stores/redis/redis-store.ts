@@ -38,6 +38,7 @@ import { forgetIdempotencyKey, reserveIdempotencyKey } from './idempotency.js';
 import { listTasks } from './list.js';
 import { countUnfinished } from './count.js';
 import { RedisPermits } from './permits.js';
+import { ClusterPermits } from './cluster-permits.js';
 import { findLeased, findRunnable, sweepExpired, type ScanParts } from './scans.js';
 import { ReplicaAcks } from './replica-acks.js';
 import { callScript, RedisScripts, type RedisClient } from './scripts.js';
@@ -91,7 +92,9 @@ export class RedisTaskStore implements TaskStore {
   readonly #subscriber: RedisClient;
   readonly #scripts: RedisScripts;
   readonly #keys: RedisKeys;
-  readonly #permits: RedisPermits;
+  readonly #permits: RedisPermits | ClusterPermits;
+  /** On a Cluster, the permits that follow this store's lease writes; none on a single Redis. */
+  readonly #clusterPermits: ClusterPermits | undefined;
   readonly #clock: Clock;
   readonly #origin: string;
   readonly #graceMs: number;
@@ -107,7 +110,9 @@ export class RedisTaskStore implements TaskStore {
     this.#scripts = new RedisScripts(parts.redis);
     this.#keys = new RedisKeys(parts.prefix, parts.buckets);
     const clocks = { now: () => this.#clock(), leaseNow: () => this.#callerLeaseNow() };
-    this.#permits = new RedisPermits({ ...parts, scripts: this.#scripts, ...clocks });
+    const permitParts = { ...parts, scripts: this.#scripts, ...clocks };
+    this.#clusterPermits = parts.buckets === 1 ? undefined : new ClusterPermits(permitParts);
+    this.#permits = this.#clusterPermits ?? new RedisPermits(permitParts);
     this.#clock = parts.clock;
     this.#origin = parts.origin;
     this.#graceMs = parts.expiryGraceMs;
@@ -251,6 +256,7 @@ export class RedisTaskStore implements TaskStore {
     // The stored fixed part with the data just written (encoded once, above).
     const written = decodeRecord(reply[1], data);
     const previous = reply[2] as TaskStatus;
+    if (written.status !== 'working') await this.#clusterPermits?.leaseEnded(next.id);
     if (this.#listened(next.id, previous, written.status)) {
       this.events.emitWrite(decodeRecord(reply[1], data), previous);
     }
@@ -297,16 +303,19 @@ export class RedisTaskStore implements TaskStore {
       this.#callerLeaseNow(),
     ])) as Reply;
     const status = isTaskStatus(reply[1]) ? reply[1] : undefined;
-    return { held: reply[0] === 1, status };
+    const held = reply[0] === 1;
+    if (held) await this.#clusterPermits?.leaseRenewed(id, token, leaseMs);
+    return { held, status };
   }
 
   async releaseLease(id: string, token: string, options: ReleaseOptions = {}): Promise<void> {
     this.#assertOpen();
-    await this.#scripts.run('release-lease', this.#leaseKeys(id), [
+    const released = await this.#scripts.run('release-lease', this.#leaseKeys(id), [
       token,
       options.abandoned === true ? '1' : '0',
       this.#callerLeaseNow(),
     ]);
+    if (released === 1) await this.#clusterPermits?.leaseEnded(id, token);
   }
 
   async releaseUntil(id: string, token: string, delayMs: number): Promise<number | undefined> {
@@ -318,7 +327,9 @@ export class RedisTaskStore implements TaskStore {
       this.#clock(),
       this.#callerLeaseNow(),
     ]);
-    return typeof wakeAt === 'number' ? wakeAt : undefined;
+    if (typeof wakeAt !== 'number') return undefined;
+    await this.#clusterPermits?.leaseEnded(id, token);
+    return wakeAt;
   }
 
   async acquirePermit(request: PermitRequest): Promise<PermitOutcome> {

@@ -21,6 +21,8 @@ const SCRIPT_NAMES = [
   'release-until',
   'acquire-permit',
   'release-permit',
+  'cluster-permit',
+  'lease-left',
   'lease-range',
   'read-tasks',
   'sweep-task',
