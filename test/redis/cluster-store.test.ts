@@ -13,29 +13,19 @@ import { uniquePrefix } from './redis-env.js';
  * keep to one slot (Redis refuses a script touching keys of another slot), and the readers
  * that look across tasks (list, recovery scans, the sweeper) must find tasks on every master.
  */
-/** The Redis scan reads ids and revisions only; BullMQ's job priorities order its work. */
-const FAIR_SKIPS = {
-  'findRunnable takes principals in turn, each one oldest first':
-    'the Redis recovery scan is in creation order; BullMQ priorities give the fair order',
-};
-
 if (!skipWithoutRedisServer('redis cluster TaskStore contract')) {
   const cluster = await startCluster(3, 0);
   after(() => cluster.stop());
   const url = (prefix: string) => `${cluster.url}&prefix=${prefix}`;
 
-  taskStoreContract(
-    'redis cluster',
-    async ({ clock }) => {
-      const prefix = uniquePrefix();
-      return {
-        store: await openRedisStore(url(prefix), { clock, leaseClock: 'caller' }),
-        reopen: () => openRedisStore(url(prefix), { clock, leaseClock: 'caller' }),
-        cleanup: async () => undefined,
-      };
-    },
-    { skip: FAIR_SKIPS },
-  );
+  taskStoreContract('redis cluster', async ({ clock }) => {
+    const prefix = uniquePrefix();
+    return {
+      store: await openRedisStore(url(prefix), { clock, leaseClock: 'caller' }),
+      reopen: () => openRedisStore(url(prefix), { clock, leaseClock: 'caller' }),
+      cleanup: async () => undefined,
+    };
+  });
 
   describe('redis cluster layout', () => {
     it('spreads tasks over every master, each task keeping its keys in one slot', async () => {

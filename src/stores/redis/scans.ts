@@ -1,5 +1,6 @@
 import type { LeaseHolder, RunnableTask } from '../../store/port.js';
-import { memberId, type RedisKeys } from './keys.js';
+import { roundRobinByPrincipal } from '../shared/round-robin.js';
+import { memberCreatedAt, memberId, type RedisKeys } from './keys.js';
 import { callScript, type RedisClient, type RedisScripts } from './scripts.js';
 import { forgetIdempotencyKey } from './idempotency.js';
 
@@ -30,17 +31,22 @@ async function leaseRange(
   offset: number,
   count: number,
   callerLeaseNow: number | '',
-): Promise<{ leaseTime: number; ids: string[] }> {
+): Promise<{ leaseTime: number; members: string[] }> {
   const reply = (await parts.scripts.run(
     'lease-range',
     [parts.keys.working(bucket)],
     [which, offset, count, callerLeaseNow],
   )) as [number, ...string[]];
   const [leaseTime, ...members] = reply;
-  return { leaseTime: Number(leaseTime), ids: members.map(memberId) };
+  return { leaseTime: Number(leaseTime), members };
 }
 
-/** Ids and revisions of live working tasks nobody holds a live lease on, up to `limit`. */
+/**
+ * Ids and revisions of live working tasks nobody holds a live lease on, up to `limit`, taken
+ * round robin across principals (fair share), each principal's oldest first. The turns are
+ * judged within what the scan reads: per bucket the first batch of `max(limit, 50)` runnable
+ * tasks, more batches only while fewer than `limit` were live.
+ */
 export async function findRunnable(
   parts: ScanParts,
   limit: number,
@@ -49,17 +55,26 @@ export async function findRunnable(
 ): Promise<RunnableTask[]> {
   const perBucket = await Promise.all(
     parts.keys.allBuckets.map(async (bucket) => {
-      const runnable: RunnableTask[] = [];
+      const runnable: RunnableCandidate[] = [];
       const batch = Math.max(limit, 50);
       for (let offset = 0; ; offset += batch) {
-        const { ids } = await leaseRange(parts, bucket, 'runnable', offset, batch, callerLeaseNow);
-        const live = await liveWorking(parts, ids, now);
-        runnable.push(...live.slice(0, limit - runnable.length));
-        if (runnable.length >= limit || ids.length < batch) return runnable;
+        const { members } = await leaseRange(
+          parts,
+          bucket,
+          'runnable',
+          offset,
+          batch,
+          callerLeaseNow,
+        );
+        runnable.push(...(await liveWorking(parts, members, now)));
+        if (runnable.length >= limit || members.length < batch) return runnable;
       }
     }),
   );
-  return interleave(perBucket, limit);
+  const oldestFirst = perBucket.flat().sort((a, b) => a.order - b.order || (a.id < b.id ? -1 : 1));
+  return roundRobinByPrincipal(oldestFirst)
+    .slice(0, Math.max(0, limit))
+    .map(({ id, revision }) => ({ id, revision }));
 }
 
 /**
@@ -81,14 +96,28 @@ export function isLive(expiresAt: string | null | undefined, now: number): boole
   return expiresAt === '' || (typeof expiresAt === 'string' && Number(expiresAt) > now);
 }
 
+interface RunnableCandidate extends RunnableTask {
+  /** Creation time, from the index member. */
+  order: number;
+  /** The principal as its index key ends (encoded): the same in every bucket. */
+  principal: string;
+}
+
 /** Keeps the working tasks that have not expired (or vanished) from one bucket's batch. */
-async function liveWorking(parts: ScanParts, ids: string[], now: number): Promise<RunnableTask[]> {
-  const rows = await readTasks(parts, ids, ['status', 'expiresAt', 'revision']);
-  const live: RunnableTask[] = [];
+async function liveWorking(
+  parts: ScanParts,
+  members: string[],
+  now: number,
+): Promise<RunnableCandidate[]> {
+  const ids = members.map(memberId);
+  const rows = await readTasks(parts, ids, ['status', 'expiresAt', 'revision', 'pindex']);
+  const live: RunnableCandidate[] = [];
   ids.forEach((id, i) => {
-    const [status, expiresAt, revision] = rows[i] ?? [];
+    const [status, expiresAt, revision, pindex] = rows[i] ?? [];
     if (status === 'working' && isLive(expiresAt, now)) {
-      live.push({ id, revision: Number(revision) });
+      const principal = pindex?.slice(pindex.lastIndexOf(':') + 1) ?? '';
+      const order = memberCreatedAt(members[i] as string);
+      live.push({ id, revision: Number(revision), order, principal });
     }
   });
   return live;
@@ -103,7 +132,7 @@ export async function findLeased(
 ): Promise<LeaseHolder[]> {
   const perBucket = await Promise.all(
     parts.keys.allBuckets.map(async (bucket) => {
-      const { leaseTime, ids } = await leaseRange(
+      const { leaseTime, members } = await leaseRange(
         parts,
         bucket,
         'leased',
@@ -111,6 +140,7 @@ export async function findLeased(
         limit,
         callerLeaseNow,
       );
+      const ids = members.map(memberId);
       const rows = await readTasks(parts, ids, [
         'status',
         'expiresAt',
