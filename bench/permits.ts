@@ -12,6 +12,8 @@ import { join } from 'node:path';
 import { checked, endpoint, MAIN, pause, startServer, wire2026 } from './lib/http.js';
 import { dropStoreSchema, freshSchema, PG_BASE } from './lib/pg-bench.js';
 import { dropPrefix, freshPrefix, loadNow, REDIS_BASE } from './lib/redis-bench.js';
+import { hasRedisServer } from '../test/helpers/own-redis.js';
+import { startCluster } from '../test/helpers/redis-cluster.js';
 import { percentile, report } from './lib/stats.js';
 
 const TITLE = 'Concurrency permits: release → next waiting task starts';
@@ -86,6 +88,20 @@ if (REDIS_BASE !== '') {
     await dropPrefix(prefix);
   }
 }
+if (hasRedisServer()) {
+  const cluster = await startCluster(3, 0);
+  try {
+    const store = ['--store', `${cluster.url}&prefix=${freshPrefix().prefix}`];
+    await measure('Redis Cluster, 3 masters + BullMQ (serve --no-worker, one worker)', 50, () =>
+      handOffs(
+        ['serve', '--port', '0', '--no-worker', ...quiet, ...store],
+        ['worker', '--concurrency', '4', ...quiet, ...store],
+      ),
+    );
+  } finally {
+    await cluster.stop();
+  }
+}
 if (PG_BASE !== '') {
   const { schema, url } = freshSchema();
   try {
@@ -106,7 +122,9 @@ report({
     `${TASKS} tasks of a tool with \`concurrency: { limit: 1 }\` (a 5 ms handler), created up ` +
     'front; ms from one handler returning to the next handler starting (p50 / p95 over the ' +
     `${TASKS - 1} hand-offs). Redis and PostgreSQL are skipped without TASKRAIL_REDIS_URL / ` +
-    'TASKRAIL_POSTGRES_URL. Load: the 1-minute load average before each row.',
+    'TASKRAIL_POSTGRES_URL; the Redis Cluster (3 masters this bench starts on loopback, the ' +
+    "permits in the key's own slot) without redis-server. Load: the 1-minute load average " +
+    'before each row.',
   columns: ['store', 'ms p50 / p95', 'hand-offs', 'load'],
   rows,
   goals,

@@ -62,7 +62,7 @@ export async function passPermitGate(
 
 /**
  * The store's answer, with its waiters woken; undefined when the store cannot keep permits (a
- * Redis Cluster): the task then fails saying so, once.
+ * CONFIG error; taskrail's own stores all keep them): the task then fails saying so, once.
  */
 async function acquireOrFail(
   settings: RunnerSettings,
