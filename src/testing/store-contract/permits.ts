@@ -83,6 +83,18 @@ export function registerPermitCases(define: DefineCase): void {
     assert.equal(await granted(h.store, waiter.request), true, 'judged on the store clock');
   });
 
+  define("a renewed lease keeps its permit past the first lease's end", async (h) => {
+    const holder = await leased(h, 'k', 1, 1000);
+    const waiter = await leased(h, 'k', 1, 60_000);
+    assert.equal(await granted(h.store, holder.request), true);
+    h.clock.advance(500);
+    assert.ok((await h.store.renewLease(holder.task.id, holder.grant.token, 1000)).held);
+    h.clock.advance(900); // past the first lease's end, inside the renewed one
+    assert.equal(await granted(h.store, waiter.request), false, 'the renewal kept the permit');
+    h.clock.advance(100);
+    assert.equal(await granted(h.store, waiter.request), true, 'it ends with the renewed lease');
+  });
+
   define(
     'a later task is refused while an older waiter fits, and is told to wake it',
     async (h) => {
