@@ -27,7 +27,9 @@ import {
   UPDATED,
   updatesOf,
 } from '../listen/resource-listen.js';
-import { ackOf } from '../listen/support.js';
+import { ackOf, getTask, rpc } from '../listen/support.js';
+
+const AS_ALICE = { bearer: 'tok-a', name: 'big_rows' };
 
 export const MAX = 2000;
 export const REPORT = Array.from({ length: 3000 }, (_, i) => `row ${i} ✓ 😀\n`).join('');
@@ -149,6 +151,7 @@ function taskResourceCases(wire: Wire, open: () => Promise<OpenedStore>): void {
     await assertExactSlices(alice, link.uri as string, ROWS_JSON);
     assert.deepEqual(JSON.parse(await readWhole(alice, link.uri as string, MAX)), ROWS);
     await assertOwnerOnly(link.uri as string);
+    if (wire === '2026-07-28') await assertTaskGetShortened(url);
   });
 
   it('keeps the structuredContent of a tool with an outputSchema whole', async () => {
@@ -201,6 +204,20 @@ function taskResourceCases(wire: Wire, open: () => Promise<OpenedStore>): void {
     assert.equal((await readPage(alice, uri)).text, 'first\nsecond\n');
     await follow.close();
   });
+}
+
+/** `tasks/get` of a task created as one hands out the same shortened form as the inline call. */
+async function assertTaskGetShortened(url: string): Promise<void> {
+  const { body } = await rpc(url, 'tools/call', { name: 'big_rows', arguments: {} }, AS_ALICE);
+  const taskId = String((body['result'] as Record<string, unknown>)['taskId']);
+  const task = await waitFor('the task to complete', async () => {
+    const got = await getTask(url, taskId, 'tok-a');
+    return got['status'] === 'completed' ? got : undefined;
+  });
+  const result = task['result'] as { content?: unknown; structuredContent?: unknown };
+  assert.equal(result.structuredContent, undefined);
+  const link = assertShortened(result, ROWS_JSON, MAX, 'structured');
+  assert.equal(link.uri, `taskrail://tasks/${taskId}/structured`);
 }
 
 interface Following {
