@@ -1,49 +1,22 @@
-import type { WriteFence } from '../store/port.js';
-import { splitText, splitsPair } from '../store/text.js';
+import type { TaskTextKind, WriteFence } from '../store/port.js';
+import { splitText } from '../store/text.js';
 import { isStoreUnavailable, protocolErrorObject, RPC, RpcError } from '../task/errors.js';
 import type { JsonObject } from '../task/record.js';
 import { isFencedOut, FencedOut } from './fence.js';
 import { outcomeOfResult, type Outcome } from './outcome.js';
 import type { RunnerSettings } from './runner-settings.js';
 import { withStoreRetry } from './store-health.js';
+import { isTextBlock, shortened, structuredOverhead } from './shortened-result.js';
 import type { ToolResult } from './tool.js';
 
-/**
- * The `_meta` key of a stored result whose whole text was moved out of the record into the
- * task's `result` text: `{ chars, bytes }` of that whole text (its text blocks joined by a
- * newline). The record keeps the first part of the text; the server shortens it on the way out.
- */
-export const KEPT_APART_META = 'taskrail/result-kept-apart';
-
-export interface KeptApart {
-  chars: number;
-  bytes: number;
-}
+export { KEPT_APART_META, keptApart, type KeptApart } from '../task/kept-apart.js';
+export { isTextBlock } from './shortened-result.js';
 
 /** The text blocks of a result, joined by a newline, as `resources/read` returns them. */
 export function resultText(result: JsonObject): string {
   const content = Array.isArray(result['content']) ? (result['content'] as unknown[]) : [];
   const texts = content.flatMap((block) => (isTextBlock(block) ? [block.text] : []));
   return texts.join('\n');
-}
-
-export function isTextBlock(block: unknown): block is { type: 'text'; text: string } {
-  return (
-    typeof block === 'object' &&
-    block !== null &&
-    (block as { type?: unknown }).type === 'text' &&
-    typeof (block as { text?: unknown }).text === 'string'
-  );
-}
-
-/** The whole-text size a result kept apart records, if it was. */
-export function keptApart(result: JsonObject | undefined): KeptApart | undefined {
-  const meta = result?.['_meta'];
-  if (typeof meta !== 'object' || meta === null) return undefined;
-  const kept = (meta as Record<string, unknown>)[KEPT_APART_META] as Partial<KeptApart> | undefined;
-  return typeof kept?.chars === 'number' && typeof kept.bytes === 'number'
-    ? { chars: kept.chars, bytes: kept.bytes }
-    : undefined;
 }
 
 function textLength(result: ToolResult): number {
@@ -53,76 +26,90 @@ function textLength(result: ToolResult): number {
   return length;
 }
 
+/** The JSON of a structuredContent longer than `maxChars`, or undefined. */
+function bigStructuredJson(result: ToolResult, maxChars: number): string | undefined {
+  const structured = result['structuredContent'];
+  if (typeof structured !== 'object' || structured === null) return undefined;
+  const json = JSON.stringify(structured);
+  return json.length > maxChars ? json : undefined;
+}
+
+/** The result without the text block that only repeats `json` (the spec's structured copy). */
+function withoutJsonCopy(result: ToolResult, json: string): ToolResult {
+  if (!Array.isArray(result.content)) return result;
+  return { ...result, content: result.content.filter((b) => !(isTextBlock(b) && b.text === json)) };
+}
+
+/** The whole text of the text blocks when it is longer than `room`, else undefined. */
+function bigText(result: ToolResult, room: number): string | undefined {
+  if (textLength(result) <= room + 1) return undefined;
+  const whole = resultText(result);
+  return whole.length > room ? whole : undefined;
+}
+
+function assertKeepable(settings: RunnerSettings, what: string, chars: number): void {
+  if (chars <= settings.maxResultTextChars) return;
+  throw new RpcError(
+    RPC.INTERNAL_ERROR,
+    `the tool's result has ${chars} characters of ${what}; this server keeps at most ${settings.maxResultTextChars}`,
+  );
+}
+
 /**
  * A result whose text is longer than `settings.maxResultChars` has its whole text written to the
  * task's `result` text (chunk by chunk, under the attempt's fence, so no write holds the event
- * loop on megabytes), and is stored shortened (see `shortened`). Smaller results pass.
+ * loop on megabytes); a `structuredContent` whose JSON is longer goes the same way to the
+ * `structured` text, unless the tool declares an outputSchema (`keepsStructured`: a host checks
+ * structuredContent against it, so it must stay). The result is stored as handed out
+ * (`shortened`); smaller results pass.
  */
 export async function keepBigResultApart(
   settings: RunnerSettings,
   taskId: string,
   result: ToolResult,
   fence: WriteFence | undefined,
+  keepsStructured = false,
 ): Promise<ToolResult> {
   if (result === null || typeof result !== 'object') return result;
-  if (textLength(result) <= settings.maxResultChars + 1) return result;
-  const whole = resultText(result);
-  if (whole.length <= settings.maxResultChars) return result;
-  if (whole.length > settings.maxResultTextChars) {
-    throw new RpcError(
-      RPC.INTERNAL_ERROR,
-      `the tool's result has ${whole.length} characters of text; this server keeps at most ${settings.maxResultTextChars}`,
-    );
-  }
-  for (const chunk of splitText(whole)) await appendResultChunk(settings, taskId, chunk, fence);
-  return shortened(result, taskId, whole, settings.maxResultChars);
+  const max = settings.maxResultChars;
+  const structuredJson = keepsStructured ? undefined : bigStructuredJson(result, max);
+  const texts = structuredJson === undefined ? result : withoutJsonCopy(result, structuredJson);
+  const overhead =
+    structuredJson === undefined ? 0 : structuredOverhead(taskId, structuredJson, max);
+  const text = bigText(texts, max - overhead);
+  if (structuredJson === undefined && text === undefined) return result;
+  assertKeepable(settings, 'structuredContent JSON', structuredJson?.length ?? 0);
+  assertKeepable(settings, 'text', text?.length ?? 0);
+  const write = (kind: TaskTextKind, whole: string) =>
+    appendWhole(settings, taskId, kind, whole, fence);
+  if (structuredJson !== undefined) await write('structured', structuredJson);
+  if (text !== undefined) await write('result', text);
+  const parts = {
+    ...(text === undefined ? {} : { text }),
+    ...(structuredJson === undefined ? {} : { structuredJson }),
+  };
+  return shortened(texts, taskId, parts, max);
 }
 
-/**
- * The result as handed out: one line telling the model it was shortened and how to read the
- * rest, the first part of the text, then a `resource_link` to the whole text; the text blocks
- * and the link together stay within `maxChars` characters. Other blocks stay as they were.
- */
-export function shortened(
-  result: ToolResult,
-  taskId: string,
-  whole: string,
-  maxChars: number,
-): ToolResult {
-  const uri = `taskrail://tasks/${taskId}/result`;
-  const kept: KeptApart = { chars: whole.length, bytes: Buffer.byteLength(whole, 'utf8') };
-  const link = {
-    type: 'resource_link',
-    uri,
-    name: `result of task ${taskId}`,
-    mimeType: 'text/plain',
-    size: kept.bytes,
-  };
-  const notice = (shown: number) =>
-    `[This result was shortened: it has ${kept.chars} characters and only the first ${shown} ` +
-    `follow. Read the rest with the MCP resource ${uri}?offset=${shown}&length=${maxChars} ` +
-    `(offset and length count characters; raise offset by length for each further page).]\n`;
-  const room = maxChars - JSON.stringify(link).length - notice(kept.chars).length;
-  let shown = Math.max(0, Math.min(whole.length, room));
-  if (splitsPair(whole, shown)) shown -= 1;
-  const others = (result.content ?? []).filter((block) => !isTextBlock(block));
-  const meta =
-    typeof result['_meta'] === 'object' && result['_meta'] !== null ? result['_meta'] : {};
-  return {
-    ...result,
-    content: [{ type: 'text', text: notice(shown) + whole.slice(0, shown) }, ...others, link],
-    _meta: { ...(meta as JsonObject), [KEPT_APART_META]: { ...kept } },
-  };
-}
-
-async function appendResultChunk(
+async function appendWhole(
   settings: RunnerSettings,
   taskId: string,
+  kind: TaskTextKind,
+  whole: string,
+  fence: WriteFence | undefined,
+): Promise<void> {
+  for (const chunk of splitText(whole)) await appendChunk(settings, taskId, kind, chunk, fence);
+}
+
+async function appendChunk(
+  settings: RunnerSettings,
+  taskId: string,
+  kind: TaskTextKind,
   chunk: string,
   fence: WriteFence | undefined,
 ): Promise<void> {
   const outcome = await withStoreRetry(
-    () => settings.store.appendText(taskId, 'result', chunk, fence === undefined ? {} : { fence }),
+    () => settings.store.appendText(taskId, kind, chunk, fence === undefined ? {} : { fence }),
     { health: settings.health, operation: 'keep the result', budgetMs: settings.writeBudgetMs },
   );
   if (!outcome.ok) throw new FencedOut(taskId);
@@ -137,9 +124,10 @@ export async function outcomeOfBigResult(
   taskId: string,
   returned: ToolResult,
   fence: WriteFence | undefined,
+  keepsStructured = false,
 ): Promise<Outcome | 'fenced' | 'unwritten'> {
   try {
-    const result = await keepBigResultApart(settings, taskId, returned, fence);
+    const result = await keepBigResultApart(settings, taskId, returned, fence, keepsStructured);
     return outcomeOfResult(result, settings.maxResultBytes);
   } catch (error) {
     if (isFencedOut(error)) return 'fenced';

@@ -298,7 +298,9 @@ async function execute(
     return endOfFinish(written);
   };
   if ('returned' in settled) {
-    const outcome = await outcomeOfBigResult(settings, id, settled.returned, run.fence);
+    const keepsStructured = tool.declaresOutputSchema === true;
+    const { returned } = settled;
+    const outcome = await outcomeOfBigResult(settings, id, returned, run.fence, keepsStructured);
     if (outcome === 'unwritten') return 'abandon';
     if (outcome === 'fenced') return finished('fenced');
     return finished(await finish(settings, id, outcome, finishing));

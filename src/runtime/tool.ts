@@ -145,4 +145,9 @@ export interface RunnableTool {
   name: string;
   task: TaskSettings;
   handler: ToolHandler;
+  /**
+   * The tool declares an outputSchema: its structuredContent is handed out whole however big
+   * (a host checks it against the schema), never moved to the task's `structured` resource.
+   */
+  declaresOutputSchema?: boolean;
 }

@@ -7,75 +7,31 @@ import { openRedisStore } from '../../src/stores/redis/index.js';
 import { waitFor } from '../helpers/wait.js';
 import { tempDir } from '../client/support.js';
 import { deletePrefix, REDIS_URL, uniquePrefix, urlWithPrefix } from '../redis/redis-env.js';
-import { ackOf, openListen, rpc, startApp, type RawListen, type TestApp } from './support.js';
+import {
+  addPrinter,
+  BURST,
+  crossReplicaSubscriptionCases,
+  ended,
+  granted,
+  listenResources,
+  startPrinter,
+  TOKENS,
+  UPDATED,
+  updatesOf,
+} from './resource-listen.js';
+import { ackOf, startApp, type TestApp } from './support.js';
 
 type Json = Record<string, unknown>;
-const TOKENS = { 'tok-a': 'alice', 'tok-b': 'bob' };
-const BURST = 300;
-const UPDATED = 'notifications/resources/updated';
 
-/** `printer`: BURST lines at once, then one more line after each of its gates (`KEY-0`, …). */
-function addPrinter(app: TestApp, lines = 1): void {
-  app.app.tool(
-    'printer',
-    { description: 'prints', task: { mode: 'required', pollIntervalMs: 60_000 } },
-    async (args, ctx) => {
-      const key = String(args['key']);
-      if (args['gated'] === true) await app.gates.wait(`${key}-go`, ctx.signal);
-      for (let i = 0; i < BURST; i++) await ctx.output(`burst ${i}\n`);
-      for (let i = 0; i < lines; i++) {
-        await app.gates.wait(`${key}-${i}`, ctx.signal);
-        await ctx.output(`line ${i}\n`);
-      }
-      return { content: [{ type: 'text', text: 'printed' }] };
-    },
-  );
-}
-
-async function startPrinter(
-  url: string,
-  key: string,
-  bearer?: string,
-  gated = false,
-): Promise<string> {
-  const { body } = await rpc(
-    url,
-    'tools/call',
-    { name: 'printer', arguments: { key, gated } },
-    { bearer, name: 'printer' },
-  );
-  const result = body['result'] as Json | undefined;
-  if (result?.['resultType'] !== 'task') throw new Error(`no task: ${JSON.stringify(body)}`);
-  return String(result['taskId']);
-}
-
-function listenResources(url: string, uris: string[], bearer?: string): Promise<RawListen> {
-  return openListen(url, undefined, {
-    declare: false,
-    extra: { resourceSubscriptions: uris },
-    ...(bearer === undefined ? {} : { bearer }),
-  });
-}
-
-function granted(listen: RawListen): unknown {
-  const params = ackOf(listen)?.['params'] as { notifications?: Json } | undefined;
-  return params?.notifications?.['resourceSubscriptions'];
-}
-
-function updatesOf(listen: RawListen, uri: string): number {
-  return listen.messages.filter(
-    (m) => m['method'] === UPDATED && (m['params'] as Json)['uri'] === uri,
-  ).length;
-}
-
-const ended = (listen: RawListen) => (listen.done ? true : undefined);
+const withGates = (app: TestApp, lines = 1) =>
+  addPrinter(app.app, (name, signal) => app.gates.wait(name, signal), lines);
 
 describe('resource subscriptions on the 2026-07-28 wire (subscriptions/listen)', () => {
   let app: TestApp;
 
   before(async () => {
     app = await startApp({ tokens: TOKENS });
-    addPrinter(app);
+    withGates(app);
   });
   after(() => app.close());
 
@@ -165,7 +121,7 @@ describe('client.resources.followOutput on the 2026-07-28 wire', () => {
 
   before(async () => {
     app = await startApp({ tokens: TOKENS });
-    addPrinter(app, LINES);
+    withGates(app, LINES);
   });
   after(() => app.close());
 
@@ -213,54 +169,28 @@ describe(
   { skip: REDIS_URL === undefined },
   () => {
     const prefix = uniquePrefix();
-    let worker: TestApp;
-    let front: TestApp;
-    const stores: TaskStore[] = [];
-
-    before(async () => {
+    crossReplicaSubscriptionCases(async () => {
       const url = urlWithPrefix(prefix);
-      stores.push(await openRedisStore(url), await openRedisStore(url));
-      worker = await startApp({ tokens: TOKENS, store: stores[0] as TaskStore });
-      front = await startApp({
+      const stores: TaskStore[] = [await openRedisStore(url), await openRedisStore(url)];
+      const worker = await startApp({ tokens: TOKENS, store: stores[0] as TaskStore });
+      const front = await startApp({
         tokens: TOKENS,
         store: stores[1] as TaskStore,
         runtime: { executor: 'none' },
       });
-      addPrinter(worker, 2);
-      addPrinter(front, 2);
-    });
-    after(async () => {
-      await front.close();
-      await worker.close();
-      for (const store of stores) await store.close();
-      await deletePrefix(prefix);
-    });
-
-    it('a stream on one replica is told of output another replica writes', async () => {
-      const taskId = await startPrinter(worker.url, 'cross', 'tok-a');
-      const uri = taskResourceUri(taskId, 'output');
-      const listen = await listenResources(front.url, [uri], 'tok-a');
-      await waitFor('the ack', () => ackOf(listen));
-      assert.deepEqual(granted(listen), [uri]);
-      await waitFor('the burst written', async () => {
-        const read = await rpc(
-          front.url,
-          'resources/read',
-          { uri },
-          { bearer: 'tok-a', name: uri },
-        );
-        const text = ((read.body['result'] as { contents?: { text?: string }[] } | undefined)
-          ?.contents?.[0]?.text ?? '') as string;
-        return text.includes(`burst ${BURST - 1}\n`) || undefined;
-      });
-      const before = updatesOf(listen, uri);
-      worker.gates.release('cross-0');
-      await waitFor(
-        'an update for a line written on the other replica',
-        () => updatesOf(listen, uri) > before || undefined,
-      );
-      worker.gates.release('cross-1');
-      await waitFor('the stream to end with the task', () => ended(listen), { timeoutMs: 20_000 });
+      withGates(worker, 2);
+      withGates(front, 2);
+      return {
+        writer: worker.url,
+        reader: front.url,
+        release: (name) => worker.gates.release(name),
+        async close() {
+          await front.close();
+          await worker.close();
+          for (const store of stores) await store.close();
+          await deletePrefix(prefix);
+        },
+      };
     });
   },
 );

@@ -2,8 +2,10 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { afterEach, describe, it } from 'node:test';
 import { KEPT_APART_META } from '../../src/runtime/big-result.js';
+import type { ToolCatalog } from '../../src/runtime/api.js';
 import { TaskRuntime } from '../../src/runtime/runtime.js';
-import type { TaskStore } from '../../src/store/port.js';
+import type { TaskStore, TaskTextKind } from '../../src/store/port.js';
+import { STRUCTURED_KEPT_APART_META } from '../../src/task/kept-apart.js';
 import { readRange, sliceText } from '../../src/store/text.js';
 import { SqliteTaskStore } from '../../src/stores/sqlite/index.js';
 import type { TaskRecord } from '../../src/task/record.js';
@@ -19,7 +21,7 @@ afterEach(async () => {
 });
 
 function setup(
-  tools: TestTools,
+  tools: ToolCatalog,
   options: Partial<ConstructorParameters<typeof TaskRuntime>[0]> = {},
 ) {
   const dir = tempDir();
@@ -40,7 +42,7 @@ async function settled(runtime: TaskRuntime, task: TaskRecord): Promise<TaskReco
   });
 }
 
-async function readAll(store: TaskStore, id: string, kind: 'output' | 'result') {
+async function readAll(store: TaskStore, id: string, kind: TaskTextKind) {
   const range = readRange(0, 100_000_000);
   const stored = await store.readText(id, kind, range.offset, range.length);
   assert.ok(stored, 'the task is there');
@@ -152,5 +154,92 @@ describe('big results', () => {
     const done = await settled(runtime, task);
     assert.deepEqual(done.result, text('short'));
     assert.equal((await readAll(store, task.id, 'result')).end, 0);
+  });
+});
+
+describe('big structuredContent', () => {
+  const rows = { rows: Array.from({ length: 400 }, (_, n) => ({ n, name: `name ${n} ✓` })) };
+  const json = JSON.stringify(rows);
+  const note = 'a short note';
+  const big = 'report line\n'.repeat(1000);
+  const tools = new TestTools()
+    .add('rows', () => ({
+      content: [
+        { type: 'text', text: note },
+        { type: 'text', text: json },
+      ],
+      structuredContent: rows,
+    }))
+    .add('rows_and_text', () => ({
+      content: [{ type: 'text', text: big }],
+      structuredContent: rows,
+    }));
+  const rowsTool = tools.get('rows');
+  assert.ok(rowsTool);
+  const catalog = {
+    get: (name: string) =>
+      name === 'checked' ? { ...rowsTool, name, declaresOutputSchema: true } : tools.get(name),
+  };
+  type Block = { type: string; text?: string; uri?: string; mimeType?: string };
+  const handedOutChars = (content: Block[]) =>
+    content.reduce(
+      (n, b) => n + (b.type === 'text' ? (b.text ?? '').length : JSON.stringify(b).length),
+      0,
+    );
+
+  it('is kept apart, its JSON copy dropped, the rest of the text left as it was', async () => {
+    const { store, runtime } = setup(catalog, { maxResultChars: 1000 });
+    const done = await settled(runtime, await run(runtime, 'rows'));
+    assert.equal(done.result?.['structuredContent'], undefined);
+    const content = done.result?.content as Block[];
+    assert.deepEqual(
+      content.map((block) => block.type),
+      ['text', 'text', 'resource_link'],
+    );
+    const uri = `taskrail://tasks/${done.id}/structured`;
+    assert.match(content[0]?.text ?? '', /^\[This result's structuredContent was moved out/);
+    assert.ok(content[0]?.text?.includes(`${uri}?offset=0&length=1000`));
+    assert.equal(content[1]?.text, note);
+    assert.deepEqual(content[2], {
+      type: 'resource_link',
+      uri,
+      name: `structured result of task ${done.id}`,
+      mimeType: 'application/json',
+      size: Buffer.byteLength(json),
+    });
+    assert.ok(handedOutChars(content) <= 1000, 'within the limit');
+    assert.deepEqual(
+      (done.result?.['_meta'] as Record<string, unknown>)[STRUCTURED_KEPT_APART_META],
+      {
+        chars: json.length,
+        bytes: Buffer.byteLength(json),
+      },
+    );
+    assert.equal((await readAll(store, done.id, 'structured')).text, json);
+  });
+
+  it('goes with a big text within one limit: two notices, two links', async () => {
+    const { store, runtime } = setup(catalog, { maxResultChars: 1000 });
+    const done = await settled(runtime, await run(runtime, 'rows_and_text'));
+    const content = done.result?.content as Block[];
+    assert.deepEqual(
+      content.filter((b) => b.type === 'resource_link').map((b) => b.uri?.split('/').at(-1)),
+      ['result', 'structured'],
+    );
+    assert.ok(handedOutChars(content) <= 1000, `${handedOutChars(content)} within the limit`);
+    assert.match(
+      content[0]?.text ?? '',
+      /structuredContent was moved out[^]*\n\[This result was shortened/,
+    );
+    assert.equal((await readAll(store, done.id, 'result')).text, big);
+    assert.equal((await readAll(store, done.id, 'structured')).text, json);
+  });
+
+  it('stays whole in the result of a tool that declares an outputSchema', async () => {
+    const { store, runtime } = setup(catalog, { maxResultChars: 1000 });
+    const done = await settled(runtime, await run(runtime, 'checked'));
+    assert.deepEqual(done.result?.['structuredContent'], rows);
+    assert.equal((await readAll(store, done.id, 'structured')).end, 0);
+    assert.equal((await readAll(store, done.id, 'result')).text, `${note}\n${json}`);
   });
 });

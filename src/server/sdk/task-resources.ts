@@ -5,7 +5,8 @@ import {
   type McpServer,
   type ServerContext,
 } from '@modelcontextprotocol/server';
-import { keptApart, resultText } from '../../runtime/big-result.js';
+import { resultText } from '../../runtime/big-result.js';
+import { keptApart } from '../../task/kept-apart.js';
 import type { StoredText, TaskStore, TaskTextKind } from '../../store/port.js';
 import { readRange, sliceText, type TextSlice } from '../../store/text.js';
 import type { TaskRecord } from '../../task/record.js';
@@ -81,7 +82,7 @@ async function readSlice(
   task: TaskRecord,
   { kind, offset, length }: ParsedUri,
 ): Promise<TextSlice | undefined> {
-  if (kind === 'output' || (kind === 'result' && keptApart(task.result) !== undefined)) {
+  if (kind === 'output' || keptApart(task.result, kind) !== undefined) {
     const range = readRange(offset, length);
     const stored = await deps.store.readText(task.id, kind, range.offset, range.length);
     return stored === undefined ? undefined : sliceText(stored, offset, length);
@@ -233,12 +234,13 @@ async function ownResources(
         mimeType: 'text/plain',
       });
     }
-    const kept = keptApart(task.result);
-    if (kept !== undefined) {
+    for (const kind of ['result', 'structured'] as const) {
+      const kept = keptApart(task.result, kind);
+      if (kept === undefined) continue;
       resources.push({
-        uri: `taskrail://tasks/${task.id}/result`,
-        name: `result of task ${task.id} (${task.tool})`,
-        mimeType: 'text/plain',
+        uri: `taskrail://tasks/${task.id}/${kind}`,
+        name: `${kind === 'result' ? 'result' : 'structured result'} of task ${task.id} (${task.tool})`,
+        mimeType: MIME[kind],
         size: kept.bytes,
       });
     }

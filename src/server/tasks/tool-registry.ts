@@ -19,7 +19,8 @@ export class ToolRegistry implements ToolCatalog {
     const task = normalizeTaskOption(config.task);
     assertRunPolicy(name, task);
     this.#tools.set(name, { name, config, handler });
-    this.#runnable.set(name, { name, task, handler });
+    const declaresOutputSchema = config.outputSchema !== undefined;
+    this.#runnable.set(name, { name, task, handler, declaresOutputSchema });
     this.#changed();
   }
 
