@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RPC, type JsonRpcErrorObject } from '../task/errors.js';
+import { withoutStructuredNotice } from '../task/kept-apart.js';
 import { TaskrailClientError } from './errors.js';
 import type { RpcReply } from './rpc-http.js';
 import type { CallToolResult } from './wire.js';
@@ -190,10 +191,26 @@ export async function wholeResult(
     });
     whole =
       parseTaskResourceUri(link.uri)?.kind === 'structured'
-        ? { ...whole, structuredContent: parseStructured(link.uri, text) }
+        ? withStructured(whole, link.uri, parseStructured(link.uri, text))
         : { ...whole, content: [{ type: 'text', text }, ...otherBlocks(whole)] };
   }
   return whole;
+}
+
+/** The result with its structuredContent read back: the line and the link that said where, gone. */
+function withStructured(
+  result: CallToolResult,
+  uri: string,
+  structuredContent: unknown,
+): CallToolResult {
+  const content = result.content.flatMap((block) => {
+    const b = block as JsonObject;
+    if (b['type'] === 'resource_link' && b['uri'] === uri) return [];
+    if (b['type'] !== 'text' || typeof b['text'] !== 'string') return [block];
+    const text = withoutStructuredNotice(b['text']);
+    return text === '' ? [] : [{ ...b, text }];
+  });
+  return { ...result, content, structuredContent } as CallToolResult;
 }
 
 /** The blocks a shortened result keeps besides its text and its links (images, resources…). */

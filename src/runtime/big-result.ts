@@ -9,9 +9,6 @@ import { withStoreRetry } from './store-health.js';
 import { isTextBlock, shortened, structuredOverhead } from './shortened-result.js';
 import type { ToolResult } from './tool.js';
 
-export { KEPT_APART_META, keptApart, type KeptApart } from '../task/kept-apart.js';
-export { isTextBlock } from './shortened-result.js';
-
 /** The text blocks of a result, joined by a newline, as `resources/read` returns them. */
 export function resultText(result: JsonObject): string {
   const content = Array.isArray(result['content']) ? (result['content'] as unknown[]) : [];

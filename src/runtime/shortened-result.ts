@@ -2,6 +2,7 @@ import { splitsPair } from '../store/text.js';
 import {
   KEPT_APART_META,
   STRUCTURED_KEPT_APART_META,
+  STRUCTURED_NOTICE_START,
   type KeptApart,
   type KeptApartKind,
 } from '../task/kept-apart.js';
@@ -50,7 +51,7 @@ function pagingHint(uri: string, offset: number, maxChars: number): string {
 function structuredNotice(taskId: string, json: string, maxChars: number): string {
   const uri = `taskrail://tasks/${taskId}/structured`;
   return (
-    `[This result's structuredContent was moved out: its JSON has ${json.length} characters. ` +
+    `${STRUCTURED_NOTICE_START} its JSON has ${json.length} characters. ` +
     `Read it ${pagingHint(uri, 0, maxChars)}`
   );
 }

@@ -44,3 +44,13 @@ export function keptApart(
 export function isKeptApart(result: JsonObject): boolean {
   return keptApart(result, 'result') !== undefined || keptApart(result, 'structured') !== undefined;
 }
+
+/** How the line saying a result's structuredContent was moved out begins. */
+export const STRUCTURED_NOTICE_START = "[This result's structuredContent was moved out:";
+
+/** `text` without a leading structured notice line (a client has read the JSON back). */
+export function withoutStructuredNotice(text: string): string {
+  if (!text.startsWith(STRUCTURED_NOTICE_START)) return text;
+  const end = text.indexOf(']\n');
+  return end < 0 ? text : text.slice(end + 2);
+}

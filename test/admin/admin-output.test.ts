@@ -87,6 +87,21 @@ describe('dashboard: task output and the whole result, over HTTP', () => {
     assert.equal(none.status, 404);
     assert.equal(none.body.error, 'no_result');
   });
+
+  it('downloads a structuredContent moved out of the result for its size', async () => {
+    const big = await h.create('big', { rows: 6000, structured: true }, 'alice');
+    const done = await waitFor('big to complete', async () => {
+      const task = await h.store.get(big.id);
+      return task?.status === 'completed' ? task : undefined;
+    });
+    assert.equal(done.result?.['structuredContent'], undefined, 'moved out of the record');
+    const res = await fetch(`${h.base}/dashboard/api/tasks/${big.id}/structured`, {
+      headers: { authorization: `Bearer ${ADMIN}` },
+    });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+    assert.deepEqual(JSON.parse(await res.text()), { report: LONG });
+  });
 });
 
 const skip = chromiumSkip();
@@ -141,5 +156,18 @@ describe('dashboard in headless Chromium: output and download', { skip }, () => 
     assert.equal(download.suggestedFilename(), `task-${task.id}-result.txt`);
     const path = await download.path();
     assert.equal(readFileSync(path, 'utf8'), LONG);
+  });
+
+  it('offers a structuredContent moved out for its size as a JSON download', async () => {
+    const task = await h.create('big', { rows: 6000, structured: true }, 'alice');
+    await row(task.id).locator('.status.completed').waitFor();
+    await row(task.id).click();
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.click('#download-structured'),
+    ]);
+    assert.equal(download.suggestedFilename(), `task-${task.id}-structured.json`);
+    const saved = readFileSync(await download.path(), 'utf8');
+    assert.deepEqual(JSON.parse(saved), { report: LONG });
   });
 });

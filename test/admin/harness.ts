@@ -120,8 +120,15 @@ function registerTools(
       return text('emitted');
     },
   );
-  app.tool('big', { description: 'returns `rows` rows of text', task: true }, (args) =>
-    text(rowsText(Number(args['rows']))),
+  app.tool(
+    'big',
+    { description: 'returns `rows` rows of text, in structuredContent too if asked', task: true },
+    (args) => {
+      const rows = rowsText(Number(args['rows']));
+      return args['structured'] === true
+        ? { ...text(rows), structuredContent: { report: rows } }
+        : text(rows);
+    },
   );
   app.tool(
     'single',

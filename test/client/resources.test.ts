@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { STRUCTURED_NOTICE_START } from '../../src/task/kept-apart.js';
 import { describe, it } from 'node:test';
 import {
   isShortened,
@@ -144,6 +145,20 @@ describe('reading a shortened result whole', () => {
       { type: 'image', data: 'AAAA', mimeType: 'image/png' },
     ]);
     assert.deepEqual(whole.structuredContent, structured);
+    const onlyStructured: CallToolResult = {
+      content: [
+        { type: 'text', text: `${STRUCTURED_NOTICE_START} … ${structuredUri}?offset=0 …]\n` },
+        { type: 'text', text: 'a short note' },
+        { type: 'resource_link', uri: structuredUri, name: 'structured' },
+      ],
+    };
+    const read = await wholeResult(server.read, onlyStructured);
+    assert.deepEqual(
+      read.content,
+      [{ type: 'text', text: 'a short note' }],
+      'notice and link gone',
+    );
+    assert.deepEqual(read.structuredContent, structured);
     const plain: CallToolResult = { content: [{ type: 'resource_link', uri: 'https://x/y' }] };
     assert.equal(isShortened(plain), false);
     assert.equal(await wholeResult(server.read, plain), plain);

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { afterEach, describe, it } from 'node:test';
-import { KEPT_APART_META } from '../../src/runtime/big-result.js';
 import type { ToolCatalog } from '../../src/runtime/api.js';
 import { TaskRuntime } from '../../src/runtime/runtime.js';
 import type { TaskStore, TaskTextKind } from '../../src/store/port.js';
-import { STRUCTURED_KEPT_APART_META } from '../../src/task/kept-apart.js';
+import { KEPT_APART_META, STRUCTURED_KEPT_APART_META } from '../../src/task/kept-apart.js';
 import { readRange, sliceText } from '../../src/store/text.js';
 import { SqliteTaskStore } from '../../src/stores/sqlite/index.js';
 import type { TaskRecord } from '../../src/task/record.js';

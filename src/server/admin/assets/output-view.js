@@ -87,20 +87,36 @@ function taskrailOutputView(page) {
     }, 60000);
   }
 
-  /** A "Download whole result" button for a task that has a result. */
-  function downloadButton(task) {
-    if (task.result === undefined) return null;
+  function button(id, label, taskId, kind) {
     return el('button', {
       type: 'button',
-      id: 'download-result',
+      id: id,
       class: 'download',
-      text: 'Download whole result',
+      text: label,
       on: {
         click: function () {
-          download(task.id, 'result');
+          download(taskId, kind);
         },
       },
     });
+  }
+
+  /**
+   * A "Download whole result" button for a task that has a result, and one for its
+   * structuredContent when that was moved out of the result for its size.
+   */
+  function downloadButton(task) {
+    if (task.result === undefined) return null;
+    var whole = button('download-result', 'Download whole result', task.id, 'result');
+    var meta = task.result._meta || {};
+    if (meta['taskrail/structured-kept-apart'] === undefined) return whole;
+    var structured = button(
+      'download-structured',
+      'Download whole structuredContent (JSON)',
+      task.id,
+      'structured',
+    );
+    return el('span', { class: 'downloads' }, [whole, structured]);
   }
 
   return { section: section, downloadButton: downloadButton, stop: stop, LIVE: LIVE };
