@@ -130,7 +130,10 @@ export interface PermitRequest {
 
 export interface PermitOutcome {
   granted: boolean;
-  /** Waiting tasks of this key (not the requester) that now fit under the limit: run them. */
+  /**
+   * Waiting tasks of this key that now fit under the limit: run them. Not the requester, unless
+   * its lease was given back on refusal (then it waits like any other).
+   */
   wake: string[];
 }
 

@@ -41,9 +41,27 @@ export class ClusterPermits {
     const member = indexMember(request.createdAt, taskId);
     const reply = await this.#decide('acquire', request, member, leftMs);
     const granted = reply[0] === '1';
+    const wake = reply.slice(1).map(memberId);
     if (granted) this.#heldHere.set(taskId, { key: request.key, limit: request.limit, token });
-    else if (request.releaseOnRefusal === true) await this.#giveLeaseBack(taskId, token);
-    return { granted, wake: reply.slice(1).map(memberId) };
+    else if (request.releaseOnRefusal === true) {
+      await this.#giveLeaseBack(taskId, token);
+      wake.push(...(await this.#fitNowAfterHandBack(request, wake)));
+    }
+    return { granted, wake };
+  }
+
+  /**
+   * The lease goes back in a write of its own (the task's slot), so a release between the two
+   * writes could wake this waiter while it still held its lease, and the wake would be lost:
+   * asked again, the waiters that fit now, this one included, are named to be run.
+   */
+  async #fitNowAfterHandBack(request: PermitRequest, named: string[]): Promise<string[]> {
+    const { key, limit } = request;
+    const reply = await this.#decide('release', { key, limit, taskId: '', token: '' }, '', 0);
+    return reply
+      .slice(1)
+      .map(memberId)
+      .filter((id) => !named.includes(id));
   }
 
   async release(key: string, limit: number, taskId: string, token: string): Promise<string[]> {
