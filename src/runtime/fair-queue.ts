@@ -1,3 +1,5 @@
+import { PrincipalCounts } from './principal-counts.js';
+
 /** A FIFO with an O(1) take: `shift()` would move every element left on each take. */
 class Fifo {
   #items: string[] = [];
@@ -43,7 +45,7 @@ export class FairQueue {
   readonly #waiting = new Map<string, Fifo>();
   /** Principals with waiting tasks, in the order their turns come. */
   readonly #turns = new Fifo();
-  readonly #running = new Map<string, number>();
+  readonly #running = new PrincipalCounts();
   #size = 0;
 
   constructor(slots: number) {
@@ -86,14 +88,12 @@ export class FairQueue {
 
   /** A task of `principal` holds a slot (taken from here, or started without waiting). */
   started(principal: string): void {
-    this.#running.set(principal, (this.#running.get(principal) ?? 0) + 1);
+    this.#running.add(principal);
   }
 
   /** A task of `principal` gave its slot back. */
   finished(principal: string): void {
-    const count = (this.#running.get(principal) ?? 0) - 1;
-    if (count > 0) this.#running.set(principal, count);
-    else this.#running.delete(principal);
+    this.#running.remove(principal);
   }
 
   /** Every waiting task id, and the queue left empty. */
@@ -112,7 +112,7 @@ export class FairQueue {
   }
 
   #overHalf(principal: string): boolean {
-    return (this.#running.get(principal) ?? 0) * 2 > this.#slots;
+    return this.#running.of(principal) * 2 > this.#slots;
   }
 
   /** Puts a passed-over principal back at the front of the turns: it keeps its place. */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Queue, Worker, type Job } from 'bullmq';
+import { Queue, WaitingError, Worker, type Job } from 'bullmq';
 import type {
   DispatchHint,
   DispatchReason,
@@ -11,7 +11,9 @@ import type { TaskStore } from '../../store/port.js';
 import { newRedisClient, quitWithin } from '../../stores/redis/connect.js';
 import type { RedisClient } from '../../stores/redis/scripts.js';
 import { parseRedisUrl, type RedisLocation } from '../../stores/redis/url.js';
+import { fairTag } from '../shared/fair-gate.js';
 import { waitAtMost, warnTo, WorkerSlots } from '../shared/worker-slots.js';
+import { standBack } from './fair-turn.js';
 import { enqueueRecovered, jobOptions, type JobData, type RecoveredTask } from './recovery.js';
 
 export const QUEUE_NAME = 'tasks';
@@ -58,6 +60,8 @@ const WILL_RUN = new Set(['waiting', 'delayed', 'prioritized', 'waiting-children
 const MAX_PRIORITY = 2 ** 21;
 
 interface JobExtras {
+  /** The task's principal, marked with `fairTag` in the job's data. */
+  principal?: string | undefined;
   dedupeId?: string | undefined;
   delayMs?: number;
   priority?: number | undefined;
@@ -108,8 +112,10 @@ export class BullmqExecutor implements Executor {
   start(run: (taskId: string) => Promise<void>): void {
     if (this.#options.mode !== 'work' || this.#worker !== undefined) return;
     const lockMs = this.#options.lockMs ?? 15_000;
-    const processJob = (job: Job<JobData>): Promise<void> =>
-      this.#slots.runJob(() => run(job.data.taskId));
+    const processJob = async (job: Job<JobData>, token?: string): Promise<void> => {
+      if (token !== undefined && (await this.#standsBack(job, token))) throw new WaitingError();
+      await this.#slots.runJob(job.data.fair, () => run(job.data.taskId));
+    };
     this.#worker = new Worker<JobData>(QUEUE_NAME, processJob, {
       connection: this.#connection(null),
       prefix: this.#prefix,
@@ -130,9 +136,27 @@ export class BullmqExecutor implements Executor {
    * reply, leased in the creating write, without a trip through the queue. BullMQ's jobs and
    * these runs share the slots, so at most `concurrency` run at once.
    */
-  reserve(): Reservation | undefined {
+  reserve(principal?: string): Reservation | undefined {
     if (this.#worker === undefined || this.#closing !== undefined) return undefined;
-    return this.#slots.reserve();
+    return this.#slots.reserve(principal);
+  }
+
+  /** Fair share: whether `job` went back to the queue for another principal's (`standBack`). */
+  async #standsBack(job: Job<JobData>, token: string): Promise<boolean> {
+    if (!this.#slots.gate.isFull(job.data.fair)) return false;
+    const queue = this.#getQueue();
+    try {
+      return await standBack(
+        queue,
+        this.#queueConnection as RedisClient,
+        this.#slots.gate,
+        job,
+        token,
+      );
+    } catch (error) {
+      this.#warn(`fair share could not look at the queue for task ${job.data.taskId}`, error);
+      return false;
+    }
   }
 
   /** Resolves once the worker (in `work` mode) is connected and fetching jobs. */
@@ -162,15 +186,17 @@ export class BullmqExecutor implements Executor {
     const unique = this.#uniqueJobId(taskId);
     const store = this.#options.store;
     const priority = fairPriority(hint?.position);
+    const principal = hint?.principal;
     if (store === undefined) {
-      await this.#add(taskId, unique, { priority });
+      await this.#add(taskId, unique, { priority, principal });
       return;
     }
     // A task this process has just created is working at its first revision: no need to read
     // it back (one round trip and a decode per create on every replica).
     const revision = reason === 'created' ? FIRST_REVISION : await this.#workingRevision(taskId);
     if (revision === undefined) return;
-    const job = await this.#add(taskId, unique, { dedupeId: `${taskId}.${revision}`, priority });
+    const dedupeId = `${taskId}.${revision}`;
+    const job = await this.#add(taskId, unique, { dedupeId, priority, principal });
     if (job === unique) return;
     // Deduplicated into an earlier job of this revision. Waiting, it will run the task; taken
     // already, it may be a dead worker's (the task is dispatched because nobody holds its
@@ -213,10 +239,10 @@ export class BullmqExecutor implements Executor {
    * and a new revision (the task was answered, or resumed) is a new id anyway.
    */
   async #add(taskId: string, jobId: string, extra: JobExtras = {}): Promise<string> {
-    const { dedupeId, delayMs, priority } = extra;
+    const { dedupeId, delayMs, priority, principal } = extra;
     const job = await this.#getQueue().add(
       'run',
-      { taskId },
+      principal === undefined ? { taskId } : { taskId, fair: fairTag(principal) },
       {
         ...jobOptions(jobId),
         ...(dedupeId === undefined ? {} : { deduplication: { id: dedupeId } }),

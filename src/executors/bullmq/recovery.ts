@@ -3,6 +3,8 @@ import type { RedisClient } from '../../stores/redis/scripts.js';
 
 export interface JobData {
   taskId: string;
+  /** The task's principal as `fairTag` marks it, when the dispatcher knew it. */
+  fair?: string;
 }
 
 /** A recovered task at the revision its job is deduplicated by. */

@@ -30,14 +30,16 @@ export async function installEnqueueTrigger(
   try {
     await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_CLASS, storeSchema]);
     // Fair share across workers: the n-th unfinished task of a principal gets priority n
-    // (graphile-worker takes the lowest first; its column is a smallint).
+    // (graphile-worker takes the lowest first; its column is a smallint), and the job carries
+    // the principal's tag (`fairTag`) as a flag and in its payload, for the more-than-half rule.
     await client.query(`CREATE OR REPLACE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      DECLARE tag text := left(md5(NEW.principal), 16);
       BEGIN
         PERFORM ${quoteIdent(jobsSchema)}.add_job(
-          ${literal(taskIdentifier)}, json_build_object('taskId', NEW.id),
+          ${literal(taskIdentifier)}, json_build_object('taskId', NEW.id, 'fair', tag),
           max_attempts => 1, job_key => NEW.id || '.' || NEW.revision, job_key_mode => 'replace',
           priority => LEAST(32767, (SELECT count(*) FROM ${s}.tasks WHERE principal = NEW.principal
-            AND status IN ('working', 'input_required')))::int);
+            AND status IN ('working', 'input_required')))::int, flags => ARRAY[tag]);
         RETURN NULL;
       END $fn$`);
     await client.query(`CREATE OR REPLACE FUNCTION ${wakeFn}() RETURNS trigger LANGUAGE plpgsql AS $fn$
@@ -75,6 +77,6 @@ export async function installEnqueueTrigger(
   }
 }
 
-function literal(text: string): string {
+export function literal(text: string): string {
   return `'${text.replace(/'/g, "''")}'`;
 }

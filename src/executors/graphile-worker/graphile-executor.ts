@@ -7,6 +7,7 @@ import { storeError } from '../../stores/postgres/errors.js';
 import { parsePostgresUrl } from '../../stores/postgres/url.js';
 import { waitAtMost, warnTo, WorkerSlots } from '../shared/worker-slots.js';
 import { installEnqueueTrigger } from './enqueue-trigger.js';
+import { FairFlags } from './fair-flags.js';
 import { OutageLog } from './outage-log.js';
 import { loadGraphileWorker, type GraphileWorkerModule } from './load.js';
 import { RunnerSupervisor } from './runner-supervisor.js';
@@ -30,6 +31,8 @@ export interface GraphileExecutorOptions {
 
 interface JobPayload {
   taskId: string;
+  /** The task's principal as `fairTag` marks it (set by the enqueue trigger). */
+  fair?: string;
 }
 
 /** graphile-worker's connections and helpers, set up once. */
@@ -103,9 +106,9 @@ export class GraphileExecutor implements Executor {
   }
 
   /** In `work` mode, a free slot for a task this process creates and starts at once. */
-  reserve(): Reservation | undefined {
+  reserve(principal?: string): Reservation | undefined {
     if (this.#runner === undefined || this.#closing !== undefined) return undefined;
-    return this.#slots.reserve();
+    return this.#slots.reserve(principal);
   }
 
   async dispatch(taskId: string, reason: DispatchReason = 'recovery'): Promise<void> {
@@ -160,11 +163,14 @@ export class GraphileExecutor implements Executor {
 
   async #startRunner(run: (taskId: string) => Promise<void>): Promise<Runner> {
     const { graphile, pool } = await this.#getEngine();
+    const fair = new FairFlags(pool, this.#schema, TASK_IDENTIFIER, this.#slots.gate);
     return graphile.run({
       pgPool: pool,
       schema: this.#schema,
       concurrency: this.#options.concurrency ?? 10,
       noHandleSignals: true,
+      forbiddenFlags: fair.forbidden,
+      events: fair.events(),
       logger: this.#graphileLogger(graphile),
       // Batching (even with no delay) routes a failed job completion to graphile-worker's own
       // handler, which logs it and shuts the runner down (the supervisor starts a new one).
@@ -172,10 +178,10 @@ export class GraphileExecutor implements Executor {
       preset: { worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
       taskList: {
         [TASK_IDENTIFIER]: async (payload) => {
-          const { taskId } = payload as JobPayload;
+          const { taskId, fair: tag } = payload as JobPayload;
           // The task's own state is in the store; a failed job would only linger in the queue.
           await this.#slots
-            .runJob(() => run(taskId))
+            .runJob(tag, () => run(taskId))
             .catch((error: unknown) => this.#warn(`running task ${taskId} failed`, error));
         },
       },

@@ -1,14 +1,17 @@
 import type { Logger, Reservation } from '../../runtime/api.js';
 import { startAfterReply } from '../../runtime/after-reply.js';
+import { fairTag, FairGate } from './fair-gate.js';
 import { Slots } from './slots.js';
 
 /**
  * The runs one worker process allows at once, for both job engines: jobs the engine delivers
  * (`runJob`) and tasks this process creates and starts itself (`reserve`) share the slots, so
- * at most `concurrency` run at once; `inFlight` is what a stop waits for.
+ * at most `concurrency` run at once; `inFlight` is what a stop waits for. `gate` counts the
+ * slots each principal holds here, for fair share's more-than-half rule.
  */
 export class WorkerSlots {
   readonly #slots: Slots;
+  readonly gate: FairGate;
   readonly #localRuns = new Set<Promise<void>>();
   readonly #warn: (message: string, error: unknown) => void;
 
@@ -17,22 +20,34 @@ export class WorkerSlots {
       throw new RangeError(`concurrency must be a positive integer, got ${concurrency}`);
     }
     this.#slots = new Slots(concurrency);
+    this.gate = new FairGate(concurrency);
     this.#warn = warn;
   }
 
-  /** Runs a delivered job's task once a slot is free. */
-  async runJob(run: () => Promise<void>): Promise<void> {
-    await this.#slots.acquire();
+  /** Runs a delivered job's task once a slot is free; `tag` is its principal's (`fairTag`). */
+  async runJob(tag: string | undefined, run: () => Promise<void>): Promise<void> {
+    this.gate.took(tag);
     try {
-      await run();
+      await this.#slots.acquire();
+      try {
+        await run();
+      } finally {
+        this.#slots.release();
+      }
     } finally {
-      this.#slots.release();
+      this.gate.gaveBack(tag);
     }
   }
 
   /** A free slot for a task about to be created and run here, or undefined when none is free. */
-  reserve(): Reservation | undefined {
+  reserve(principal?: string): Reservation | undefined {
     if (!this.#slots.tryAcquire()) return undefined;
+    const tag = principal === undefined ? undefined : fairTag(principal);
+    this.gate.took(tag);
+    const giveBack = () => {
+      this.#slots.release();
+      this.gate.gaveBack(tag);
+    };
     let used = false;
     return {
       run: (taskId, work) => {
@@ -42,7 +57,7 @@ export class WorkerSlots {
           .then(work)
           .catch((error: unknown) => this.#warn(`running task ${taskId} failed`, error))
           .finally(() => {
-            this.#slots.release();
+            giveBack();
             this.#localRuns.delete(done);
           });
         this.#localRuns.add(done);
@@ -50,7 +65,7 @@ export class WorkerSlots {
       release: () => {
         if (used) return;
         used = true;
-        this.#slots.release();
+        giveBack();
       },
     };
   }

@@ -1,0 +1,73 @@
+import { EventEmitter } from 'node:events';
+import type { WorkerEvents } from 'graphile-worker';
+import type pg from 'pg';
+import { quoteIdent } from '../../stores/postgres/migrations.js';
+import { literal } from './enqueue-trigger.js';
+import { peekDepth, type FairGate } from '../shared/fair-gate.js';
+
+const MAX_ASKED = 1024;
+
+/**
+ * Fair share's more-than-half rule on a graphile-worker runner. Each job carries its principal's
+ * `fairTag` as a graphile-worker flag (set by the enqueue trigger). Before each fetch the runner
+ * asks `forbidden()`: when a principal already holds half of this worker's slots and a job of
+ * another principal is among the next few in the queue, that principal's flag is forbidden for
+ * this fetch, so the other job is taken instead (graphile-worker skips flagged jobs in its own
+ * query). A fetch left empty by the flags (the other job was taken meanwhile) is repeated at
+ * once without them, so a principal alone in the queue is never held back and no slot idles.
+ */
+export class FairFlags {
+  readonly #pool: pg.Pool;
+  readonly #gate: FairGate;
+  readonly #peek: string;
+  /** Whether each fetch asked for went with flags, in the order they were asked for. */
+  readonly #asked: boolean[] = [];
+  readonly #flagged = new Set<string>();
+  #skipOnce = false;
+
+  constructor(pool: pg.Pool, jobsSchema: string, taskIdentifier: string, gate: FairGate) {
+    this.#pool = pool;
+    this.#gate = gate;
+    const s = quoteIdent(jobsSchema);
+    // graphile-worker's own table and index, as its fetch reads them: its public `jobs` view
+    // hides `is_available`, so a query on it scans every job instead of the first few.
+    const [jobs, tasks] = [quoteIdent('_private_jobs'), quoteIdent('_private_tasks')];
+    this.#peek = `SELECT flags FROM ${s}.${jobs} WHERE is_available AND run_at <= now()
+        AND task_id = (SELECT id FROM ${s}.${tasks} WHERE identifier = ${literal(taskIdentifier)})
+      ORDER BY priority, run_at LIMIT ${peekDepth(gate.slots)}`;
+  }
+
+  /** graphile-worker's `forbiddenFlags`: the flags the next fetch skips, or null. */
+  readonly forbidden = async (): Promise<string[] | null> => {
+    const flags = this.#skipOnce ? [] : await this.#flagsToSkip();
+    this.#skipOnce = false;
+    if (this.#asked.length >= MAX_ASKED) this.#asked.length = 0; // a fetch that never began
+    this.#asked.push(flags.length > 0);
+    return flags.length > 0 ? flags : null;
+  };
+
+  /** An event emitter for one runner, watching its fetches to repeat an empty flagged one. */
+  events(): WorkerEvents {
+    const events = new EventEmitter() as WorkerEvents;
+    events.on('worker:getJob:start', ({ worker }) => {
+      if (this.#asked.shift() === true) this.#flagged.add(worker.workerId);
+      else this.#flagged.delete(worker.workerId);
+    });
+    events.on('worker:getJob:empty', ({ worker }) => {
+      if (!this.#flagged.delete(worker.workerId)) return;
+      this.#skipOnce = true;
+      worker.nudge(); // graphile-worker fetches again as soon as this event returns
+    });
+    return events;
+  }
+
+  async #flagsToSkip(): Promise<string[]> {
+    if (this.#gate.fullTags().length === 0) return [];
+    try {
+      const { rows } = await this.#pool.query<{ flags: Record<string, true> | null }>(this.#peek);
+      return this.#gate.tagsToPassOver(rows.map((row) => Object.keys(row.flags ?? {})[0]));
+    } catch {
+      return []; // the fetch itself meets the same outage and reports it
+    }
+  }
+}
