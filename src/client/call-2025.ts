@@ -6,6 +6,7 @@ import { isClientError, TaskrailClientError, unknownUnderCredentialsError } from
 import { answerInputRequests, inputCapabilities, type InputHandlers } from './input.js';
 import { isFinal, type LedgerEntry, type LedgerStatus, type TaskLedger } from './ledger-port.js';
 import { TOOLS_CALL_METHOD, WIRE_2025_VERSION } from '../protocol/constants.js';
+import { SessionResourcePush } from './resource-push-2025.js';
 import { Session2025, type ServerRequestHandler } from './session-2025.js';
 import type { CallOutcome } from './outcome.js';
 import type { RpcReply } from './rpc-http.js';
@@ -86,10 +87,18 @@ export class Peer2025 {
   readonly options: Peer2025Options;
   readonly checker = new SchemaChecker();
   #tools: Promise<Tool2025[]> | undefined;
+  #resourcePush: SessionResourcePush | undefined;
 
   constructor(session: Session2025, options: Peer2025Options) {
     this.session = session;
     this.options = options;
+  }
+
+  /** The session's resource subscriptions, when the server offers them. */
+  resourcePush(): SessionResourcePush | undefined {
+    if (!SessionResourcePush.offered(this.session)) return undefined;
+    this.#resourcePush ??= new SessionResourcePush(this.session);
+    return this.#resourcePush;
   }
 
   async callTool(

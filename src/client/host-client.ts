@@ -29,6 +29,7 @@ import {
 import { idempotencyMeta, sendToolCall } from './keyed-call.js';
 import type { ListenConnection } from './listen-stream.js';
 import { parseTaskResourceUri } from './resources.js';
+import { ResourcePush } from './resource-push.js';
 import { TaskResources, type ResourceWire } from './resources-client.js';
 
 export type { CallToolOptions, TaskrailClientOptions } from './client-options.js';
@@ -312,14 +313,18 @@ export class TaskrailClient {
     const entry = taskId === undefined ? undefined : this.ledger.get(taskId);
     if (this.#peer2025 !== undefined || (entry !== undefined && isEntry2025(entry))) {
       const peer = await this.#openedPeer2025();
+      const push = this.#options.push === false ? undefined : peer.resourcePush();
       return {
         request: (method, params, signal) =>
           peer.session.request(method, params, signal === undefined ? {} : { signal }),
+        ...(push === undefined ? {} : { push: (uri: string) => push.follow(uri) }),
       };
     }
     return {
       request: (method, params, signal) => this.#rpc.request(method, params, signal),
-      ...(this.#options.push === false ? {} : { listen: this.#listen }),
+      ...(this.#options.push === false
+        ? {}
+        : { push: (uri: string) => new ResourcePush(this.#listen, uri) }),
     };
   }
 

@@ -50,13 +50,13 @@ export type {
 } from './wire-types.js';
 export { TaskrailClientError, isClientError, type ClientErrorCode } from './errors.js';
 export { TaskResources } from './resources-client.js';
+export type { FollowOptions } from './output-follow.js';
 export {
   isShortened,
   parseTaskResourceUri,
   shortenedLinks,
   taskResourceUri,
   withRange,
-  type FollowOptions,
   type Range,
   type ResourceLink,
   type TaskResourceKind,

@@ -232,12 +232,16 @@ async function readToEnd(
 
 /**
  * Opens one `subscriptions/listen` for `resourceSubscriptions` and calls `updated` with the URI
- * of every `notifications/resources/updated` on it, until the stream ends. Never throws.
+ * and `_meta` of every `notifications/resources/updated` on it, until the stream ends. Never
+ * throws.
  */
 export async function runResourceListen(
   conn: ListenConnection,
   uris: string[],
-  handlers: { acknowledged(uris: string[]): void; updated(uri: string): void },
+  handlers: {
+    acknowledged(uris: string[]): void;
+    updated(uri: string, meta: Record<string, unknown>): void;
+  },
   signal: AbortSignal,
 ): Promise<StreamEnd> {
   const id = `listen-${randomUUID()}`;
@@ -262,7 +266,7 @@ export async function runResourceListen(
       );
     } else if (m['method'] === RESOURCE_UPDATED_NOTIFICATION) {
       const uri = parts.params['uri'];
-      if (typeof uri === 'string') handlers.updated(uri);
+      if (typeof uri === 'string') handlers.updated(uri, parts.meta);
     }
     return undefined;
   };

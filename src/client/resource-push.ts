@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { runResourceListen, type ListenConnection } from './listen-stream.js';
+import { PushNotes, type OutputPush, type PushNote } from './push-notes.js';
 import { backoffDelayMs, type Backoff } from '../task/backoff.js';
 
 const RESUBSCRIBE: Backoff = { backoffMs: 200, maxBackoffMs: 5000 };
@@ -7,57 +8,37 @@ const GIVE_UP_AFTER = 3;
 
 /**
  * One resource followed over a `subscriptions/listen` stream (`resourceSubscriptions`, the
- * 2026-07-28 wire). `changed` resolves on the next `notifications/resources/updated` for it,
- * or after the poll time; an update that arrived while nobody waited is kept for the next
- * wait. A server that refuses the stream, or breaks it three times unacknowledged, is polled.
+ * 2026-07-28 wire): ready once the server acknowledged it, then a note per
+ * `notifications/resources/updated` (with the length it said), `ended` when the server ends the
+ * stream because the task ended. A stream that breaks is opened again (what it missed is read
+ * once: `unsure`); a server that refuses it, or breaks it three times unacknowledged, is polled.
  */
-export class ResourcePush {
+export class ResourcePush implements OutputPush {
   readonly #controller = new AbortController();
-  #dirty = false;
-  #live = false;
-  #waiters = new Set<() => void>();
+  readonly #notes = new PushNotes();
 
   constructor(conn: ListenConnection, uri: string) {
     void this.#run(conn, uri);
   }
 
-  /** True while the server acknowledged the subscription and the stream is open. */
-  get live(): boolean {
-    return this.#live;
+  ready(signal?: AbortSignal): Promise<boolean> {
+    return this.#notes.ready(signal);
   }
 
-  changed(ms: number, signal?: AbortSignal): Promise<void> {
-    if (this.#dirty) {
-      this.#dirty = false;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        this.#waiters.delete(done);
-        signal?.removeEventListener('abort', done);
-        this.#dirty = false;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.#waiters.add(done);
-      signal?.addEventListener('abort', done, { once: true });
-    });
+  next(ms: number, signal?: AbortSignal): Promise<PushNote | undefined> {
+    return this.#notes.next(ms, signal);
   }
 
   close(): void {
     this.#controller.abort();
-    for (const waiter of [...this.#waiters]) waiter();
-  }
-
-  #wake(): void {
-    this.#dirty = true;
-    for (const waiter of [...this.#waiters]) waiter();
+    this.#notes.settle(false);
+    this.#notes.wakeAll();
   }
 
   async #run(conn: ListenConnection, uri: string): Promise<void> {
     const signal = this.#controller.signal;
     let failures = 0;
+    let everAcked = false;
     while (!signal.aborted) {
       let acked = false;
       let refused = false;
@@ -69,23 +50,26 @@ export class ResourcePush {
             acked = true;
             failures = 0;
             // A server that acknowledges the stream without the resource will not push it.
-            if (!granted.includes(uri)) refused = true;
-            else this.#live = true;
-            // Whatever grew before the ack is read once more.
-            this.#wake();
+            refused = !granted.includes(uri);
+            // Whatever grew while a broken stream was opened again is read once more.
+            if (everAcked && !refused) this.#notes.add({ unsure: true });
+            everAcked = true;
+            this.#notes.settle(!refused);
             if (refused) this.#controller.abort();
           },
-          updated: (updated) => {
-            if (updated === uri) this.#wake();
+          updated: (updated, meta) => {
+            if (updated === uri) this.#notes.updated(meta);
           },
         },
         signal,
       );
-      this.#live = false;
-      // `complete`: the server ended the stream, every followed task has ended.
-      if (refused || end.kind !== 'broken') return;
-      if (!acked && ++failures >= GIVE_UP_AFTER) return;
-      this.#wake();
+      if (signal.aborted) return;
+      // `complete`: the server ended the stream, every followed task has ended and was told.
+      if (end.kind === 'complete') return this.#notes.add({ ended: true });
+      if (refused || end.kind !== 'broken' || (!acked && ++failures >= GIVE_UP_AFTER)) {
+        this.#notes.settle(false);
+        return this.#notes.add({ lost: true });
+      }
       await sleep(backoffDelayMs(RESUBSCRIBE, failures + 1), undefined, { ref: false }).catch(
         () => undefined,
       );

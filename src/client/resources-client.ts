@@ -1,14 +1,11 @@
-import type { ListenConnection } from './listen-stream.js';
-import { ResourcePush } from './resource-push.js';
+import { followOutputOf, type FollowOptions, type OutputSource } from './output-follow.js';
+import type { OutputPush } from './push-notes.js';
 import {
-  followOutputOf,
   parsePage,
   readToEnd,
   taskResourceUri,
   wholeResult,
   withRange,
-  type FollowOptions,
-  type OutputSource,
   type Range,
   type ReadPage,
 } from './resources.js';
@@ -18,8 +15,11 @@ import type { CallToolResult } from './wire.js';
 /** How resource requests reach one server: on either wire, with push where it has it. */
 export interface ResourceWire {
   request(method: string, params: Record<string, unknown>, signal?: AbortSignal): Promise<RpcReply>;
-  /** The 2026-07-28 listen connection; absent on the 2025-11-25 wire, which is polled. */
-  listen?: ListenConnection;
+  /**
+   * A subscription to one resource's updates: a `subscriptions/listen` stream on 2026-07-28,
+   * `resources/subscribe` on a 2025-11-25 session; absent when the server offers none (polled).
+   */
+  push?: (uri: string) => OutputPush;
 }
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
@@ -36,7 +36,7 @@ export function followTaskOutput(
   options: FollowOptions = {},
 ): AsyncGenerator<string, void, undefined> {
   const uri = taskResourceUri(taskId, 'output');
-  const push = wire.listen === undefined ? undefined : new ResourcePush(wire.listen, uri);
+  const push = wire.push?.(uri);
   const source: OutputSource = {
     read: pageReader(wire),
     ended: async (signal) => {
@@ -45,14 +45,7 @@ export function followTaskOutput(
       if (reply.kind === 'error') return true;
       return TERMINAL.has(String(reply.result['status']));
     },
-    ...(push === undefined
-      ? {}
-      : {
-          // With a live push, a poll only every 5 intervals is the safety net.
-          changed: (ms: number, signal?: AbortSignal) =>
-            push.changed(push.live ? ms * 5 : ms, signal),
-          close: () => push.close(),
-        }),
+    ...(push === undefined ? {} : { push }),
   };
   return followOutputOf(source, uri, options);
 }
@@ -103,8 +96,9 @@ export class TaskResources {
 
   /**
    * A task's output (`ctx.output`) as it grows, chunk by chunk, until the task has ended and
-   * all of it is read: pushed by a resource subscription on the 2026-07-28 wire when the
-   * server offers one, else polled with `resources/read` from the offset read so far.
+   * all of it is read: read when the server's resource subscription says it grew (on either
+   * wire, when the server offers one), else polled with `resources/read` from the offset read
+   * so far.
    */
   async *followOutput(taskId: string, options: FollowOptions = {}): AsyncGenerator<string> {
     const wire = await this.#wireFor(taskId);

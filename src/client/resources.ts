@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { RPC, type JsonRpcErrorObject } from '../task/errors.js';
 import { withoutStructuredNotice } from '../task/kept-apart.js';
 import { TaskrailClientError } from './errors.js';
@@ -88,6 +87,8 @@ export interface Page {
   text: string;
   nextOffset?: number;
   total?: number;
+  /** The task's status when the page was read (all it wrote before then is in the text). */
+  status?: string;
 }
 
 /** One `resources/read`. */
@@ -95,6 +96,7 @@ export type ReadPage = (uri: string, signal?: AbortSignal) => Promise<Page>;
 
 const NEXT_OFFSET_META = 'taskrail/nextOffset';
 const TOTAL_META = 'taskrail/total';
+const STATUS_META = 'taskrail/status';
 
 /** The page of a `resources/read` reply (its first content), or an error naming the URI. */
 export function parsePage(uri: string, reply: RpcReply): Page {
@@ -103,10 +105,12 @@ export function parsePage(uri: string, reply: RpcReply): Page {
   const meta = (contents[0]?.['_meta'] ?? {}) as JsonObject;
   const next = meta[NEXT_OFFSET_META];
   const total = meta[TOTAL_META];
+  const status = meta[STATUS_META];
   return {
     text,
     ...(Number.isSafeInteger(next) ? { nextOffset: next as number } : {}),
     ...(Number.isSafeInteger(total) ? { total: total as number } : {}),
+    ...(typeof status === 'string' ? { status } : {}),
   };
 }
 
@@ -228,75 +232,4 @@ function parseStructured(uri: string, text: string): unknown {
   } catch (error) {
     throw new TaskrailClientError('PROTOCOL', `${uri} is not JSON: ${(error as Error).message}`);
   }
-}
-
-/** What following a task's output needs from the connection. */
-export interface OutputSource {
-  read: ReadPage;
-  /** True once the task is terminal (its output can no longer grow). */
-  ended(signal?: AbortSignal): Promise<boolean>;
-  /** Resolves when the output may have grown, or after `ms`; a push source, when offered. */
-  changed?(ms: number, signal?: AbortSignal): Promise<void>;
-  close?(): void;
-}
-
-export interface FollowOptions {
-  /** Start here instead of at the beginning (UTF-16 code units of the whole stream). */
-  offset?: number;
-  /** Between reads when nothing is pushed; default 1 s. */
-  pollIntervalMs?: number;
-  /** Stops following (the iterator ends without error). */
-  signal?: AbortSignal;
-  /** Cuts the current wait short, once: e.g. when the caller has seen the task end. */
-  wake?: AbortSignal;
-}
-
-/**
- * Yields a task's output as it grows, chunk by chunk, until the task has ended and its output
- * is read to the end. A read that brings nothing waits for a push (when `changed` is offered,
- * with a safety-net poll) or the poll interval; a terminal task is read once more, so nothing
- * written before it ended is lost.
- */
-export async function* followOutputOf(
-  source: OutputSource,
-  uri: string,
-  options: FollowOptions = {},
-): AsyncGenerator<string, void, undefined> {
-  const signal = options.signal;
-  const poll = options.pollIntervalMs ?? 1000;
-  let offset = options.offset ?? 0;
-  try {
-    for (;;) {
-      if (signal?.aborted === true) return;
-      const ended = await source.ended(signal);
-      const text = await readToEnd(source.read, uri, { offset, ...signalOf(signal) });
-      if (text !== '') {
-        offset += text.length;
-        yield text;
-      }
-      if (ended) return;
-      if (text === '') await waitForChange(source, poll, waitSignal(signal, options.wake));
-    }
-  } catch (error) {
-    if (signal?.aborted === true) return;
-    throw error;
-  } finally {
-    source.close?.();
-  }
-}
-
-/** Waits for a change or the poll time; a fired signal ends the wait early, without error. */
-async function waitForChange(source: OutputSource, poll: number, signal?: AbortSignal) {
-  if (signal?.aborted === true) return;
-  if (source.changed !== undefined) await source.changed(poll, signal);
-  else await sleep(poll, undefined, signalOf(signal)).catch(() => undefined);
-}
-
-function waitSignal(stop?: AbortSignal, wake?: AbortSignal): AbortSignal | undefined {
-  if (wake === undefined || wake.aborted) return stop;
-  return stop === undefined ? wake : AbortSignal.any([stop, wake]);
-}
-
-function signalOf(signal: AbortSignal | undefined): { signal?: AbortSignal } {
-  return signal === undefined ? {} : { signal };
 }

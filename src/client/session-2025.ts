@@ -86,6 +86,20 @@ export class Session2025 {
     );
   }
 
+  /**
+   * Opens the session's standalone stream (an HTTP GET): server messages that answer no request,
+   * such as `notifications/resources/updated`. Resolves with the response as it arrives.
+   */
+  openStream(signal: AbortSignal): Promise<Response> {
+    const headers = new Headers(this.#options.headers);
+    headers.set('accept', 'text/event-stream');
+    for (const [key, value] of Object.entries(this.#headers())) headers.set(key, value);
+    if (this.#options.bearer !== undefined) {
+      headers.set('authorization', `Bearer ${this.#options.bearer}`);
+    }
+    return (this.#options.fetch ?? fetch)(this.#options.url, { method: 'GET', headers, signal });
+  }
+
   async close(): Promise<void> {
     if (this.#sessionId === undefined) return;
     const doFetch = this.#options.fetch ?? fetch;

@@ -8,13 +8,13 @@ import {
   withRange,
   type CallToolResult,
 } from '../../src/client/index.js';
+import { followOutputOf, type OutputSource } from '../../src/client/output-follow.js';
+import type { OutputPush, PushNote } from '../../src/client/push-notes.js';
 import {
-  followOutputOf,
   pageText,
   parsePage,
   readToEnd,
   wholeResult,
-  type OutputSource,
   type ReadPage,
 } from '../../src/client/resources.js';
 
@@ -166,56 +166,87 @@ describe('reading a shortened result whole', () => {
 });
 
 describe('following output', () => {
-  /** An output stream that grows by one chunk per read until `chunks` run out, then ends. */
-  function growing(chunks: string[]): { source: OutputSource; waits: number[] } {
+  const quiet: PushNote = { unsure: false, ended: false, lost: false };
+
+  /** A stream that grows by one chunk per push, each push saying the length; the last ends it. */
+  function pushed(chunks: string[]): { source: OutputSource; reads: () => number } {
     let written = '';
     let next = 0;
-    const waits: number[] = [];
+    let reads = 0;
+    const push: OutputPush = {
+      ready: () => Promise.resolve(true),
+      next: () => {
+        written += chunks[next++] ?? '';
+        const ended = next >= chunks.length;
+        return Promise.resolve({ ...quiet, total: written.length, ended });
+      },
+      close: () => undefined,
+    };
     const source: OutputSource = {
       read: (uri) => {
+        reads += 1;
         const offset = Number(new URL(uri).searchParams.get('offset'));
-        return Promise.resolve({ text: written.slice(offset) });
+        return Promise.resolve({
+          text: written.slice(offset),
+          total: written.length,
+          status: 'working',
+        });
       },
-      ended: () => Promise.resolve(next >= chunks.length),
-      changed: (ms) => {
-        waits.push(ms);
-        written += chunks[next++] ?? '';
-        return Promise.resolve();
-      },
+      ended: () => Promise.resolve(false),
+      push,
     };
-    return { source, waits };
+    return { source, reads: () => reads };
   }
 
-  it('yields every chunk once, in order, and ends after the task ended', async () => {
-    const { source, waits } = growing(['a\n', 'b\n', '', 'c\n']);
+  it('with a push: reads first, then only when an update says the text grew; ends with the last update', async () => {
+    const { source, reads } = pushed(['a\n', 'b\n', '', 'c\n']);
     const seen: string[] = [];
-    for await (const chunk of followOutputOf(source, taskResourceUri('t', 'output'), {
-      pollIntervalMs: 7,
-    }))
+    for await (const chunk of followOutputOf(source, taskResourceUri('t', 'output')))
       seen.push(chunk);
-    assert.equal(seen.join(''), 'a\nb\nc\n');
-    assert.ok(waits.every((ms) => ms === 7));
+    assert.deepEqual(seen, ['a\n', 'b\n', 'c\n']);
+    // The first read, then one per update that grew the text: none for the empty one.
+    assert.equal(reads(), 4);
   });
 
-  it('starts at a given offset and stops without error when its signal is aborted', async () => {
+  it('without a push: polls from the offset read so far until a page says the task ended', async () => {
+    const text = '0123456789';
+    let reads = 0;
+    const source: OutputSource = {
+      read: (uri) => {
+        reads += 1;
+        const offset = Number(new URL(uri).searchParams.get('offset'));
+        const shown = text.slice(offset, 6 + reads * 2);
+        return Promise.resolve({ text: shown, status: reads >= 3 ? 'completed' : 'working' });
+      },
+      ended: () => Promise.reject(new Error('the page said the status')),
+    };
+    const seen: string[] = [];
+    for await (const chunk of followOutputOf(source, taskResourceUri('t', 'output'), {
+      offset: 6,
+      pollIntervalMs: 1,
+    }))
+      seen.push(chunk);
+    assert.equal(seen.join(''), '6789');
+  });
+
+  it('stops without error when its signal is aborted', async () => {
     const stop = new AbortController();
     const source: OutputSource = {
       read: (uri) =>
         Promise.resolve({
           text: '0123456789'.slice(Number(new URL(uri).searchParams.get('offset'))),
+          status: 'working',
         }),
       ended: () => Promise.resolve(false),
-      changed: () => {
-        stop.abort();
-        return Promise.resolve();
-      },
     };
     const seen: string[] = [];
     for await (const chunk of followOutputOf(source, taskResourceUri('t', 'output'), {
       offset: 6,
       signal: stop.signal,
-    }))
+    })) {
       seen.push(chunk);
+      stop.abort();
+    }
     assert.deepEqual(seen, ['6789']);
   });
 });

@@ -1,4 +1,5 @@
 import type { TaskEvents } from '../../store/events.js';
+import type { TaskStore } from '../../store/port.js';
 import type { JsonObject } from '../../task/record.js';
 import type { TaskRuntimePort } from '../tasks/runtime-port.js';
 import { DEFAULT_LISTEN_OPTIONS, type ListenOptions } from './options.js';
@@ -14,6 +15,10 @@ import {
   type FairTicket,
 } from '../tasks/fair-bound.js';
 
+type HubRuntime = Pick<TaskRuntimePort, 'getTask'> & {
+  readonly store?: Pick<TaskStore, 'readText'>;
+};
+
 /**
  * All open task streams of one server: routes store events (local writes, and with the Redis
  * and Postgres stores every other replica's writes, which they re-emit) to the subscriptions
@@ -22,7 +27,7 @@ import {
  */
 export class ListenHub {
   options: ListenOptions;
-  readonly #runtime: Pick<TaskRuntimePort, 'getTask'>;
+  readonly #runtime: HubRuntime;
   readonly #events: TaskEvents;
   readonly #byTask = new Map<string, Set<TaskSubscription>>();
   readonly #perPrincipal = new Map<string, number>();
@@ -30,11 +35,7 @@ export class ListenHub {
   #open = 0;
   #detach: (() => void) | undefined;
 
-  constructor(
-    runtime: Pick<TaskRuntimePort, 'getTask'>,
-    events: TaskEvents,
-    options: Partial<ListenOptions> = {},
-  ) {
+  constructor(runtime: HubRuntime, events: TaskEvents, options: Partial<ListenOptions> = {}) {
     this.#runtime = runtime;
     this.#events = events;
     this.options = { ...DEFAULT_LISTEN_OPTIONS, ...options };
@@ -97,6 +98,7 @@ export class ListenHub {
   ): void {
     const deps = { runtime: this.#runtime, events: this.#events, options: this.options };
     const subscription = new ResourceSubscription({
+      store: this.#runtime.store,
       ...deps,
       principal,
       request,

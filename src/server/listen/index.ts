@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { IncomingRequest, Wire2026Envelope, WireError } from '../../protocol/index.js';
 import type { TaskEvents } from '../../store/events.js';
+import type { TaskStore } from '../../store/port.js';
 import type { JsonObject } from '../../task/record.js';
 import type { TaskRuntimePort } from '../tasks/runtime-port.js';
 import { ListenHub } from './hub.js';
@@ -18,8 +19,14 @@ export { asksForTasks, type ListenRequest } from './request.js';
 export type { ListenHub } from './hub.js';
 export { INITIAL_STATE_META, SUBSCRIPTION_ID_META } from './subscription.js';
 
-/** What the hub needs of the runtime: owner-checked reads and the store's change events. */
-export type ListenRuntime = Pick<TaskRuntimePort, 'getTask'> & { readonly events: TaskEvents };
+/**
+ * What the hub needs of the runtime: owner-checked reads and the store's change events (and,
+ * when it has one, the store, whose text lengths resource updates carry).
+ */
+export type ListenRuntime = Pick<TaskRuntimePort, 'getTask'> & {
+  readonly events: TaskEvents;
+  readonly store?: Pick<TaskStore, 'readText'>;
+};
 
 // The hub of each runtime, so tests and metrics can reach it through `app.runtime`.
 const hubs = new WeakMap<ListenRuntime, ListenHub>();

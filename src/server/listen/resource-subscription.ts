@@ -3,7 +3,9 @@ import type { TaskEvents } from '../../store/events.js';
 import { isPlausibleTaskId } from '../../task/ids.js';
 import type { JsonObject, TaskRecord } from '../../task/record.js';
 import { isTerminal } from '../../task/status.js';
+import type { TaskStore } from '../../store/port.js';
 import { coalesced } from '../tasks/coalesced.js';
+import { TextTotal } from '../tasks/text-total.js';
 import type { TaskRuntimePort } from '../tasks/runtime-port.js';
 import { taskUriParts, type TaskUriParts } from '../tasks/task-uri.js';
 import type { ListenOptions } from './options.js';
@@ -16,6 +18,8 @@ const RESOURCE_UPDATED_NOTIFICATION = 'notifications/resources/updated';
 export interface ResourceSubscriptionDeps {
   runtime: Pick<TaskRuntimePort, 'getTask'>;
   events: TaskEvents;
+  /** Reads a text's length when no event said it yet (updates then carry it). */
+  store?: Pick<TaskStore, 'readText'> | undefined;
   principal: string;
   request: ListenRequest;
   sink: ListenSink;
@@ -28,6 +32,9 @@ interface Followed {
   uri: string;
   parts: TaskUriParts;
   notifier: { poke(): void; stop(): void };
+  total: TextTotal;
+  /** Told since its task ended (or ended before the grant: nothing to tell). */
+  told: boolean;
 }
 
 /**
@@ -35,7 +42,7 @@ interface Followed {
  * acknowledgement lists the URIs granted (the caller's own tasks' resources; any other URI is
  * left out, as an unknown resource), then `notifications/resources/updated` as a task's text
  * grows, from this process or another (the store's `task:text` events), coalesced to a few a
- * second, and once more when the task ends. When every granted task has ended (or none was
+ * second, and once more when the task ends, each saying the text's length (text-total.ts). When every granted task has ended (or none was
  * granted) the stream ends with the listen result.
  */
 export class ResourceSubscription {
@@ -83,11 +90,19 @@ export class ResourceSubscription {
 
   #follow(uri: string, task: TaskRecord): void {
     const parts = taskUriParts(uri) as TaskUriParts;
-    const notifier = coalesced(() => this.#updated(uri, parts.taskId));
+    const store = this.#deps.store;
+    const total = new TextTotal(
+      store === undefined
+        ? undefined
+        : async () => (await store.readText(parts.taskId, parts.kind, 0, 0))?.end,
+    );
+    const told = isTerminal(task.status);
+    const followed: Followed = { uri, parts, total, told, notifier: { poke() {}, stop() {} } };
+    followed.notifier = coalesced(() => void this.#updated(followed));
     const list = this.#followed.get(task.id) ?? [];
-    list.push({ uri, parts, notifier });
+    list.push(followed);
     this.#followed.set(task.id, list);
-    if (isTerminal(task.status)) this.#ended.add(task.id);
+    if (told) this.#ended.add(task.id);
   }
 
   #acknowledge(): void {
@@ -112,40 +127,52 @@ export class ResourceSubscription {
     );
     const only = { only: (id: string) => named.has(id) };
     this.#stops.push(
-      events.on('task:text', ({ id, kind }) => this.#poke(id, kind), only),
+      events.on('task:text', ({ id, kind, end }) => this.#poke(id, kind, end), only),
       events.on('task:transition', ({ task, to }) => isTerminal(to) && this.#end(task.id), only),
       events.on('task:deleted', ({ id }) => this.#end(id), only),
       events.on('store:resync', () => {
+        for (const list of this.#followed.values()) for (const f of list) f.total.forget();
         for (const id of this.#followed.keys()) this.#poke(id);
         void this.#reread();
       }),
     );
   }
 
-  /** Text of a followed task grew: its URIs of that kind will be told. */
-  #poke(taskId: string, kind?: string): void {
-    if (!this.#acknowledged) return;
+  /** Text of a followed task grew (to `end`): its URIs of that kind will be told. */
+  #poke(taskId: string, kind?: string, end?: number): void {
     for (const f of this.#followed.get(taskId) ?? []) {
-      if (kind === undefined || f.parts.kind === kind) f.notifier.poke();
+      if (kind !== undefined && f.parts.kind !== kind) continue;
+      if (end !== undefined) f.total.grew(end);
+      if (this.#acknowledged) f.notifier.poke();
     }
   }
 
   #end(taskId: string): void {
     this.#ended.add(taskId);
+    for (const f of this.#followed.get(taskId) ?? []) {
+      f.total.end();
+      f.told = false;
+    }
     this.#poke(taskId);
   }
 
-  #updated(uri: string, taskId: string): void {
+  async #updated(followed: Followed): Promise<void> {
+    const ended = this.#ended.has(followed.parts.taskId);
+    const meta = await followed.total.meta();
     if (this.#deps.sink.closed) return;
-    const params = { _meta: { [META.subscriptionId]: this.id }, uri };
+    const params = { _meta: { ...meta, [META.subscriptionId]: this.id }, uri: followed.uri };
     this.#deps.sink.send({ jsonrpc: '2.0', method: RESOURCE_UPDATED_NOTIFICATION, params });
-    if (this.#ended.has(taskId)) this.#finishWhenDone();
+    if (!ended) return;
+    followed.told = true;
+    this.#finishWhenDone();
   }
 
-  /** Ends the stream gracefully once every granted task ended and was told. */
+  /** Ends the stream gracefully once every granted task ended and each of its URIs was told. */
   #finishWhenDone(): boolean {
     if (this.#deps.sink.closed) return false;
-    for (const id of this.#followed.keys()) if (!this.#ended.has(id)) return false;
+    for (const [id, list] of this.#followed) {
+      if (!this.#ended.has(id) || list.some((f) => !f.told)) return false;
+    }
     const result = {
       resultType: 'complete',
       _meta: { [META.subscriptionId]: this.id, [META.serverInfo]: this.#deps.serverInfo },

@@ -6,6 +6,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { isTerminal } from '../../task/status.js';
 import { coalesced } from '../tasks/coalesced.js';
+import { TextTotal } from '../tasks/text-total.js';
 import { callersTask, parseUri, type Handler, type TaskResourceDeps } from './task-resources.js';
 
 /** Subscriptions one session may hold at once. */
@@ -14,7 +15,8 @@ const MAX_SUBSCRIPTIONS = 100;
 /**
  * `resources/subscribe` and `resources/unsubscribe` of the task resources on a server that lives
  * for a session (2025-11-25): `notifications/resources/updated` as a task's output grows (from
- * any process: store events) and once its result is there, coalesced to a few a second.
+ * any process: store events) and once its result is there, coalesced to a few a second, each
+ * saying the text's length and whether the task ended (text-total.ts).
  * Owner-only, like a read; every subscription ends with the session.
  */
 export function registerResourceSubscriptions(mcp: McpServer, deps: TaskResourceDeps): void {
@@ -32,15 +34,36 @@ export function registerResourceSubscriptions(mcp: McpServer, deps: TaskResource
         `this session already follows ${MAX_SUBSCRIPTIONS} resources: unsubscribe from one first`,
       );
     }
-    const notify = coalesced(
-      () => void mcp.server.sendResourceUpdated({ uri }).catch(() => undefined),
-    );
+    const total = new TextTotal(async () => {
+      return (await deps.store.readText(parsed.taskId, parsed.kind, 0, 0))?.end;
+    });
+    const send = async () => {
+      const params = { uri, _meta: await total.meta() };
+      await mcp.server.sendResourceUpdated(params);
+    };
+    const notify = coalesced(() => void send().catch(() => undefined));
+    const ended = () => {
+      total.end();
+      notify.poke();
+    };
     const only = { only: (id: string) => id === parsed.taskId };
     const events = deps.store.events;
     const stops = [
-      events.on('task:text', (event) => event.kind === parsed.kind && notify.poke(), only),
-      events.on('task:transition', (event) => isTerminal(event.to) && notify.poke(), only),
-      events.on('task:deleted', () => notify.poke(), only),
+      events.on(
+        'task:text',
+        (event) => {
+          if (event.kind !== parsed.kind) return;
+          total.grew(event.end);
+          notify.poke();
+        },
+        only,
+      ),
+      events.on('task:transition', (event) => isTerminal(event.to) && ended(), only),
+      events.on('task:deleted', ended, only),
+      events.on('store:resync', () => {
+        total.forget();
+        notify.poke();
+      }),
     ];
     subscriptions.set(uri, () => {
       for (const stop of stops) stop();
