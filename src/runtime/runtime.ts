@@ -87,7 +87,7 @@ export class TaskRuntime {
   readonly #ttl: TtlPolicy;
   readonly #settings: RunnerSettings;
   readonly #options: Required<Pick<RuntimeOptions, 'defaultPollIntervalMs' | 'maxArgumentsBytes'>>;
-  readonly #queueCap: queueCap.QueueCap;
+  readonly #maxQueued: number;
   readonly #running = new Map<string, RunAbort>();
   readonly #leases = new Map<string, string>();
   readonly #health: StoreHealth;
@@ -116,7 +116,7 @@ export class TaskRuntime {
       maxArgumentsBytes: options.maxArgumentsBytes ?? DEFAULTS.maxArgumentsBytes,
     };
     const maxQueued = options.maxQueuedPerPrincipal ?? queueCap.DEFAULT_MAX_QUEUED_PER_PRINCIPAL;
-    this.#queueCap = new queueCap.QueueCap(options.store, maxQueued);
+    this.#maxQueued = queueCap.checkQueueCap(maxQueued);
     const leaseMs = options.leaseMs ?? DEFAULTS.leaseMs;
     this.#settings = {
       store: options.store,
@@ -221,7 +221,6 @@ export class TaskRuntime {
       concurrencyKey === undefined
         ? input.meta
         : { ...input.meta, [CONCURRENCY_KEY_META]: concurrencyKey };
-    const position = await this.#queueCap.admit(input.principal);
     this.start();
     const record = newTaskRecord(
       {
@@ -238,23 +237,25 @@ export class TaskRuntime {
       },
       this.#clock(),
     );
-    return this.#createAndStart(record, position);
+    return this.#createAndStart(record);
   }
 
   /**
    * With a free local slot the task's lease is taken in the creating write and the run starts
    * right after the reply; otherwise the executor is told, and claims it when it can.
    */
-  async #createAndStart(record: TaskRecord, position?: number): Promise<TaskRecord> {
+  async #createAndStart(record: TaskRecord): Promise<TaskRecord> {
     const slot = this.#executor?.reserve?.(record.principal);
     const lease = { owner: this.#settings.owner, leaseMs: this.#settings.leaseMs };
+    const maxUnfinished = this.#maxQueued;
     let outcome: CreateOutcome;
     const sentAt = performance.now();
     try {
-      outcome = await this.store.create(record, slot === undefined ? {} : { lease });
+      const options = slot === undefined ? { maxUnfinished } : { lease, maxUnfinished };
+      outcome = await this.store.create(record, options);
     } catch (error) {
       slot?.release();
-      throw error;
+      throw queueCap.asQueueFull(error, maxUnfinished);
     }
     const { task, created } = outcome;
     if (slot !== undefined && outcome.lease !== undefined) {
@@ -266,7 +267,8 @@ export class TaskRuntime {
     }
     slot?.release();
     if (!created) assertSameCall(task, record);
-    else await this.#dispatch(task.id, 'created', queueCap.hintOf(task.principal, position));
+    else
+      await this.#dispatch(task.id, 'created', queueCap.hintOf(task.principal, outcome.position));
     return task;
   }
 

@@ -11,6 +11,11 @@ export interface CreateOutcome {
   created: boolean;
   /** The lease asked for with `CreateOptions.lease`; only when the task was created. */
   lease?: LeaseGrant;
+  /**
+   * With `CreateOptions.maxUnfinished`, a created unfinished task's place among its
+   * principal's unfinished tasks, itself included.
+   */
+  position?: number;
 }
 
 export interface CreateOptions {
@@ -20,6 +25,16 @@ export interface CreateOptions {
    * next claim reports `interrupted`.
    */
   lease?: { owner: string; leaseMs: number };
+  /**
+   * The per-principal cap (`--max-queued-per-principal`): a create of an unfinished task whose
+   * principal already has this many unfinished (`working`, `input_required`) tasks writes
+   * nothing and throws TaskrailError `QUEUE_FULL`. Judged in the creating write where the
+   * store can, so creates racing at the edge cannot pass it (a Redis Cluster counts across
+   * slots before writing: there racing creates can pass it by one each). An earlier task with
+   * the same idempotency key is returned whatever the count. An expired task may count until
+   * swept.
+   */
+  maxUnfinished?: number;
 }
 
 /**

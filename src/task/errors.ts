@@ -69,6 +69,8 @@ export type TaskrailErrorCode =
   | 'INPUT_KEY_REUSED'
   | 'STORE_UNAVAILABLE'
   | 'STORE_CORRUPT'
+  /** A create refused by `CreateOptions.maxUnfinished`: its principal has that many unfinished. */
+  | 'QUEUE_FULL'
   | 'CONFIG';
 
 export class TaskrailError extends Error {
@@ -105,7 +107,7 @@ export function isStoreUnavailable(error: unknown): error is TaskrailError {
 }
 
 /** A TaskrailError from this copy of taskrail or another (see ERROR_BRAND). */
-function isTaskrailError(error: unknown): error is TaskrailError {
+export function isTaskrailError(error: unknown): error is TaskrailError {
   return error instanceof TaskrailError || isBranded(error, 'TaskrailError');
 }
 

@@ -3,6 +3,7 @@ import { after, describe, it } from 'node:test';
 import { Cluster } from 'ioredis';
 import { openRedisStore } from '../../src/stores/redis/index.js';
 import { taskStoreContract } from '../../src/testing/index.js';
+import { QUEUE_CAP_RACE } from '../../src/testing/store-contract/queue-cap.js';
 import { newTaskId } from '../../src/task/ids.js';
 import { newTaskRecord } from '../../src/task/record.js';
 import { skipWithoutRedisServer, startCluster } from '../helpers/redis-cluster.js';
@@ -13,19 +14,29 @@ import { uniquePrefix } from './redis-env.js';
  * keep to one slot (Redis refuses a script touching keys of another slot), and the readers
  * that look across tasks (list, recovery scans, the sweeper) must find tasks on every master.
  */
+/** A principal's unfinished tasks sit in every bucket's slot: counted before the write. */
+const QUEUE_CAP_SKIPS = {
+  [QUEUE_CAP_RACE]:
+    'a Cluster counts the unfinished tasks across slots before it writes: racers can pass by one each',
+};
+
 if (!skipWithoutRedisServer('redis cluster TaskStore contract')) {
   const cluster = await startCluster(3, 0);
   after(() => cluster.stop());
   const url = (prefix: string) => `${cluster.url}&prefix=${prefix}`;
 
-  taskStoreContract('redis cluster', async ({ clock }) => {
-    const prefix = uniquePrefix();
-    return {
-      store: await openRedisStore(url(prefix), { clock, leaseClock: 'caller' }),
-      reopen: () => openRedisStore(url(prefix), { clock, leaseClock: 'caller' }),
-      cleanup: async () => undefined,
-    };
-  });
+  taskStoreContract(
+    'redis cluster',
+    async ({ clock }) => {
+      const prefix = uniquePrefix();
+      return {
+        store: await openRedisStore(url(prefix), { clock, leaseClock: 'caller' }),
+        reopen: () => openRedisStore(url(prefix), { clock, leaseClock: 'caller' }),
+        cleanup: async () => undefined,
+      };
+    },
+    { skip: QUEUE_CAP_SKIPS },
+  );
 
   describe('redis cluster layout', () => {
     it('spreads tasks over every master, each task keeping its keys in one slot', async () => {

@@ -1,5 +1,5 @@
 /**
- * Fair share and the per-principal cap with a real `taskrail serve` on SQLite, principals from
+ * Fair share with a real `taskrail serve` on SQLite, principals from
  * `--auth tokens:FILE`. Run order is read from the journal the fixture tool writes.
  */
 import assert from 'node:assert/strict';
@@ -8,8 +8,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RawDispatch } from '../../src/client/rpc-http.js';
-import type { TaskStore } from '../../src/store/port.js';
-import { openStore } from '../../src/stores/open.js';
 import { parseJournal, type JournalEntry } from '../fixtures/policy-tools.js';
 import { readFileSync, existsSync } from 'node:fs';
 import type { Child } from '../helpers/child.js';
@@ -136,134 +134,3 @@ describe('fair share across principals on a SQLite serve (real process)', () => 
     }
   });
 });
-
-describe('--max-queued-per-principal on a SQLite serve (real process)', () => {
-  const env = setup('cap');
-  let served: Served;
-  let observer: TaskStore;
-  before(async () => {
-    served = await env.serve(['--concurrency', '1', '--max-queued-per-principal', '2']);
-    observer = await openStore(env.db);
-  });
-  after(async () => {
-    await observer.close();
-    await served.child.stop(30_000);
-    rmSync(env.dir, { recursive: true, force: true });
-  });
-
-  const aliceTasks = async () => (await observer.list({ principal: 'alice' })).tasks.length;
-
-  it('refuses the create past the cap (429, Retry-After, JSON-RPC error) on both wires', async () => {
-    const alice = served.as('tok-a');
-    const first = await busy(alice, 60_000);
-    await busy(alice, 60_000);
-    const refused = await post2026(served.url, 'tok-a', 'key-1');
-    assert.equal(refused.status, 429, JSON.stringify(refused.body));
-    assert.equal(refused.retryAfter, '2');
-    assert.equal(refused.body.error?.code, -32000);
-    assert.match(refused.body.error?.message ?? '', /Too many unfinished tasks/);
-    const session = await open2025(served.url, 'tok-a');
-    const refused2025 = await call2025(served.url, 'tok-a', session);
-    // A session's answer streams (SSE): its 200 is sent before the error is known, as with store
-    // trouble's 503; the JSON-RPC error carries the wait instead.
-    assert.match(refused2025.text, /"code":-32000/);
-    assert.match(refused2025.text, /"retryAfterSeconds":2/);
-    if (refused2025.status !== 200) assert.equal(refused2025.retryAfter, '2');
-    assert.equal(await aliceTasks(), 2, 'the refused creates made no task');
-    assert.ok(await busy(served.as('tok-b'), 10), 'another principal is still served');
-
-    await alice({ method: 'tasks/cancel', params: { taskId: first } });
-    const retried = await post2026(served.url, 'tok-a', 'key-1');
-    assert.equal(retried.status, 200, JSON.stringify(retried.body));
-    const again = await post2026(served.url, 'tok-a', 'key-1');
-    assert.equal(taskIdOf(again.body), taskIdOf(retried.body), 'the idempotent retry lands on it');
-    assert.equal(await aliceTasks(), 3);
-  });
-
-  it('refuses a flag that is not a positive integer, with a clear error', async () => {
-    for (const bad of ['0', '-1', 'ten']) {
-      const started = env.serve(['--max-queued-per-principal', bad]);
-      await assert.rejects(started, /max-queued-per-principal.*whole number of at least 1/s);
-    }
-  });
-});
-
-interface RpcBody {
-  error?: { code: number; message: string };
-  result?: { task?: { taskId?: string } };
-}
-
-function taskIdOf(body: RpcBody): string | undefined {
-  return body.result?.task?.taskId;
-}
-
-async function post2026(url: string, token: string, key: string) {
-  const meta = {
-    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-    'io.modelcontextprotocol/clientInfo': { name: 'fair', version: '0' },
-    'io.modelcontextprotocol/clientCapabilities': {
-      extensions: { 'io.modelcontextprotocol/tasks': {} },
-    },
-    'dev.taskrail/idempotency-key': key,
-  };
-  const params = { name: 'busy', arguments: { ms: 60_000 }, _meta: meta };
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      authorization: `Bearer ${token}`,
-      'mcp-method': 'tools/call',
-      'mcp-name': 'busy',
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params }),
-  });
-  return {
-    status: res.status,
-    retryAfter: res.headers.get('retry-after'),
-    body: (await res.json()) as RpcBody,
-  };
-}
-
-function headers2025(token: string, session?: string): Record<string, string> {
-  return {
-    'content-type': 'application/json',
-    accept: 'application/json, text/event-stream',
-    authorization: `Bearer ${token}`,
-    ...(session === undefined
-      ? {}
-      : { 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' }),
-  };
-}
-
-async function open2025(url: string, token: string): Promise<string> {
-  const params = {
-    protocolVersion: '2025-11-25',
-    capabilities: { tasks: { requests: { tools: { call: {} } } } },
-    clientInfo: { name: 'fair', version: '0' },
-  };
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: headers2025(token),
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params }),
-  });
-  await res.text();
-  const session = res.headers.get('mcp-session-id');
-  assert.ok(session, `a 2025-11-25 session (HTTP ${res.status})`);
-  await fetch(url, {
-    method: 'POST',
-    headers: headers2025(token, session),
-    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
-  }).then((reply) => reply.text());
-  return session;
-}
-
-async function call2025(url: string, token: string, session: string) {
-  const params = { name: 'busy', arguments: { ms: 60_000 }, task: { ttl: 60_000 } };
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: headers2025(token, session),
-    body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params }),
-  });
-  return { status: res.status, retryAfter: res.headers.get('retry-after'), text: await res.text() };
-}

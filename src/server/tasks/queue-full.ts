@@ -2,6 +2,7 @@ import { ProtocolError } from '@modelcontextprotocol/server';
 import type { WireError } from '../../protocol/index.js';
 import { isQueueFull, type QueueFullError } from '../../runtime/queue-cap.js';
 import { rpcErrorObject } from '../../task/errors.js';
+import { peekFirstEvent } from './first-event.js';
 import { troubleStatus } from './server-trouble.js';
 
 export { isQueueFull };
@@ -46,22 +47,62 @@ export function refusalOf(
   return { status: QUEUE_FULL_STATUS, headers: { 'retry-after': String(Math.ceil(retryAfter)) } };
 }
 
-function isJson(response: Response): boolean {
-  return response.headers.get('content-type')?.includes('application/json') === true;
+/** How long a streamed (SSE) answer to a `tools/call` may hold its status for its first event. */
+const FIRST_EVENT_WAIT_MS = 1000;
+
+function contentType(response: Response): string {
+  return response.headers.get('content-type') ?? '';
+}
+
+/** A single `tools/call` request: its stream's first event is, when refused, the whole answer. */
+function isToolsCall(parsedBody: unknown): boolean {
+  return (
+    typeof parsedBody === 'object' &&
+    parsedBody !== null &&
+    (parsedBody as { method?: unknown }).method === 'tools/call'
+  );
 }
 
 type FetchLike<O> = (request: Request, options: O) => Promise<Response>;
 
 /**
- * Wraps an SDK fetch handler so that a JSON answer carrying the store-trouble -32603 goes out
- * with HTTP 503, and a queue-full refusal with 429 and `Retry-After`, instead of 200 (a plain
- * proxy or host then also sees it). An SSE answer has sent its 200 before the error is known;
- * its JSON-RPC error still says what to do.
+ * A `tools/call` answered on an SSE stream (a 2025-11-25 session) holds its 200 until the first
+ * event (at most FIRST_EVENT_WAIT_MS): when that event is the call's queue-full refusal, it goes
+ * out as JSON with 429 and `Retry-After` instead, as on the 2026-07-28 wire. A refusal after a
+ * tool's questions before its task stays inside the 200 stream, as does store trouble (an SDK
+ * client reads it there as the call's error).
  */
-export function withRefusalStatus<O>(fetch: FetchLike<O>): FetchLike<O> {
+async function streamRefusal(response: Response, stream: ReadableStream<Uint8Array>) {
+  const peeked = await peekFirstEvent(stream, FIRST_EVENT_WAIT_MS);
+  const retryAfter = peeked.data === undefined ? undefined : queueFullRetryAfter(peeked.data);
+  if (peeked.data !== undefined && retryAfter !== undefined) {
+    await peeked.body.cancel();
+    const headers = new Headers(response.headers);
+    headers.set('content-type', 'application/json');
+    headers.set('retry-after', String(Math.ceil(retryAfter)));
+    return new Response(peeked.data, { status: QUEUE_FULL_STATUS, headers });
+  }
+  const { status, statusText, headers } = response;
+  return new Response(peeked.body, { status, statusText, headers });
+}
+
+/**
+ * Wraps an SDK fetch handler so that an answer carrying the store-trouble -32603 goes out with
+ * HTTP 503, and a queue-full refusal with 429 and `Retry-After`, instead of 200 (a plain proxy
+ * or host then also sees it): a JSON answer, or a `tools/call` stream refused at once.
+ */
+export function withRefusalStatus<O extends { parsedBody?: unknown } | undefined>(
+  fetch: FetchLike<O>,
+): FetchLike<O> {
   return async (request, options) => {
     const response = await fetch(request, options);
-    if (response.status !== 200 || !isJson(response)) return response;
+    if (response.status !== 200) return response;
+    const type = contentType(response);
+    if (type.includes('text/event-stream') && response.body !== null) {
+      const call = isToolsCall(options?.parsedBody);
+      return call ? streamRefusal(response, response.body) : response;
+    }
+    if (!type.includes('application/json')) return response;
     const text = await response.text();
     const refusal = refusalOf(response.status, text);
     const headers = new Headers(response.headers);

@@ -1,5 +1,7 @@
 import type { McpServer, ServerContext } from '@modelcontextprotocol/server';
 import { isObject } from '../../protocol/envelope.js';
+import { TASKRAIL_META } from '../../protocol/index.js';
+import { assertIdempotencyKey } from '../../runtime/idempotency.js';
 import { declares2025Tasks, encodeCreateTaskResult2025 } from '../../protocol/wire-2025.js';
 import { normalizeTaskOption } from '../../runtime/tool.js';
 import type { JsonObject } from '../../task/record.js';
@@ -87,6 +89,7 @@ async function createTask2025(
   const taskArgs = await beforeTask(tool, args, principal, caps, ctx);
   const ttl = task['ttl'];
   const session = sessionOf(deps, ctx);
+  const idempotencyKey = idempotencyKeyOf(params);
   const input = taskCreationInput(
     tool,
     taskArgs,
@@ -94,11 +97,20 @@ async function createTask2025(
     {
       wire: WIRE_2025_VERSION,
       ...(typeof ttl === 'number' ? { ttlMs: ttl } : {}),
+      ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
       ...(session === undefined ? {} : { meta: { [SESSION_META]: session } }),
     },
   );
   const record = await deps.instanceDeps.runtime().createTask(input);
   return encodeCreateTaskResult2025(record, tool.config.modelImmediateResponse);
+}
+
+/** `_meta["dev.taskrail/idempotency-key"]` of the call: a retry with it gets the first task. */
+function idempotencyKeyOf(params: JsonObject): string | undefined {
+  const meta = params['_meta'];
+  const key = isObject(meta) ? meta[TASKRAIL_META.idempotencyKey] : undefined;
+  assertIdempotencyKey(key);
+  return key;
 }
 
 /** A tool's questions before its task exists, asked as real requests on this call's stream. */

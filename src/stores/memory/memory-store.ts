@@ -32,6 +32,8 @@ import {
   assertNextRevision,
   fenceRefuses,
   storeClosedError,
+  capOf,
+  queueFullError,
 } from '../shared/checks.js';
 import {
   clampListLimit,
@@ -112,6 +114,7 @@ export class MemoryTaskStore implements TaskStore {
     if (this.#tasks.has(task.id)) {
       throw new TaskrailError('CONFLICT', `task ${task.id} already exists`);
     }
+    const position = this.#place(task, options.maxUnfinished);
     const stored = jsonCopy(task);
     this.#tasks.set(task.id, stored);
     if (task.idempotencyKey !== undefined) {
@@ -119,7 +122,21 @@ export class MemoryTaskStore implements TaskStore {
     }
     const lease = options.lease === undefined ? undefined : this.#leaseNew(stored, options.lease);
     this.events.emit('task:created', { task: jsonCopy(stored) });
-    return { task: jsonCopy(stored), created: true, ...(lease === undefined ? {} : { lease }) };
+    return {
+      task: jsonCopy(stored),
+      created: true,
+      ...(lease === undefined ? {} : { lease }),
+      ...(position === undefined ? {} : { position }),
+    };
+  }
+
+  /** The new task's place among its principal's unfinished, refused past the cap. */
+  #place(task: TaskRecord, maxUnfinished: number | undefined): number | undefined {
+    const cap = capOf(task, maxUnfinished);
+    if (cap === undefined) return undefined;
+    const unfinished = this.#countUnfinished(task.principal, cap);
+    if (unfinished >= cap) throw queueFullError(task, cap);
+    return unfinished + 1;
   }
 
   #leaseNew(
@@ -334,6 +351,10 @@ export class MemoryTaskStore implements TaskStore {
   /** A scan of every task: the memory store is for tests and development, not for size. */
   async countUnfinished(principal: string, atMost: number): Promise<number> {
     this.#assertOpen();
+    return this.#countUnfinished(principal, atMost);
+  }
+
+  #countUnfinished(principal: string, atMost: number): number {
     const now = this.#clock();
     let count = 0;
     for (const task of this.#tasks.values()) {

@@ -81,6 +81,26 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (task_id, kind, start)
   );
   `,
+  // 4: each principal's unfinished tasks, counted for the per-principal cap in the creating
+  // statement itself (statements.ts \`insert\` raises the count; these triggers lower it).
+  `
+  CREATE TABLE S.unfinished_counts (principal text PRIMARY KEY, n integer NOT NULL);
+  INSERT INTO S.unfinished_counts (principal, n)
+    SELECT principal, count(*) FROM S.tasks WHERE status IN ('working', 'input_required')
+    GROUP BY principal;
+  CREATE FUNCTION S.unfinished_task_gone() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    UPDATE S.unfinished_counts SET n = n - 1 WHERE principal = OLD.principal;
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER unfinished_on_finish AFTER UPDATE OF status ON S.tasks FOR EACH ROW
+    WHEN (OLD.status IN ('working', 'input_required')
+      AND NEW.status NOT IN ('working', 'input_required'))
+    EXECUTE FUNCTION S.unfinished_task_gone();
+  CREATE TRIGGER unfinished_on_delete AFTER DELETE ON S.tasks FOR EACH ROW
+    WHEN (OLD.status IN ('working', 'input_required'))
+    EXECUTE FUNCTION S.unfinished_task_gone();
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

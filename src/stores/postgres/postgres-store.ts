@@ -30,7 +30,9 @@ import {
   assertDelayMs,
   assertLeaseMs,
   assertNextRevision,
+  capOf,
   fenceRefuses,
+  queueFullError,
   storeClosedError,
 } from '../shared/checks.js';
 import { clampListLimit, decodeListCursor, encodeListCursor } from '../shared/list-cursor.js';
@@ -57,6 +59,12 @@ export interface PostgresStoreParts {
 
 type Row = Record<string, unknown>;
 const KEY_RACE_RETRIES = 5;
+
+/** A task row written: its lease's expiry, and its place among its principal's unfinished. */
+interface Inserted {
+  leaseUntil: number | null;
+  place: number;
+}
 
 /** A `TaskStore` on PostgreSQL: one statement per state change; see migrations.ts for tables. */
 export class PostgresTaskStore implements TaskStore {
@@ -99,24 +107,23 @@ export class PostgresTaskStore implements TaskStore {
       ...[task.id, task.principal, task.tool, task.status, task.createdAt, task.expiresAt],
       ...[task.revision, task.idempotencyKey ?? null, token === undefined ? null : lease?.owner],
       ...[token ?? null, token === undefined ? null : Math.ceil(lease?.leaseMs ?? 0)],
-      ...[fixed, data],
+      ...[fixed, data, capOf(task, options.maxUnfinished) ?? null],
     ];
     const outcome =
       task.idempotencyKey === undefined
-        ? await this.#insert(task.id, params)
+        ? await this.#insert(task, params)
         : await this.#createWithKey(task, params);
     if (outcome === undefined) return this.#existing(task);
     const stored = decodeRecord(fixed, data);
     if (this.events.listenerCount('task:created') > 0) {
       this.events.emit('task:created', { task: decodeRecord(fixed, data) });
     }
-    return token === undefined || outcome.leaseUntil === null
-      ? { task: stored, created: true }
-      : {
-          task: stored,
-          created: true,
-          lease: { token, expiresAt: outcome.leaseUntil, interrupted: false },
-        };
+    const created: CreateOutcome = { task: stored, created: true };
+    if (token !== undefined && outcome.leaseUntil !== null) {
+      created.lease = { token, expiresAt: outcome.leaseUntil, interrupted: false };
+    }
+    if (capOf(task, options.maxUnfinished) !== undefined) created.position = outcome.place;
+    return created;
   }
 
   async get(id: string): Promise<TaskRecord | undefined> {
@@ -218,9 +225,9 @@ export class PostgresTaskStore implements TaskStore {
   }
 
   async countUnfinished(principal: string, atMost: number): Promise<number> {
-    const params = [this.#now(), principal, Math.max(0, Math.floor(atMost))];
+    const params = [principal, Math.max(0, Math.floor(atMost))];
     const rows = await this.#query(this.#sql.countUnfinished, params);
-    return Number(rows[0]?.['n'] ?? 0);
+    return Math.max(0, Number(rows[0]?.['n'] ?? 0));
   }
 
   async findLeased(limit: number): Promise<LeaseHolder[]> {
@@ -319,12 +326,21 @@ export class PostgresTaskStore implements TaskStore {
     return this.#clock === undefined ? null : this.#clock();
   }
 
-  /** Undefined when an idempotency key or id already names a task (the caller looks it up). */
-  async #insert(id: string, params: unknown[]): Promise<{ leaseUntil: number | null } | undefined> {
+  /**
+   * Undefined when an idempotency key already names a task (the caller looks it up); refused
+   * (QUEUE_FULL) past the cap in params' last place.
+   */
+  async #insert(task: TaskRecord, params: unknown[]): Promise<Inserted | undefined> {
+    const id = task.id;
     try {
       const rows = await this.#query(this.#sql.insert, [this.#now(), this.#origin, ...params]);
-      const until = rows[0]?.['lease_expires_at'];
-      return { leaseUntil: until === null || until === undefined ? null : Number(until) };
+      const row = rows[0];
+      if (row === undefined) throw queueFullError(task, params.at(-1) as number);
+      const until = row['lease_expires_at'];
+      return {
+        leaseUntil: until === null || until === undefined ? null : Number(until),
+        place: Number(row['place']),
+      };
     } catch (error) {
       const constraint = uniqueViolation(error);
       if (constraint === 'tasks_by_idempotency_key') return undefined;
@@ -339,10 +355,7 @@ export class PostgresTaskStore implements TaskStore {
    * A live task with the same (principal, key) wins; an expired one is deleted first. Two
    * creators racing on one key: the loser's insert hits the unique index and it looks again.
    */
-  async #createWithKey(
-    task: TaskRecord,
-    params: unknown[],
-  ): Promise<{ leaseUntil: number | null } | undefined> {
+  async #createWithKey(task: TaskRecord, params: unknown[]): Promise<Inserted | undefined> {
     for (let attempt = 0; attempt < KEY_RACE_RETRIES; attempt++) {
       const found = await this.#query(this.#sql.selectByKey, [
         this.#now(),
@@ -352,7 +365,7 @@ export class PostgresTaskStore implements TaskStore {
       const row = found[0];
       if (row !== undefined && row['live'] === true) return undefined;
       if (row !== undefined) await this.#deleteExpired(row['id'] as string);
-      const inserted = await this.#insert(task.id, params);
+      const inserted = await this.#insert(task, params);
       if (inserted !== undefined) return inserted;
     }
     throw new TaskrailError(

@@ -6,6 +6,7 @@
 const NOW = `COALESCE($1::float8, (extract(epoch FROM now()) * 1000)::float8)`;
 const LIVE = `(expires_at IS NULL OR expires_at > ${NOW})`;
 const TERMINAL = "('completed', 'failed', 'cancelled')";
+const UNFINISHED = "('working', 'input_required')";
 
 /** A NOTIFY payload: ids and statuses only, never arguments or results. */
 function notify(channel: string, kind: string, fields: string): string {
@@ -23,14 +24,27 @@ export function statementsFor(s: string, channel: string) {
     WHERE id = $2 AND status = 'working' AND ${LIVE}
       AND (lease_expires_at IS NULL OR lease_expires_at <= ${NOW} OR lease_owner = $6)`;
   return {
-    /** $1 now, $2 origin, $3.. columns; lease: $11 owner, $12 token, $13 ms (null = none). */
-    insert: `WITH row AS (
+    /**
+     * $1 now, $2 origin, $3.. columns; lease: $11 owner, $12 token, $13 ms (null = none);
+     * $16 the most unfinished tasks the principal may have (null = no cap). An unfinished
+     * task raises its principal's count in the same statement, under the count row's lock, so
+     * creates racing at the cap cannot pass it: no row back = refused, nothing written.
+     */
+    insert: `WITH place AS (
+        INSERT INTO ${s}.unfinished_counts AS c (principal, n)
+          SELECT $4, 1 WHERE $6::text IN ${UNFINISHED}
+        ON CONFLICT (principal) DO UPDATE SET n = c.n + 1
+          WHERE $16::int IS NULL OR c.n < $16::int
+        RETURNING n),
+      row AS (
         INSERT INTO ${t} (id, principal, tool, status, created_at, expires_at, revision,
           idempotency_key, fixed, data, lease_owner, lease_token, lease_expires_at)
-        VALUES ($3, $4, $5, $6, $7, $8, $9, $10, $14, $15, $11, $12,
-          CASE WHEN $13::float8 IS NULL THEN NULL ELSE ${NOW} + $13::float8 END)
+        SELECT $3, $4, $5, $6, $7::float8, $8::float8, $9::int, $10, $14, $15, $11, $12,
+          CASE WHEN $13::float8 IS NULL THEN NULL ELSE ${NOW} + $13::float8 END
+        WHERE $6::text NOT IN ${UNFINISHED} OR EXISTS (SELECT 1 FROM place)
         RETURNING id, lease_expires_at)
-      SELECT lease_expires_at, ${notify(channel, 'c', "'id', id")} FROM row`,
+      SELECT lease_expires_at, (SELECT n FROM place) AS place,
+        ${notify(channel, 'c', "'id', id")} FROM row`,
     /** $1 now, $2 principal, $3 key. */
     selectByKey: `SELECT id, fixed, data, ${LIVE} AS live FROM ${t}
       WHERE principal = $2 AND idempotency_key = $3`,
@@ -99,10 +113,9 @@ export function statementsFor(s: string, channel: string) {
         AND (lease_expires_at IS NULL OR lease_expires_at <= ${NOW})
       ORDER BY ROW_NUMBER() OVER (PARTITION BY principal ORDER BY created_at, id), created_at
       LIMIT $2`,
-    /** $1 now, $2 principal, $3 limit: counted on tasks_by_principal, stopping at the limit. */
-    countUnfinished: `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${t}
-        WHERE principal = $2 AND status IN ('working', 'input_required') AND ${LIVE}
-        LIMIT $3) AS unfinished`,
+    /** $1 principal, $2 limit: the count kept by `insert` and migration 4's triggers. */
+    countUnfinished: `SELECT LEAST(n, $2::int) AS n FROM ${s}.unfinished_counts
+      WHERE principal = $1`,
     /** $1 now, $2 limit. */
     leased: `SELECT id, lease_owner AS owner FROM ${t} WHERE status = 'working' AND ${LIVE}
         AND lease_expires_at > ${NOW} AND lease_token IS NOT NULL

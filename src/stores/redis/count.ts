@@ -1,12 +1,8 @@
-import { memberId } from './keys.js';
-import { isLive, readTasks, type ScanParts } from './scans.js';
-
-const BATCH = 500;
-const UNFINISHED = new Set(['working', 'input_required']);
+import type { ScanParts } from './scans.js';
 
 /**
- * A principal's unfinished tasks, counted up to `atMost`: each bucket's principal index read
- * newest first (where unfinished tasks are), a batch's statuses in one `read-tasks` call.
+ * A principal's unfinished tasks, counted up to `atMost`: the live members (expiresAt after
+ * `now`) of its unfinished set in each bucket (keys.ts), one ZCOUNT per bucket.
  */
 export async function countUnfinished(
   parts: ScanParts,
@@ -14,17 +10,13 @@ export async function countUnfinished(
   atMost: number,
   now: number,
 ): Promise<number> {
-  let total = 0;
-  for (const bucket of parts.keys.allBuckets) {
-    const index = parts.keys.principal(bucket, principal);
-    for (let offset = 0; total < atMost; offset += BATCH) {
-      const members = await parts.redis.zrange(index, offset, offset + BATCH - 1, 'REV');
-      const rows = await readTasks(parts, members.map(memberId), ['status', 'expiresAt']);
-      for (const [status, expiresAt] of rows) {
-        if (UNFINISHED.has(status ?? '') && isLive(expiresAt, now)) total += 1;
-      }
-      if (members.length < BATCH) break;
-    }
-  }
-  return Math.min(total, atMost);
+  const counts = await Promise.all(
+    parts.keys.allBuckets.map((bucket) =>
+      parts.redis.zcount(parts.keys.unfinished(bucket, principal), `(${now}`, '+inf'),
+    ),
+  );
+  return Math.min(
+    counts.reduce((sum, count) => sum + count, 0),
+    atMost,
+  );
 }

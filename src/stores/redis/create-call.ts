@@ -13,6 +13,10 @@ export interface CreateCallOptions {
   lease: { owner: string; token: string; leaseMs: number } | undefined;
   /** The caller's clock when it judges leases (tests), else ''. */
   callerNow: number | '';
+  /** The store's clock, for the expiry of the principal's unfinished tasks. */
+  now: number;
+  /** The most unfinished tasks the principal may have in the task's bucket, or '' for no cap. */
+  maxUnfinished: number | '';
 }
 
 /** The keys and arguments of the `create` script (lua/create.lua) for one task. */
@@ -31,6 +35,7 @@ export function createScriptCall(
       keys.principal(bucket, task.principal),
       keys.working(bucket),
       keys.expiry(bucket),
+      keys.unfinished(bucket, task.principal),
     ],
     args: [
       encoded.fixed,
@@ -48,6 +53,8 @@ export function createScriptCall(
       lease === undefined ? 0 : Math.ceil(lease.leaseMs),
       options.callerNow,
       createdNotice(task),
+      options.maxUnfinished,
+      options.now,
     ],
   };
 }

@@ -16,6 +16,8 @@ const TEXT_KINDS: readonly TaskTextKind[] = ['output', 'result', 'structured'];
  * - `P:{b}:idem:<principal>:<key>`  string `<task id> <reserved at>`; b from principal and key
  * - `P:{b}:created`        sorted set, all scores 0, member `<createdAt 15 digits>:<id>` (lex)
  * - `P:{b}:principal:<principal>`   the same, per principal
+ * - `P:{b}:unfinished:<principal>` sorted set: the principal's unfinished tasks of the bucket,
+ *                          member as above, score = expiresAt (+inf = never)
  * - `P:{b}:working`        sorted set: member as above, score = lease expiry (0 = not leased)
  * - `P:{b}:expiry`         sorted set: member as above, score = expiresAt
  * - `P:{0}:permits:<key>`  hash: task id → lease token, the holders of a concurrency key
@@ -60,6 +62,9 @@ export class RedisKeys {
   }
   principal(bucket: number, principal: string): string {
     return `${this.#tagged(bucket)}principal:${encodeURIComponent(principal)}`;
+  }
+  unfinished(bucket: number, principal: string): string {
+    return `${this.#tagged(bucket)}unfinished:${encodeURIComponent(principal)}`;
   }
   created(bucket: number): string {
     return `${this.#tagged(bucket)}created`;

@@ -27,6 +27,8 @@ import {
   assertDelayMs,
   assertLeaseMs,
   assertNextRevision,
+  capOf,
+  queueFullError,
   storeClosedError,
 } from '../shared/checks.js';
 import { decodeRecord, encodeData, encodeRecord, writeNotice } from './codec.js';
@@ -141,6 +143,9 @@ export class RedisTaskStore implements TaskStore {
       const found = await reserveIdempotencyKey(parts, idem, task, redisExpiryMs, this.#clock());
       if (!found.reserved) return { task: found.earlier, created: false };
     }
+    const cap = capOf(task, options.maxUnfinished);
+    // One bucket: the create script counts and refuses. Several (a Cluster): counted before.
+    const counted = keys.buckets > 1 ? await this.#countBefore(task, cap, idem) : undefined;
     const bucket = keys.bucketOf(task.id);
     const { keys: createKeys, args: createArgs } = createScriptCall(keys, task, encoded, {
       redisExpiryMs,
@@ -149,12 +154,15 @@ export class RedisTaskStore implements TaskStore {
       lease:
         lease === undefined ? undefined : { owner: lease.owner, token, leaseMs: lease.leaseMs },
       callerNow: this.#callerLeaseNow(),
+      now: this.#clock(),
+      maxUnfinished: keys.buckets === 1 ? (cap ?? '') : '',
     });
     const reply = this.#acks.needed
       ? await this.#createOnReplicas(task, bucket, createKeys, createArgs)
       : ((await this.#scripts.run('create', createKeys, createArgs)) as Reply);
-    if (reply[0] === -1) {
+    if (reply[0] === -1 || reply[0] === -2) {
       if (idem !== '') await forgetIdempotencyKey({ scripts: this.#scripts }, idem, task.id);
+      if (reply[0] === -2) throw queueFullError(task, cap as number);
       throw new TaskrailError('CONFLICT', `task ${task.id} already exists`);
     }
     const stored = decodeRecord(encoded.fixed, encoded.data);
@@ -162,9 +170,23 @@ export class RedisTaskStore implements TaskStore {
       this.events.emit('task:created', { task: decodeRecord(encoded.fixed, encoded.data) });
     }
     const leaseUntil = Number(reply[1] ?? 0);
-    return leaseUntil > 0
-      ? { task: stored, created: true, lease: { token, expiresAt: leaseUntil, interrupted: false } }
-      : { task: stored, created: true };
+    const outcome: CreateOutcome = { task: stored, created: true };
+    if (leaseUntil > 0) outcome.lease = { token, expiresAt: leaseUntil, interrupted: false };
+    if (cap !== undefined) outcome.position = counted ?? Number(reply[2]);
+    return outcome;
+  }
+
+  /**
+   * On a Cluster, a principal's unfinished tasks spread over every bucket's slot: they are
+   * counted before the create (creates racing at the cap can pass it by one each). The new
+   * task's place, or undefined without a cap; past the cap, the reserved key is given back.
+   */
+  async #countBefore(task: TaskRecord, cap: number | undefined, idem: string) {
+    if (cap === undefined) return undefined;
+    const unfinished = await this.countUnfinished(task.principal, cap);
+    if (unfinished < cap) return unfinished + 1;
+    if (idem !== '') await forgetIdempotencyKey({ scripts: this.#scripts }, idem, task.id);
+    throw queueFullError(task, cap);
   }
 
   /**
@@ -181,7 +203,7 @@ export class RedisTaskStore implements TaskStore {
       bucket,
       (pipeline) => callScript(pipeline, 'create', keys, args),
       { key: keys[0] as string, field: 'member', value: String(args[4]) },
-      { budgetMs: CREATE_CONFIRM_MS, refused: (reply) => (reply as Reply)[0] === -1 },
+      { budgetMs: CREATE_CONFIRM_MS, refused: (reply) => Number((reply as Reply)[0]) < 0 },
     );
     if (written === undefined || durability === 'lost') {
       throw new TaskrailError(
@@ -231,7 +253,12 @@ export class RedisTaskStore implements TaskStore {
     const bucket = this.#keys.bucketOf(next.id);
     const reply = (await this.#scripts.run(
       'compare-and-set',
-      [this.#keys.task(next.id), this.#keys.working(bucket), this.#keys.expiry(bucket)],
+      [
+        this.#keys.task(next.id),
+        this.#keys.working(bucket),
+        this.#keys.expiry(bucket),
+        this.#keys.unfinished(bucket, next.principal),
+      ],
       [
         expectedRevision,
         data,

@@ -35,3 +35,16 @@ export function assertDelayMs(delayMs: number): void {
     throw new TaskrailError('INVALID_ARGUMENT', `a wait must be ≥ 0 ms, got ${delayMs}`);
   }
 }
+
+/** The refusal of a create past `CreateOptions.maxUnfinished`. */
+export function queueFullError(task: TaskRecord, maxUnfinished: number): TaskrailError {
+  return new TaskrailError(
+    'QUEUE_FULL',
+    `task ${task.id}: its principal already has ${maxUnfinished} unfinished tasks`,
+  );
+}
+
+/** The cap a create of `task` is held to: only an unfinished task takes a place. */
+export function capOf(task: TaskRecord, maxUnfinished: number | undefined): number | undefined {
+  return task.status === 'working' || task.status === 'input_required' ? maxUnfinished : undefined;
+}

@@ -28,7 +28,9 @@ import {
   assertDelayMs,
   assertLeaseMs,
   assertNextRevision,
+  capOf,
   fenceRefuses,
+  queueFullError,
 } from '../shared/checks.js';
 import { Checkpointer } from './checkpointer.js';
 import { GroupCommit } from './group-commit.js';
@@ -141,10 +143,11 @@ export class SqliteTaskStore implements TaskStore {
     // Only a keyed create can refuse after a change: a conflicting insert after it deleted an
     // expired task holding the same key.
     const savepoint = task.idempotencyKey !== undefined;
+    const cap = capOf(task, options.maxUnfinished);
     const result = await this.#group.write(
       (): Created => {
-        if (task.idempotencyKey !== undefined || options.lease !== undefined) {
-          return this.#createInTx(task, this.#clock(), options.lease);
+        if (task.idempotencyKey !== undefined || options.lease !== undefined || cap !== undefined) {
+          return this.#createInTx(task, this.#clock(), options.lease, cap);
         }
         const inserted = this.#insert(task);
         return { task: inserted.task, created: true, row: inserted.row };
@@ -162,6 +165,7 @@ export class SqliteTaskStore implements TaskStore {
     // Only the outcome leaves (the row and a stale id stay here).
     const outcome: CreateOutcome = { task: result.task, created: result.created };
     if (result.lease !== undefined) outcome.lease = result.lease;
+    if (result.position !== undefined) outcome.position = result.position;
     return outcome;
   }
 
@@ -380,7 +384,12 @@ export class SqliteTaskStore implements TaskStore {
     }
   }
 
-  #createInTx(task: TaskRecord, now: number, lease: CreateOptions['lease']): Created {
+  #createInTx(
+    task: TaskRecord,
+    now: number,
+    lease: CreateOptions['lease'],
+    cap: number | undefined,
+  ): Created {
     const row =
       task.idempotencyKey === undefined
         ? undefined
@@ -390,6 +399,7 @@ export class SqliteTaskStore implements TaskStore {
       return { task: rowToRecord(row), created: false };
     }
     if (row !== undefined) this.#deleteTask(row.id);
+    const position = cap === undefined ? undefined : this.#place(task, cap);
     // Only a working task is leased (a record may be created already finished).
     let grant: LeaseGrant | undefined;
     let columns: LeaseColumns | undefined;
@@ -405,7 +415,17 @@ export class SqliteTaskStore implements TaskStore {
     const outcome: Created = { task: created.task, created: true, row: created.row };
     if (grant !== undefined) outcome.lease = grant;
     if (row !== undefined) outcome.staleId = row.id;
+    if (position !== undefined) outcome.position = position;
     return outcome;
+  }
+
+  /** The new task's place among its principal's unfinished (kept by triggers), refused past the cap. */
+  #place(task: TaskRecord, cap: number): number {
+    const row = this.#sql.countUnfinished.get({ principal: task.principal, limit: cap }) as
+      { n: number } | undefined;
+    const unfinished = Math.max(0, row?.n ?? 0);
+    if (unfinished >= cap) throw queueFullError(task, cap);
+    return unfinished + 1;
   }
 
   #grantLease(id: string, owner: string, expiresAt: number, interrupted: boolean): LeaseGrant {

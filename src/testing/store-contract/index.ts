@@ -11,6 +11,7 @@ import { registerIdempotencyCases } from './idempotency.js';
 import { registerLeaseCases } from './leases.js';
 import { registerListCases } from './list.js';
 import { registerPermitCases } from './permits.js';
+import { registerQueueCapCases } from './queue-cap.js';
 import { registerStepCases } from './steps.js';
 import { registerTextCases } from './texts.js';
 import { registerTakeoverCases } from './takeover.js';
@@ -58,5 +59,6 @@ export function taskStoreContract(
     void describe('list', () => registerListCases(define));
     void describe('events', () => registerEventCases(define));
     void describe('fair share', () => registerFairShareCases(define));
+    void describe('the per-principal cap', () => registerQueueCapCases(define));
   });
 }

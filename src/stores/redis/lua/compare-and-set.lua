@@ -5,6 +5,7 @@
   KEYS[1] P:{b}:task:<id>   read/write
   KEYS[2] P:{b}:working     write
   KEYS[3] P:{b}:expiry      write when expiresAt changed
+  KEYS[4] P:{b}:unfinished:<p>  write when the task finishes or its expiresAt changed
   ARGV: 1 expected revision, 2 data JSON, 3 status, 4 expiresAt ('' = never),
         5 redis expiry in ms ('' = none), 6 now, 7 channel, 8 origin, 9 the notice body,
         10 the writer's lease token ('' = unfenced)
@@ -34,6 +35,12 @@ if ARGV[4] ~= cur[3] then
     redis.call('ZADD', KEYS[3], ARGV[4], cur[4])
     redis.call('PEXPIRE', KEYS[1], ARGV[5])
   end
+end
+if not unfinishedStatus[ARGV[3]] then
+  redis.call('ZREM', KEYS[4], cur[4])
+elseif ARGV[4] ~= cur[3] then
+  local moved = redis.call('ZADD', KEYS[4], 'XX', 'CH', unfinishedScore(ARGV[4]), cur[4])
+  if moved == 1 then keepUnfinishedFor(KEYS[4], ARGV[5], true) end
 end
 notice(ARGV[7], ARGV[8], '"p":' .. cjson.encode(cur[2]) .. ',' .. ARGV[9])
 return {1, cur[5], cur[2]}

@@ -4,6 +4,29 @@
   each script runs inside one Redis Cluster slot.
 ]]
 local terminal = { completed = true, failed = true, cancelled = true }
+local unfinishedStatus = { working = true, input_required = true }
+
+--[[
+  A principal's unfinished tasks of one bucket, P:{b}:unfinished:<p>: index members scored by
+  expiresAt ('+inf' = never), so ZCOUNT (now, +inf] counts the live ones although task hashes
+  vanish by PEXPIRE. A task leaves it when it finishes; expired members when the set is added to.
+]]
+local function unfinishedScore(expiresAt)
+  if expiresAt == '' then return '+inf' end
+  return expiresAt
+end
+
+-- Keeps the set at least as long as the task hash it now holds (Redis expiry in ms, '' = none).
+local function keepUnfinishedFor(key, redisExpiryMs, existed)
+  if redisExpiryMs == '' then
+    redis.call('PERSIST', key)
+  elseif not existed then
+    redis.call('PEXPIRE', key, redisExpiryMs)
+  else
+    local ttl = redis.call('PTTL', key)
+    if ttl >= 0 and ttl < tonumber(redisExpiryMs) then redis.call('PEXPIRE', key, redisExpiryMs) end
+  end
+end
 
 -- A task hash is live when it exists (expiresAt field present) and has not expired.
 local function isLive(expiresAt, now)
