@@ -1,6 +1,6 @@
 /**
- * The run-policy phases of `npm run chaos` (`policy-sqlite`, `policy-redis`, `policy-postgres`
- * with TASKRAIL_POSTGRES_URL): tasks of the policy tools (time-outs, some ignoring their signal;
+ * The run-policy phases of `npm run chaos` (`policy-sqlite`, `policy-redis`, `policy-cluster` on
+ * a 3-master Redis Cluster it starts, `policy-postgres` with TASKRAIL_POSTGRES_URL): tasks of the policy tools (time-outs, some ignoring their signal;
  * retries with durable backoff after transient errors; a `retry: false` tool that throws or
  * times out; `ctx.sleep`), while the chaos loop SIGKILLs and SIGTERMs servers and workers, so
  * many stops land in a backoff or a sleep. Every task's right end follows from its seeded
@@ -12,6 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { deleteRedisKeys } from '../test/helpers/redis-keys.js';
+import { hasRedisServer } from '../test/helpers/own-redis.js';
+import { startCluster } from '../test/helpers/redis-cluster.js';
 import type { Counts } from './check.js';
 import { startChaosRedis } from './faults.js';
 import { describePolicyEnds, policyPlan } from './policy-expect.js';
@@ -33,6 +35,10 @@ export async function policyPhases<R extends Counts>(kit: ChaosKit<R>): Promise<
   if (kit.wanted('policy-redis')) {
     const redis = await redisPolicy(kit);
     if (redis !== undefined) results.push(redis);
+  }
+  if (kit.wanted('policy-cluster')) {
+    const cluster = await clusterPolicy(kit);
+    if (cluster !== undefined) results.push(cluster);
   }
   if (kit.wanted('policy-postgres')) {
     const postgres = await postgresPolicy(kit);
@@ -93,6 +99,26 @@ async function redisPolicy<R extends Counts>(kit: ChaosKit<R>): Promise<R | unde
   } finally {
     if (typeof own === 'string') await deleteRedisKeys(url.toString(), prefix);
     else await own.stop();
+  }
+}
+
+/** The concurrency keys' permits sit in their own slots here, apart from the tasks. */
+async function clusterPolicy<R extends Counts>(kit: ChaosKit<R>): Promise<R | undefined> {
+  if (!hasRedisServer()) {
+    kit.log('policy-cluster phase skipped: redis-server is not installed');
+    return undefined;
+  }
+  const cluster = await startCluster(3, 0);
+  try {
+    return await kit.phase({
+      ...SIZE,
+      name: 'policy-cluster',
+      store: `${cluster.url}&prefix=chaos-policy-${randomBytes(4).toString('hex')}`,
+      victims: deployment(kit),
+      faults: [],
+    });
+  } finally {
+    await cluster.stop();
   }
 }
 
