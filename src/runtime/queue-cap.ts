@@ -1,4 +1,4 @@
-import type { TaskStore } from '../store/port.js';
+import type { PermitAsk, TaskStore } from '../store/port.js';
 import type { DispatchHint } from './api.js';
 import { RpcError } from '../task/errors.js';
 
@@ -109,6 +109,12 @@ export class QueueCap {
 }
 
 /** The dispatch hint of a new task: its caller, and its place among the caller's unfinished. */
-export function hintOf(principal: string, position: number | undefined): DispatchHint {
-  return position === undefined ? { principal } : { principal, position };
+export function hintOf(
+  principal: string,
+  position: number | undefined,
+  permit?: PermitAsk,
+): DispatchHint {
+  const hint: DispatchHint = position === undefined ? { principal } : { principal, position };
+  if (permit !== undefined) hint.permit = permit;
+  return hint;
 }

@@ -25,6 +25,9 @@ const CLUSTER_PERMIT_SKIPS = Object.fromEntries(
     'a later task is refused while an older waiter fits, and is told to wake it',
     'a refusal can give the lease back in the same write',
     'a waiter that is no longer working stops counting; a dead token is refused',
+    'a create that leases its task takes the permit asked for in the same write',
+    'a claim takes the permit asked for under its new lease',
+    'an outcome fenced with the permit gives it back and names the waiters',
   ].map((title) => [title, NO_PERMITS_ON_CLUSTER]),
 );
 /** The Redis scan reads ids and revisions only; BullMQ's job priorities order its work. */

@@ -49,6 +49,8 @@ function permitStatements(s: string) {
         INSERT INTO ${s}.permits (key, task_id, token) VALUES ($1, $2, $3)
           ON CONFLICT (key, task_id) DO UPDATE SET token = EXCLUDED.token)
       DELETE FROM ${s}.permit_waiters WHERE key = $1 AND task_id = $2`,
+    /** $1 task. */
+    createdAt: `SELECT created_at FROM ${s}.tasks WHERE id = $1`,
     /** $1 key, $2 task, $3 token. */
     unhold: `DELETE FROM ${s}.permits WHERE key = $1 AND task_id = $2 AND token = $3`,
     /** $1 key, $2 task. */
@@ -112,6 +114,15 @@ export class PostgresPermits {
       const book = await this.#book(client, now, { key, taskId, token });
       return wakeable(book.waiters, limit - book.holders.length);
     });
+  }
+
+  async createdAt(taskId: string): Promise<number> {
+    try {
+      const { rows } = await this.pool.query<{ created_at: string }>(this.#sql.createdAt, [taskId]);
+      return Number(rows[0]?.created_at ?? 0);
+    } catch (error) {
+      throw storeError(error, this.description);
+    }
   }
 
   async #book(

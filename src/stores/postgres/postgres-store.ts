@@ -34,6 +34,7 @@ import {
   storeClosedError,
 } from '../shared/checks.js';
 import { clampListLimit, decodeListCursor, encodeListCursor } from '../shared/list-cursor.js';
+import { grantWithPermit, wakeAfterWrite } from '../shared/permits.js';
 import { decodeRecord, encodeData, encodeFixed } from './codec.js';
 import { storeError, uniqueViolation } from './errors.js';
 import { PostgresPermits } from './permits.js';
@@ -110,13 +111,11 @@ export class PostgresTaskStore implements TaskStore {
     if (this.events.listenerCount('task:created') > 0) {
       this.events.emit('task:created', { task: decodeRecord(fixed, data) });
     }
-    return token === undefined || outcome.leaseUntil === null
-      ? { task: stored, created: true }
-      : {
-          task: stored,
-          created: true,
-          lease: { token, expiresAt: outcome.leaseUntil, interrupted: false },
-        };
+    if (token === undefined || outcome.leaseUntil === null) return { task: stored, created: true };
+    const grant = { token, expiresAt: outcome.leaseUntil, interrupted: false };
+    const created = { id: stored.id, createdAt: () => stored.createdAt };
+    const granted = await grantWithPermit(this.#permits, grant, lease?.permit, created);
+    return { task: stored, created: true, lease: granted };
   }
 
   async get(id: string): Promise<TaskRecord | undefined> {
@@ -144,7 +143,8 @@ export class PostgresTaskStore implements TaskStore {
     if (this.#listened(next.id, previous, written.status)) {
       this.events.emitWrite(decodeRecord(row['fixed'], data), previous);
     }
-    return { ok: true, task: written };
+    const wake = await wakeAfterWrite(this.#permits, fence, written);
+    return wake === undefined ? { ok: true, task: written } : { ok: true, task: written, wake };
   }
 
   async claim(
@@ -163,15 +163,18 @@ export class PostgresTaskStore implements TaskStore {
     ]);
     const row = rows[0];
     if (row === undefined) return undefined;
-    const grant: LeaseGrant = {
+    const claimed: LeaseGrant = {
       token,
       expiresAt: Number(row['lease_expires_at']),
       interrupted: row['lease_taken_over'] === true,
     };
-    if (!load) return grant;
+    const task = load ? decodeRecord(row['fixed'], row['data']) : undefined;
+    const createdAt = () => task?.createdAt ?? this.#permits.createdAt(id);
+    const grant = await grantWithPermit(this.#permits, claimed, options.permit, { id, createdAt });
+    if (task === undefined) return grant;
     // The driver has parsed the steps' JSON object already; null when the task has none.
     const steps = (row['steps'] ?? {}) as Record<string, unknown>;
-    return { ...grant, loaded: { task: decodeRecord(row['fixed'], row['data']), steps } };
+    return { ...grant, loaded: { task, steps } };
   }
 
   async renewLease(id: string, token: string, leaseMs: number): Promise<LeaseRenewal> {
