@@ -137,7 +137,7 @@ export class TaskRuntime {
       leases: this.#leases,
       handlerDone: (taskId) => this.#executor?.handlerDone?.(taskId),
       wake: (taskId, delayMs) => this.#wakeLater(taskId, delayMs),
-      runSoon: (taskId) => this.#runSoon(taskId),
+      runSoon: (taskId, permit) => this.#runSoon(taskId, permit),
       observer: options.observer,
     };
   }
