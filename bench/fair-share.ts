@@ -25,9 +25,10 @@ const TOOLS = '.build/bench/lib/fair-tools.js';
 /** "Effectively off": one count per principal admits a quarter of this for a second. */
 const NO_CAP = String(Number.MAX_SAFE_INTEGER);
 
-type Side = 'on' | 'off';
-const SIDES: Side[] = ['on', 'off'];
-const suffix: Record<Side, string> = { on: '_keyed', off: '' };
+/** on: cap and key; cap: the cap alone (the key's share is on against cap); off: neither. */
+type Side = 'on' | 'cap' | 'off';
+const SIDES: Side[] = ['on', 'cap', 'off'];
+const suffix: Record<Side, string> = { on: '_keyed', cap: '', off: '' };
 
 const dir = mkdtempSync(join(tmpdir(), 'taskrail-bench-fair-'));
 const tokens = Object.fromEntries(
@@ -39,6 +40,7 @@ const common = ['serve', '--port', '0', '--tools', TOOLS, '--log-level', 'warn']
 const auth = ['--auth', `tokens:${join(dir, 'tokens.json')}`];
 const servers = {
   on: await startServer(MAIN, [...common, ...auth, '--store', `sqlite:${join(dir, 'on.db')}`]),
+  cap: await startServer(MAIN, [...common, ...auth, '--store', `sqlite:${join(dir, 'cap.db')}`]),
   off: await startServer(MAIN, [
     ...common,
     ...auth,
@@ -48,7 +50,11 @@ const servers = {
     NO_CAP,
   ]),
 };
-const eps = { on: endpoint(servers.on.url), off: endpoint(servers.off.url) };
+const eps = {
+  on: endpoint(servers.on.url),
+  cap: endpoint(servers.cap.url),
+  off: endpoint(servers.off.url),
+};
 const pid = (side: Side) => servers[side].process.pid as number;
 const signed = (call: Call, i: number): Call => ({
   ...call,
@@ -108,9 +114,11 @@ for (const name of Object.keys(loads)) await warm(name);
 for (const side of SIDES) await e2e(side);
 
 const m: Record<string, LoadResult[]> = Object.fromEntries(Object.keys(loads).map((k) => [k, []]));
-const ends: Record<Side, E2e[]> = { on: [], off: [] };
+const ends: Record<Side, E2e[]> = { on: [], cap: [], off: [] };
 for (let round = 0; round < ROUNDS; round += 1) {
-  const order = round % 2 === 0 ? SIDES : [...SIDES].reverse();
+  // Each side goes first in some round, and the order turns round every other round.
+  const turned = [...SIDES.slice(round % 3), ...SIDES.slice(0, round % 3)];
+  const order = round % 2 === 0 ? turned : turned.reverse();
   for (const kind of ['create', 'get']) {
     for (const side of order) m[`${kind}-${side}`]?.push(await warm(`${kind}-${side}`));
   }
@@ -121,29 +129,31 @@ await Promise.all(Object.values(servers).map((s) => s.stop()));
 rmSync(dir, { recursive: true, force: true });
 
 const at = (name: string) => m[name] as LoadResult[];
-const vs = {
-  create: compare(at('create-on'), at('create-off')),
-  get: compare(at('get-on'), at('get-off')),
-};
+const vs = (side: Side, base: Side) => ({
+  create: compare(at(`create-${side}`), at(`create-${base}`)),
+  get: compare(at(`get-${side}`), at(`get-${base}`)),
+  e2e: e2eCompare(side, base),
+});
 const p50s = (side: Side) => ends[side].map((r) => median(r.ms));
-const e2eRatios = p50s('off').map((off, i) => off / (p50s('on')[i] as number));
-const e2eCpu = median(ends.off.map((r, i) => r.serverCpuUs / (ends.on[i] as E2e).serverCpuUs));
-const e2eVs: Comparison = {
-  median: median(e2eRatios),
-  spread: spread(e2eRatios),
-  cpu: e2eCpu,
-  text: `${median(e2eRatios).toFixed(2)}× (${spread(e2eRatios)})`,
-};
+function e2eCompare(side: Side, base: Side): Comparison {
+  const ratios = p50s(base).map((b, i) => b / (p50s(side)[i] as number));
+  const cpu = median(ends[base].map((r, i) => r.serverCpuUs / (ends[side][i] as E2e).serverCpuUs));
+  const text = `${median(ratios).toFixed(2)}× (${spread(ratios)})`;
+  return { median: median(ratios), spread: spread(ratios), cpu, text };
+}
+const onVsOff = vs('on', 'off');
+const capVsOff = vs('cap', 'off');
+const onVsCap = vs('on', 'cap');
 
-function e2eRow(label: string, side: Side, against?: Comparison): string[] {
+function e2eRow(label: string, side: Side, against?: Comparison, base = ''): string[] {
   const all = ends[side].flatMap((r) => r.ms);
   const cpu = ends[side].map((r) => r.serverCpuUs);
   return [
     label,
     `p50 ${median(all).toFixed(2)} ms, p99 ${percentile(all, 99).toFixed(2)} (round p50s ${spread(p50s(side))})`,
     `${median(cpu).toFixed(0)} (${spread(cpu, 0)})`,
-    against === undefined ? '(baseline)' : 'off',
-    against === undefined ? '' : `${against.text} (off p50 / on p50)`,
+    against === undefined ? '(baseline)' : base,
+    against === undefined ? '' : `${against.text} (${base} p50 / this p50)`,
     against === undefined ? '' : `${against.cpu.toFixed(2)}×`,
   ];
 }
@@ -154,38 +164,46 @@ const goal = (what: string, c: Comparison) => ({
   met: meets(c),
 });
 const ON = 'on: cap 10,000, `concurrency: { limit: 1000, key: principal }`';
+const CAP = 'cap only: cap 10,000, no concurrency';
 const OFF = 'off: cap effectively off, no concurrency';
+const E2E = '10 ms tool seen completed by polling';
 
 report({
   title: 'Run policy on SQLite: queue cap and a per-principal concurrency key, on against off',
   description:
-    'Two `taskrail serve` children on SQLite, built alike: the same tools file (a no-op and a 10 ms tool, each with and without `concurrency: { limit: 1000, key: principal }`, all four schemas built once in both), the default 16 slots, `--auth` with ' +
-    `${PRINCIPALS} bearer tokens, requests of the ${PRINCIPALS} principals in turn on both. ` +
-    '**on**: the default `--max-queued-per-principal` (10,000) and the keyed tools; **off**: `--max-queued-per-principal` 2^53−1 (one count then admits for a second without reading again) and the tools without concurrency. ' +
-    'Fair share cannot be turned off (it is always on, docs/operations.md), so both sides run it: this compares the cap and the concurrency key on against off. ' +
-    `Throughput: the raw-socket generator of bench/lib/load.ts, ${CONNECTIONS} keep-alive connections, ${WARM_UP_MS / 1000} s unmeasured per measure, then ${ROUNDS} rounds of ${SLICE_MS} ms, on and off interleaved (their order swapped every round); create = a no-op task created (its run counted with it), tasks/get = a completed task of the caller. ` +
+    'Three `taskrail serve` children on SQLite, built alike: the same tools file (a no-op and a 10 ms tool, each with and without `concurrency: { limit: 1000, key: principal }`, all four schemas built once in each), the default 16 slots, `--auth` with ' +
+    `${PRINCIPALS} bearer tokens, requests of the ${PRINCIPALS} principals in turn on each. ` +
+    '**on**: the default `--max-queued-per-principal` (10,000) and the keyed tools; **cap only**: the default cap and the tools without concurrency (so on against cap only is the key’s share, cap only against off the cap’s); **off**: `--max-queued-per-principal` 2^53−1 (one count then admits for a second without reading again) and the tools without concurrency. ' +
+    'Fair share cannot be turned off (it is always on, docs/operations.md), so every side runs it. ' +
+    `Throughput: the raw-socket generator of bench/lib/load.ts, ${CONNECTIONS} keep-alive connections, ${WARM_UP_MS / 1000} s unmeasured per measure, then ${ROUNDS} rounds of ${SLICE_MS} ms, the sides interleaved (each side first in some round, the order reversed every other round); create = a no-op task created (its run counted with it), tasks/get = a completed task of the caller. ` +
     `End to end: per round ${E2E_RUNS} tasks of the 10 ms tool one after another, each created and polled with tasks/get at its pollIntervalMs (1 ms) until seen completed. ` +
-    'CPU per task: the server process’s on-CPU time (all threads, schedstat) per request, or per end-to-end task. Ratios are on / off for req/s and ms (off p50 / on p50 for the end to end), off / on for CPU, medians of the per-round ratios (min–max).',
+    'CPU per task: the server process’s on-CPU time (all threads, schedstat) per request, or per end-to-end task. Ratios are this / baseline for req/s (baseline p50 / this p50 for the end to end), baseline / this for CPU, medians of the per-round ratios (min–max).',
   columns: [
     'measure',
     'req/s or end to end (min–max of rounds)',
     'server CPU µs per request or task (min–max)',
     'against',
-    'ratio on to off (min–max)',
-    'ratio of server CPU (off / on)',
+    'ratio to the baseline (min–max)',
+    'ratio of server CPU (baseline / this)',
   ],
   rows: [
     loadRow(`create, ${OFF}`, at('create-off')),
-    loadRow(`create, ${ON}`, at('create-on'), vs.create, 'off'),
+    loadRow(`create, ${CAP}`, at('create-cap'), capVsOff.create, 'off'),
+    loadRow(`create, ${ON}`, at('create-on'), onVsCap.create, 'cap only'),
+    loadRow(`create, ${ON}`, at('create-on'), onVsOff.create, 'off'),
     loadRow(`tasks/get, ${OFF}`, at('get-off')),
-    loadRow(`tasks/get, ${ON}`, at('get-on'), vs.get, 'off'),
-    e2eRow(`10 ms tool seen completed by polling, ${OFF}`, 'off'),
-    e2eRow(`10 ms tool seen completed by polling, ${ON}`, 'on', e2eVs),
+    loadRow(`tasks/get, ${CAP}`, at('get-cap'), capVsOff.get, 'off'),
+    loadRow(`tasks/get, ${ON}`, at('get-on'), onVsCap.get, 'cap only'),
+    loadRow(`tasks/get, ${ON}`, at('get-on'), onVsOff.get, 'off'),
+    e2eRow(`${E2E}, ${OFF}`, 'off'),
+    e2eRow(`${E2E}, ${CAP}`, 'cap', capVsOff.e2e, 'off'),
+    e2eRow(`${E2E}, ${ON}`, 'on', onVsCap.e2e, 'cap only'),
+    e2eRow(`${E2E}, ${ON}`, 'on', onVsOff.e2e, 'off'),
   ],
   goals: [
-    goal('create throughput', vs.create),
-    goal('tasks/get throughput', vs.get),
-    goal('end to end p50', e2eVs),
+    goal('create throughput', onVsOff.create),
+    goal('tasks/get throughput', onVsOff.get),
+    goal('end to end p50', onVsOff.e2e),
   ],
 });
 process.exit(0);

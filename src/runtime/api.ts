@@ -1,4 +1,4 @@
-import type { TaskStore } from '../store/port.js';
+import type { PermitAsk, TaskStore } from '../store/port.js';
 import type { JsonObject, TaskRecord, TaskWire } from '../task/record.js';
 import type { InputRequest } from '../task/record.js';
 import type { Clock } from '../task/time.js';
@@ -33,6 +33,8 @@ export interface DispatchHint {
   principal: string;
   /** The caller's unfinished tasks when this one was created, itself included (1 = only one). */
   position?: number;
+  /** The task's concurrency permit, for an executor that runs it here: its claim asks for it. */
+  permit?: PermitAsk;
 }
 
 /**
@@ -42,7 +44,7 @@ export interface DispatchHint {
  */
 export interface Executor {
   /** Begin taking work. Called lazily, the first time a task-capable tool is used. */
-  start(run: (taskId: string) => Promise<void>): void;
+  start(run: (taskId: string, permit?: PermitAsk) => Promise<void>): void;
   /**
    * A task became runnable. An executor whose store enqueues new and resumed tasks in the
    * writing transaction itself may ignore `created` and `resumed`; `recovery` always counts.

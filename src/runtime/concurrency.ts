@@ -1,3 +1,4 @@
+import type { PermitAsk } from '../store/port.js';
 import { RPC, RpcError } from '../task/errors.js';
 import type { JsonObject, TaskRecord } from '../task/record.js';
 import type { ConcurrencyOptions, RunnableTool } from './tool.js';
@@ -48,6 +49,16 @@ export function storedConcurrencyKey(tool: RunnableTool, task: TaskRecord): stri
   } catch {
     return tool.name;
   }
+}
+
+/** The permit an attempt of `task` needs (its stored key, the tool's limit), if any. */
+export function permitAskOf(
+  tool: RunnableTool | undefined,
+  task: TaskRecord,
+): PermitAsk | undefined {
+  const limit = tool?.task.concurrency?.limit;
+  const key = tool === undefined ? undefined : storedConcurrencyKey(tool, task);
+  return key === undefined || limit === undefined ? undefined : { key, limit };
 }
 
 export function permitWaitMessage(key: string, limit: number): string {

@@ -19,9 +19,17 @@ export function isFencedOut(error: unknown): error is FencedOut {
   return error instanceof FencedOut;
 }
 
+/**
+ * An attempt's fence. Once the attempt holds a concurrency permit the fence names it, and the
+ * write that ends the lease gives it back: `permitReturned` then hears the waiters to run.
+ */
+export interface RunFence extends WriteFence {
+  permitReturned?: (wake: readonly string[]) => void;
+}
+
 /** What an attempt's writes carry, and whether the store has already refused one. */
 export interface AttemptFence {
-  fence: WriteFence;
+  fence: RunFence;
   /** Set by the first refused write; every later write of the attempt is skipped. */
   fencedOut: boolean;
 }

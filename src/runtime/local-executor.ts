@@ -1,6 +1,7 @@
 import { startAfterReply } from './after-reply.js';
 import type { DispatchHint, DispatchReason, Executor, Reservation } from './api.js';
 import { FairQueue } from './fair-queue.js';
+import type { PermitAsk } from '../store/port.js';
 
 /** The principal of tasks dispatched without one (a recovery scan's finds, wake-ups). */
 const UNKNOWN_PRINCIPAL = '';
@@ -17,13 +18,15 @@ export class LocalExecutor implements Executor {
   /** Dispatched ids waiting for a slot, taken round robin across principals. */
   readonly #queue: FairQueue;
   readonly #known = new Set<string>();
+  /** The permits queued tasks' claims ask for (`DispatchHint.permit`). */
+  readonly #permits = new Map<string, PermitAsk>();
   /** Handlers running: the slots in use. */
   #active = 0;
   /** Ids whose handler holds a slot (those `handlerDone` frees), with their principal. */
   readonly #inSlot = new Map<string, string>();
   /** Runs whose handler returned and whose outcome is still being written. */
   #finishing = 0;
-  #run: ((taskId: string) => Promise<void>) | undefined;
+  #run: ((taskId: string, permit?: PermitAsk) => Promise<void>) | undefined;
   #stopping = false;
   #pumpScheduled = false;
   #idleWaiters: Array<() => void> = [];
@@ -36,7 +39,7 @@ export class LocalExecutor implements Executor {
     this.#queue = new FairQueue(concurrency);
   }
 
-  start(run: (taskId: string) => Promise<void>): void {
+  start(run: (taskId: string, permit?: PermitAsk) => Promise<void>): void {
     this.#run = run;
     this.#stopping = false;
     this.#pump();
@@ -45,6 +48,7 @@ export class LocalExecutor implements Executor {
   async dispatch(taskId: string, reason?: DispatchReason, hint?: DispatchHint): Promise<void> {
     if (this.#stopping || this.#known.has(taskId)) return;
     this.#known.add(taskId);
+    if (hint?.permit !== undefined) this.#permits.set(taskId, hint.permit);
     // Found by a scan or a wake-up: the runtime did not say whose it is.
     const principal = reason === 'recovery' ? undefined : hint?.principal;
     this.#queue.push(taskId, principal ?? UNKNOWN_PRINCIPAL);
@@ -99,6 +103,7 @@ export class LocalExecutor implements Executor {
   async stop(graceMs: number): Promise<void> {
     this.#stopping = true;
     for (const id of this.#queue.drain()) this.#known.delete(id);
+    this.#permits.clear();
     if (this.#idle) return;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
@@ -117,7 +122,9 @@ export class LocalExecutor implements Executor {
       const next = this.#queue.take();
       if (next === undefined) return;
       this.#active += 1;
-      this.#start(next.taskId, next.principal, () => run(next.taskId));
+      const permit = this.#permits.get(next.taskId);
+      this.#permits.delete(next.taskId);
+      this.#start(next.taskId, next.principal, () => run(next.taskId, permit));
     }
   }
 

@@ -1,10 +1,10 @@
-import type { LeaseGrant, PermitOutcome, PermitRequest } from '../store/port.js';
+import type { LeaseGrant, PermitAsk, PermitOutcome, PermitRequest } from '../store/port.js';
 import { RPC, TaskrailError } from '../task/errors.js';
 import type { TaskRecord } from '../task/record.js';
 import { markWaiting } from '../task/run-meta.js';
 import * as t from '../task/transitions.js';
-import { permitWaitMessage, storedConcurrencyKey } from './concurrency.js';
-import { isFencedOut } from './fence.js';
+import { permitAskOf, permitWaitMessage } from './concurrency.js';
+import { isFencedOut, type RunFence } from './fence.js';
 import { finish } from './outcome.js';
 import { observe, type RunnerSettings } from './runner-settings.js';
 import { updateTask } from './writes.js';
@@ -25,27 +25,33 @@ export type PermitGate =
 /**
  * Takes the task's concurrency permit before its handler starts. Over the limit, the task
  * says so in its status message and gives its lease back in the refusing write, so the wake
- * that follows a permit's release can claim it; it holds no slot while it waits.
+ * that follows a permit's release can claim it; it holds no slot while it waits. `asked`: the
+ * permit the lease's own write asked for (`CreateOptions.lease.permit`, `ClaimOptions.permit`),
+ * whose answer is `lease.permit`: then no write of its own is needed when it was granted.
  */
 export async function passPermitGate(
   settings: RunnerSettings,
   task: TaskRecord,
   lease: LeaseGrant,
+  asked?: PermitAsk,
 ): Promise<PermitGate> {
-  const tool = settings.tools.get(task.tool);
-  const key = tool === undefined ? undefined : storedConcurrencyKey(tool, task);
-  const limit = tool?.task.concurrency?.limit;
-  if (key === undefined || limit === undefined) return { pass: true, task };
+  const own = permitAskOf(settings.tools.get(task.tool), task);
+  const folded = await foldedAnswer(settings, task, lease, asked, own);
+  if (own === undefined) return { pass: true, task };
+  const { key, limit } = own;
   const permit = { key, limit, taskId: task.id, token: lease.token };
   const request = { ...permit, createdAt: task.createdAt };
   const waitMessage = permitWaitMessage(key, limit);
   // Already waiting (a recovery scan found it): nothing to write, so a refusal can give the
   // lease back at once.
   const alreadyWaiting = task.statusMessage === waitMessage;
-  const first = await acquireOrFail(settings, task, lease, {
-    ...request,
-    releaseOnRefusal: alreadyWaiting,
-  });
+  const first =
+    folded !== undefined && !(alreadyWaiting && !folded.granted)
+      ? folded
+      : await acquireOrFail(settings, task, lease, {
+          ...request,
+          releaseOnRefusal: alreadyWaiting,
+        });
   if (first === undefined) return { pass: false };
   if (first.granted) {
     return started(permit, await clearWaitMessage(settings, task, lease, waitMessage));
@@ -55,9 +61,30 @@ export async function passPermitGate(
   if (waiting === undefined) return { pass: false };
   observe(settings, (o) => o.permitWaiting?.(task.tool));
   const second = await settings.store.acquirePermit({ ...request, releaseOnRefusal: true });
-  wakeAll(settings, second.wake);
+  wakeAll(settings, second.wake, permit);
   if (!second.granted) return { pass: false };
   return started(permit, await clearWaitMessage(settings, waiting, lease, waitMessage));
+}
+
+/**
+ * The answer the lease's write gave, with its waiters woken, when it was for the task's own key
+ * and limit. A permit asked for another key (a caller that knew the key wrong) is given back.
+ */
+async function foldedAnswer(
+  settings: RunnerSettings,
+  task: TaskRecord,
+  lease: LeaseGrant,
+  asked: PermitAsk | undefined,
+  own: PermitAsk | undefined,
+): Promise<PermitOutcome | undefined> {
+  const answer = lease.permit;
+  if (asked === undefined || answer === undefined) return undefined;
+  wakeAll(settings, answer.wake, asked);
+  if (asked.key === own?.key && asked.limit === own.limit) return answer;
+  if (answer.granted) {
+    await givePermitBack(settings, { ...asked, taskId: task.id, token: lease.token });
+  }
+  return undefined;
 }
 
 /**
@@ -72,7 +99,7 @@ async function acquireOrFail(
 ): Promise<PermitOutcome | undefined> {
   try {
     const outcome = await settings.store.acquirePermit(request);
-    wakeAll(settings, outcome.wake);
+    wakeAll(settings, outcome.wake, request);
     return outcome;
   } catch (error) {
     if (!(error instanceof TaskrailError && error.code === 'CONFIG')) throw error;
@@ -87,15 +114,35 @@ function started(permit: HeldPermit, task: TaskRecord | undefined): PermitGate {
   return task === undefined ? { pass: false } : { pass: true, permit, task };
 }
 
+/**
+ * Names the permit in the attempt's fence, so the write that ends the lease gives it back and
+ * wakes its waiters. Returns whether that has happened (else `givePermitBack` is still due).
+ */
+export function fenceWithPermit(
+  settings: RunnerSettings,
+  fence: RunFence,
+  permit: HeldPermit,
+): () => boolean {
+  let returned = false;
+  fence.permit = { key: permit.key, limit: permit.limit };
+  fence.permitReturned = (wake) => {
+    returned = true;
+    wakeAll(settings, wake, permit);
+  };
+  return () => returned;
+}
+
 /** Gives the permit back (its lease has mostly ended already) and runs the waiters that fit. */
 export async function givePermitBack(settings: RunnerSettings, permit: HeldPermit): Promise<void> {
   const { key, limit, taskId, token } = permit;
   const wake = await settings.store.releasePermit(key, limit, taskId, token).catch(() => []);
-  wakeAll(settings, wake);
+  wakeAll(settings, wake, permit);
 }
 
-function wakeAll(settings: RunnerSettings, taskIds: readonly string[]): void {
-  for (const taskId of taskIds) settings.runSoon?.(taskId);
+/** Runs waiters of `permit`'s key, asking for the permit in their claim. */
+function wakeAll(settings: RunnerSettings, taskIds: readonly string[], permit?: PermitAsk): void {
+  const ask = permit === undefined ? undefined : { key: permit.key, limit: permit.limit };
+  for (const taskId of taskIds) settings.runSoon?.(taskId, ask);
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { PermitAsk } from '../store/port.js';
 import type { DispatchHint } from './api.js';
 import { isTaskrailError, RpcError } from '../task/errors.js';
 
@@ -41,6 +42,12 @@ export function asQueueFull(error: unknown, max: number): unknown {
 }
 
 /** The dispatch hint of a new task: its caller, and its place among the caller's unfinished. */
-export function hintOf(principal: string, position: number | undefined): DispatchHint {
-  return position === undefined ? { principal } : { principal, position };
+export function hintOf(
+  principal: string,
+  position: number | undefined,
+  permit?: PermitAsk,
+): DispatchHint {
+  const hint: DispatchHint = position === undefined ? { principal } : { principal, position };
+  if (permit !== undefined) hint.permit = permit;
+  return hint;
 }

@@ -1,4 +1,4 @@
-import type { TaskStore } from '../store/port.js';
+import type { PermitAsk, TaskStore } from '../store/port.js';
 import type { Clock } from '../task/time.js';
 import type { Logger, RunObserver, ToolCatalog } from './api.js';
 import type { StoreHealth } from './store-health.js';
@@ -32,8 +32,11 @@ export interface RunnerSettings {
   handlerDone?: (taskId: string) => void;
   /** A task is about to wait durably, runnable again in `delayMs`: run it then. */
   wake?: (taskId: string, delayMs: number) => Promise<void>;
-  /** A task waiting for a concurrency permit may start now: run it soon, anywhere. */
-  runSoon?: (taskId: string) => void;
+  /**
+   * A task waiting for a concurrency permit may start now: run it soon, anywhere, asking for
+   * `permit` (its key and limit) in the claim.
+   */
+  runSoon?: (taskId: string, permit?: PermitAsk) => void;
   /** Told of time-outs, retries and waits (metrics); see `observe`. */
   observer?: RunObserver | undefined;
 }

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { TaskEvents } from '../store/events.js';
-import type { CreateOutcome, TaskStore } from '../store/port.js';
+import type { CreateOutcome, PermitAsk, TaskStore } from '../store/port.js';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { RPC, RpcError, isStoreUnavailable } from '../task/errors.js';
 import { newTaskId } from '../task/ids.js';
@@ -24,7 +24,7 @@ import { stopReasons } from './abort-reasons.js';
 import type { RunAbort } from './run-abort.js';
 import { assertAnswersFit, assertNotWithdrawn } from './answers.js';
 import { assertIdempotencyKey, assertSameCall } from './idempotency.js';
-import { CONCURRENCY_KEY_META, concurrencyKeyOf } from './concurrency.js';
+import { CONCURRENCY_KEY_META, concurrencyKeyOf, permitAskOf } from './concurrency.js';
 import { runInline } from './inline.js';
 import { newOwnerId } from './owner.js';
 import { runnableTasks, takeOverFromGone } from './takeover.js';
@@ -137,7 +137,7 @@ export class TaskRuntime {
       leases: this.#leases,
       handlerDone: (taskId) => this.#executor?.handlerDone?.(taskId),
       wake: (taskId, delayMs) => this.#wakeLater(taskId, delayMs),
-      runSoon: (taskId) => this.#runSoon(taskId),
+      runSoon: (taskId, permit) => this.#runSoon(taskId, permit),
       observer: options.observer,
     };
   }
@@ -171,9 +171,9 @@ export class TaskRuntime {
       offWaits();
     };
     if (this.#executor !== undefined) {
-      this.#executor.start((taskId) =>
+      this.#executor.start((taskId, permit) =>
         traced('taskrail.task.execute', { 'taskrail.task_id': taskId }, () =>
-          runTask(this.#settings, taskId),
+          runTask(this.#settings, taskId, permit),
         ),
       );
       this.#every('recovery scan', this.#settings.leaseMs, () => this.recoverNow());
@@ -246,7 +246,9 @@ export class TaskRuntime {
    */
   async #createAndStart(record: TaskRecord): Promise<TaskRecord> {
     const slot = this.#executor?.reserve?.(record.principal);
-    const lease = { owner: this.#settings.owner, leaseMs: this.#settings.leaseMs };
+    // A keyed task asks for its permit in the write that leases it (or in its claim).
+    const permit = permitAskOf(this.#tools.get(record.tool), record);
+    const lease = { owner: this.#settings.owner, leaseMs: this.#settings.leaseMs, permit };
     const maxUnfinished = this.#maxQueued;
     let outcome: CreateOutcome;
     const sentAt = performance.now();
@@ -259,7 +261,7 @@ export class TaskRuntime {
     }
     const { task, created } = outcome;
     if (slot !== undefined && outcome.lease !== undefined) {
-      const run = startLeasedTask(this.#settings, task, outcome.lease, sentAt);
+      const run = startLeasedTask(this.#settings, task, outcome.lease, sentAt, permit);
       slot.run(task.id, () =>
         traced('taskrail.task.execute', { 'taskrail.task_id': task.id }, run),
       );
@@ -268,7 +270,11 @@ export class TaskRuntime {
     slot?.release();
     if (!created) assertSameCall(task, record);
     else
-      await this.#dispatch(task.id, 'created', queueCap.hintOf(task.principal, outcome.position));
+      await this.#dispatch(
+        task.id,
+        'created',
+        queueCap.hintOf(task.principal, outcome.position, permit),
+      );
     return task;
   }
 
@@ -333,22 +339,21 @@ export class TaskRuntime {
    * task's dispatch and handed it back. False when the task is not runnable, someone holds it,
    * or no slot is free (the caller may try again).
    */
-  async runHere(taskId: string): Promise<boolean> {
+  async runHere(taskId: string, permit?: PermitAsk): Promise<boolean> {
     if (this.#executor === undefined || !this.#started || this.#running.has(taskId)) return false;
     const slot = this.#executor.reserve?.();
     if (slot === undefined) return false;
     const { owner, leaseMs } = this.#settings;
     const sentAt = performance.now();
-    const lease = await this.store
-      .claim(taskId, owner, leaseMs, { load: true })
-      .catch(() => undefined);
+    const options = permit === undefined ? { load: true } : { load: true, permit };
+    const lease = await this.store.claim(taskId, owner, leaseMs, options).catch(() => undefined);
     if (lease === undefined) {
       slot.release();
       return false;
     }
     slot.run(taskId, () =>
       traced('taskrail.task.execute', { 'taskrail.task_id': taskId }, () =>
-        runClaimedTask(this.#settings, taskId, lease, sentAt),
+        runClaimedTask(this.#settings, taskId, lease, sentAt, permit),
       ),
     );
     return true;
@@ -456,10 +461,17 @@ export class TaskRuntime {
     };
   }
 
-  /** A permit waiter that fits now: any process may run it, this one offers first. */
-  #runSoon(taskId: string): void {
+  /**
+   * A permit waiter that fits now: this process runs it at once in a free slot (its claim asks
+   * for the permit), else hands it to the executor, which may run it anywhere.
+   */
+  #runSoon(taskId: string, permit?: PermitAsk): void {
     if (this.#running.has(taskId) || !this.#started) return;
-    this.#background('wake a permit waiter', this.#dispatch(taskId, 'recovery'));
+    const hint = permit === undefined ? undefined : { principal: '', permit };
+    const wake = async () => {
+      if (!(await this.runHere(taskId, permit))) await this.#dispatch(taskId, 'recovery', hint);
+    };
+    this.#background('wake a permit waiter', wake());
   }
 
   async #dispatch(taskId: string, reason: DispatchReason, hint?: DispatchHint): Promise<void> {

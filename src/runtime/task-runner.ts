@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { LeaseGrant } from '../store/port.js';
+import type { LeaseGrant, PermitAsk } from '../store/port.js';
 import { RPC, isStoreUnavailable } from '../task/errors.js';
 import type { TaskRecord } from '../task/record.js';
 import * as t from '../task/transitions.js';
@@ -12,7 +12,7 @@ import { startHeartbeat } from './heartbeat.js';
 import { outcomeOfBigResult } from './big-result.js';
 import { finish, interruptionRefusal, type FinishResult } from './outcome.js';
 import { isHandBackSignal, isParkSignal } from './park.js';
-import { givePermitBack, passPermitGate, type HeldPermit } from './permit-gate.js';
+import { fenceWithPermit, givePermitBack, passPermitGate, type HeldPermit } from './permit-gate.js';
 import { RunAbort } from './run-abort.js';
 import { runPolicyOf } from './run-policy.js';
 import { isSleepSignal } from './sleep-signal.js';
@@ -28,32 +28,38 @@ export type { RunnerSettings } from './runner-settings.js';
  * call for any id at any time: if the task is not runnable or someone else holds it, it returns.
  * A store that cannot be reached leaves the task runnable for the next scan.
  */
-export async function runTask(settings: RunnerSettings, taskId: string): Promise<void> {
+export async function runTask(
+  settings: RunnerSettings,
+  taskId: string,
+  permit?: PermitAsk,
+): Promise<void> {
   let lease: LeaseGrant | undefined;
   const claimSentAt = performance.now();
+  const options = permit === undefined ? { load: true } : { load: true, permit };
   try {
-    lease = await settings.store.claim(taskId, settings.owner, settings.leaseMs, { load: true });
+    lease = await settings.store.claim(taskId, settings.owner, settings.leaseMs, options);
     settings.health.ok();
   } catch (error) {
     if (!isStoreUnavailable(error)) throw error;
     settings.health.failed('claim', error);
     return;
   }
-  if (lease !== undefined) await runClaimedTask(settings, taskId, lease, claimSentAt);
+  if (lease !== undefined) await runClaimedTask(settings, taskId, lease, claimSentAt, permit);
 }
 
 /**
  * Runs a task whose lease this runner already holds (claimed, or taken over from the dead).
  * `claimSentAt`: when the claiming write was sent (performance.now()); the self-fencing
- * deadline counts from it.
+ * deadline counts from it. `asked`: the permit the claim asked for (`ClaimOptions.permit`).
  */
 export function runClaimedTask(
   settings: RunnerSettings,
   taskId: string,
   lease: LeaseGrant,
   claimSentAt = performance.now(),
+  asked?: PermitAsk,
 ): Promise<void> {
-  const run = { ...newRunState(lease), claimSentAt };
+  const run = { ...newRunState(lease), claimSentAt, asked };
   return runUnderLease(settings, taskId, lease, run, async () => {
     const { loaded } = lease;
     if (loaded !== undefined) {
@@ -80,8 +86,9 @@ export function startLeasedTask(
   task: TaskRecord,
   lease: LeaseGrant,
   createSentAt = performance.now(),
+  asked?: PermitAsk,
 ): () => Promise<void> {
-  const run = { ...newRunState(lease), claimSentAt: createSentAt };
+  const run = { ...newRunState(lease), claimSentAt: createSentAt, asked };
   settings.running.set(task.id, run.abort);
   settings.leases.set(task.id, lease.token);
   return () => runUnderLease(settings, task.id, lease, run, async () => ({ task, steps: {} }));
@@ -109,7 +116,7 @@ async function runUnderLease(
   settings: RunnerSettings,
   taskId: string,
   lease: LeaseGrant,
-  run: RunState & { claimSentAt: number },
+  run: RunState & { claimSentAt: number; asked: PermitAsk | undefined },
   load: () => Promise<Loaded | undefined>,
 ): Promise<void> {
   const controller = run.abort;
@@ -121,14 +128,21 @@ async function runUnderLease(
   let end: RunEnd = 'release';
   let loaded: Loaded | undefined;
   let permit: HeldPermit | undefined;
+  // Granted in the lease's write: given back whatever happens before the gate takes it over.
+  if (lease.permit?.granted === true && run.asked !== undefined) {
+    permit = { ...run.asked, taskId, token: lease.token };
+  }
+  let permitReturned = () => false;
   try {
     loaded = controller.aborted ? undefined : await load();
     if (loaded !== undefined && (await mayStart(settings, loaded.task, lease))) {
-      const gate = await passPermitGate(settings, loaded.task, lease);
+      const gate = await passPermitGate(settings, loaded.task, lease, run.asked);
+      permit = undefined; // the gate gave back a permit it did not keep
       // Over its concurrency limit: the refusing write gave the lease back already.
       if (!gate.pass) end = 'rested';
       else {
         permit = gate.permit;
+        if (permit !== undefined) permitReturned = fenceWithPermit(settings, run.fence, permit);
         // From here the tool may have started: a run that ends by throwing is not known to
         // have ended cleanly, so its lease is abandoned (the next claim counts it).
         end = 'abandon';
@@ -149,7 +163,7 @@ async function runUnderLease(
     // A write that took the task out of `working` already dropped the lease in the same
     // transaction; releasing it again would cost a write for nothing.
     if (end !== 'rested') await handBack(settings, taskId, lease.token, end === 'abandon');
-    if (permit !== undefined) await givePermitBack(settings, permit);
+    if (permit !== undefined && !permitReturned()) await givePermitBack(settings, permit);
   }
 }
 

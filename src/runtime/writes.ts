@@ -1,7 +1,7 @@
-import type { TaskStore, WriteFence } from '../store/port.js';
+import type { TaskStore } from '../store/port.js';
 import type { TaskRecord } from '../task/record.js';
 import { isTerminal } from '../task/status.js';
-import { FencedOut } from './fence.js';
+import { FencedOut, type RunFence } from './fence.js';
 
 const MAX_ATTEMPTS = 20;
 
@@ -15,7 +15,7 @@ export interface UpdateOptions {
    * The writing attempt's lease: the write lands only while it still holds the task. A refusal
    * rejects with `FencedOut` at once (a re-read and retry would overwrite the new attempt).
    */
-  fence?: WriteFence;
+  fence?: RunFence;
 }
 
 /**
@@ -37,7 +37,10 @@ export async function updateTask(
     const next = change(current);
     if (next === undefined || next === current) return current;
     const outcome = await store.compareAndSet(next, current.revision, options.fence);
-    if (outcome.ok) return outcome.task;
+    if (outcome.ok) {
+      if (outcome.wake !== undefined) options.fence?.permitReturned?.(outcome.wake);
+      return outcome.task;
+    }
     if (outcome.fenced === true) throw new FencedOut(id);
     // A lost write reports what is stored now: the next attempt starts from it.
     current = outcome.current;

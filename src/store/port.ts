@@ -22,9 +22,10 @@ export interface CreateOptions {
   /**
    * Take the new task's lease in the same write, for a creator that runs it at once: a claim
    * would cost a second write. It counts as a claim: if the holder dies before finishing, the
-   * next claim reports `interrupted`.
+   * next claim reports `interrupted`. With `permit`, the new lease also asks for that permit
+   * in the same write (see `PermitAsk`).
    */
-  lease?: { owner: string; leaseMs: number };
+  lease?: { owner: string; leaseMs: number; permit?: PermitAsk };
   /**
    * The per-principal cap (`--max-queued-per-principal`): a create of an unfinished task whose
    * principal already has this many unfinished (`working`, `input_required`) tasks writes
@@ -45,10 +46,20 @@ export interface CreateOptions {
 export interface WriteFence {
   /** The token of the lease the writing attempt was granted (`LeaseGrant.token`). */
   leaseToken: string;
+  /**
+   * The permit the attempt holds under that lease: a `compareAndSet` that takes the task out of
+   * `working` gives it back in the same write, as `releasePermit` would, and reports the
+   * waiters that now fit in `wake`. Other writes ignore it.
+   */
+  permit?: PermitAsk;
 }
 
 export type CompareAndSetOutcome =
-  | { ok: true; task: TaskRecord }
+  /**
+   * `wake`: only when the fence named a permit and this write gave it back: the waiting tasks
+   * of its key that now fit under the limit, oldest first (as `releasePermit` returns them).
+   */
+  | { ok: true; task: TaskRecord; wake?: string[] }
   /** The write lost: the stored revision differs, the stored task is terminal, or it is gone. */
   | { ok: false; fenced?: false; current: TaskRecord | undefined }
   /**
@@ -72,6 +83,12 @@ export interface LeaseGrant {
    * a store that cannot leaves it out, and the runner reads them itself.
    */
   loaded?: { task: TaskRecord; steps: Record<string, unknown> };
+  /**
+   * The answer to the permit asked for with the lease (`CreateOptions.lease.permit`,
+   * `ClaimOptions.permit`), as `acquirePermit` gives it; absent when none was asked for, or
+   * when a store that asks in a second step could not (the holder then asks itself).
+   */
+  permit?: PermitOutcome;
 }
 
 /**
@@ -102,6 +119,11 @@ export interface ClaimOptions {
   takeOverFrom?: string;
   /** The caller will run the task: return it and its steps in `loaded` if that saves reads. */
   load?: boolean;
+  /**
+   * The concurrency permit the task's attempt needs, when the caller knows its key already (a
+   * waiter woken by a release): asked for under the new lease in the claiming write.
+   */
+  permit?: PermitAsk;
 }
 
 /** A working task whose lease is live, and who holds it. */
@@ -141,6 +163,17 @@ export interface PermitRequest {
    * the task waits without a lease, so the wake that follows a release can claim it.
    */
   releaseOnRefusal?: boolean;
+}
+
+/**
+ * A permit asked for in the write that takes a lease (a create that leases its task, a claim):
+ * exactly `acquirePermit` with the new lease's token and the task's creation time, without
+ * `releaseOnRefusal` (a refused task is recorded as waiting and keeps its lease), so a task
+ * whose permit is free costs no write of its own for it.
+ */
+export interface PermitAsk {
+  key: string;
+  limit: number;
 }
 
 export interface PermitOutcome {

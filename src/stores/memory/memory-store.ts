@@ -11,6 +11,7 @@ import type {
   LeaseRenewal,
   ListPage,
   ListQuery,
+  PermitAsk,
   PermitOutcome,
   PermitRequest,
   ReleaseOptions,
@@ -141,12 +142,20 @@ export class MemoryTaskStore implements TaskStore {
 
   #leaseNew(
     task: TaskRecord,
-    { owner, leaseMs }: { owner: string; leaseMs: number },
+    { owner, leaseMs, permit }: NonNullable<CreateOptions['lease']>,
   ): LeaseGrant | undefined {
     if (task.status !== 'working') return undefined;
     const lease = { owner, token: newToken(), expiresAt: this.#clock() + leaseMs };
     this.#leases.set(task.id, lease);
-    return { token: lease.token, expiresAt: lease.expiresAt, interrupted: false };
+    const grant = { token: lease.token, expiresAt: lease.expiresAt, interrupted: false };
+    return this.#withPermit(grant, task, permit);
+  }
+
+  /** The grant, with the permit asked for under it (`PermitAsk`). */
+  #withPermit(grant: LeaseGrant, task: TaskRecord, ask: PermitAsk | undefined): LeaseGrant {
+    if (ask === undefined) return grant;
+    const request = { ...ask, taskId: task.id, token: grant.token, createdAt: task.createdAt };
+    return { ...grant, permit: this.#permits.acquire(request) };
   }
 
   async get(id: string): Promise<TaskRecord | undefined> {
@@ -173,7 +182,13 @@ export class MemoryTaskStore implements TaskStore {
     this.#tasks.set(next.id, written);
     if (written.status !== 'working') this.#leases.delete(next.id);
     this.events.emitWrite(jsonCopy(written), stored.status);
-    return { ok: true, task: jsonCopy(written) };
+    if (written.status === 'working' || fence?.permit === undefined) {
+      return { ok: true, task: jsonCopy(written) };
+    }
+    // The lease ended, and with it the permit the fence names.
+    const { key, limit } = fence.permit;
+    const wake = this.#permits.release(key, limit, next.id, fence.leaseToken);
+    return { ok: true, task: jsonCopy(written), wake };
   }
 
   async claim(
@@ -193,7 +208,8 @@ export class MemoryTaskStore implements TaskStore {
     const lease = { owner, token: newToken(), expiresAt: now + leaseMs };
     this.#leases.set(id, lease);
     const interrupted = held !== undefined && held.token !== '';
-    return { token: lease.token, expiresAt: lease.expiresAt, interrupted };
+    const grant = { token: lease.token, expiresAt: lease.expiresAt, interrupted };
+    return this.#withPermit(grant, task, options.permit);
   }
 
   async renewLease(id: string, token: string, leaseMs: number): Promise<LeaseRenewal> {

@@ -14,9 +14,6 @@ const PERMIT_LOCK_CLASS = 0x7065726d; // 'perm'
 
 function permitStatements(s: string) {
   return {
-    /** $1 now (null: the database's clock), $2 schema-qualified key. */
-    lock: `SELECT pg_advisory_xact_lock(${PERMIT_LOCK_CLASS}, hashtext($2)),
-        COALESCE($1::float8, (extract(epoch FROM now()) * 1000)::float8) AS now`,
     /**
      * $1 now, $2 key, $3 task, $4 token. One round trip: drops the key's dead permits and
      * waiters, returns the live ones and whether the asker's lease is live.
@@ -49,6 +46,8 @@ function permitStatements(s: string) {
         INSERT INTO ${s}.permits (key, task_id, token) VALUES ($1, $2, $3)
           ON CONFLICT (key, task_id) DO UPDATE SET token = EXCLUDED.token)
       DELETE FROM ${s}.permit_waiters WHERE key = $1 AND task_id = $2`,
+    /** $1 task. */
+    createdAt: `SELECT created_at FROM ${s}.tasks WHERE id = $1`,
     /** $1 key, $2 task, $3 token. */
     unhold: `DELETE FROM ${s}.permits WHERE key = $1 AND task_id = $2 AND token = $3`,
     /** $1 key, $2 task. */
@@ -83,58 +82,61 @@ export class PostgresPermits {
     this.#sql = permitStatements(schema);
   }
 
+  /** Two round trips: the lock and the key's book, then the write and the commit. */
   acquire(request: PermitRequest): Promise<PermitOutcome> {
     assertPermitRequest(request);
-    return this.#transaction(request.key, async (client, now) => {
-      const { key, taskId, token } = request;
-      const book = await this.#book(client, now, request);
-      if (!book.leaseLive) return { granted: false, wake: [] };
+    const { key, taskId, token } = request;
+    return this.#transaction<PermitOutcome>(key, async (batch) => {
+      const [read] = await batch.locked([[this.#sql.book, [NOW, key, taskId, token]]]);
+      const book = bookOf(read);
+      if (!book.leaseLive) return { outcome: { granted: false, wake: [] }, writes: [] };
       if (book.holders.some(([id, held]) => id === taskId && held === token)) {
-        await client.query(this.#sql.unwait, [key, taskId]);
-        return { granted: true, wake: [] };
+        const writes: Statement[] = [[this.#sql.unwait, [key, taskId]]];
+        return { outcome: { granted: true, wake: [] }, writes };
       }
       const held = book.holders.filter(([id]) => id !== taskId).length;
-      const decision = decidePermit({ held, waiters: book.waiters }, request);
-      if (decision.granted) {
-        await client.query(this.#sql.hold, [key, taskId, token]);
-        return decision;
-      }
+      const outcome = decidePermit({ held, waiters: book.waiters }, request);
+      if (outcome.granted) return { outcome, writes: [[this.#sql.hold, [key, taskId, token]]] };
       const giveBack = request.releaseOnRefusal === true;
-      await client.query(this.#sql.wait, [key, taskId, request.createdAt, now, token, giveBack]);
-      return decision;
+      const wait: Param[] = [key, taskId, request.createdAt, NOW, token, giveBack];
+      return { outcome, writes: [[this.#sql.wait, wait]] };
     });
   }
 
+  /** One round trip: the lock, the release, the key's book and the commit together. */
   release(key: string, limit: number, taskId: string, token: string): Promise<string[]> {
     assertPermitLimit(limit);
-    return this.#transaction(key, async (client, now) => {
-      await client.query(this.#sql.unhold, [key, taskId, token]);
-      const book = await this.#book(client, now, { key, taskId, token });
-      return wakeable(book.waiters, limit - book.holders.length);
+    return this.#transaction<string[]>(key, async (batch) => {
+      const [, read] = await batch.locked(
+        [
+          [this.#sql.unhold, [key, taskId, token]],
+          [this.#sql.book, [NOW, key, taskId, token]],
+        ],
+        true,
+      );
+      const book = bookOf(read);
+      return { outcome: wakeable(book.waiters, limit - book.holders.length), writes: [] };
     });
   }
 
-  async #book(
-    client: pg.PoolClient,
-    now: number,
-    { key, taskId, token }: Pick<PermitRequest, 'key' | 'taskId' | 'token'>,
-  ): Promise<{ holders: [string, string][]; waiters: PermitWaiter[]; leaseLive: boolean }> {
-    const { rows } = await client.query<{
-      holders: [string, string][];
-      waiters: [string, number][];
-      lease_live: boolean;
-    }>(this.#sql.book, [now, key, taskId, token]);
-    const row = rows[0];
-    const waiters = (row?.waiters ?? []).map(([id, createdAt]) => ({
-      taskId: id,
-      createdAt: Number(createdAt),
-    }));
-    return { holders: row?.holders ?? [], waiters, leaseLive: row?.lease_live === true };
+  async createdAt(taskId: string): Promise<number> {
+    try {
+      const { rows } = await this.pool.query<{ created_at: string }>(this.#sql.createdAt, [taskId]);
+      return Number(rows[0]?.created_at ?? 0);
+    } catch (error) {
+      throw storeError(error, this.description);
+    }
   }
 
+  /**
+   * One transaction holding the key's advisory lock, in as few round trips as its statements
+   * allow: `work` reads through `batch.locked` (sent with BEGIN and the lock), and its writes
+   * go with the COMMIT. A multi-statement query takes no bind parameters, so values are inlined
+   * as escaped literals.
+   */
   async #transaction<T>(
     key: string,
-    work: (client: pg.PoolClient, now: number) => Promise<T>,
+    work: (batch: LockedBatch) => Promise<{ outcome: T; writes: Statement[] }>,
   ): Promise<T> {
     let client: pg.PoolClient;
     try {
@@ -142,16 +144,23 @@ export class PostgresPermits {
     } catch (error) {
       throw storeError(error, this.description);
     }
+    const now = this.clock === undefined ? NOW_SQL : String(this.clock());
+    const text = (statements: Statement[]) =>
+      statements.map(([sql, params]) => inline(client, sql, params, now)).join(';\n');
+    const lock: Statement = [LOCK_SQL, [`${this.schema}:${key}`]];
+    let committed = false;
+    const batch: LockedBatch = {
+      locked: async (statements, commit = false) => {
+        const tail = commit ? [...statements, COMMIT] : statements;
+        const results = await multi(client, text([BEGIN, lock, ...tail]));
+        committed = commit;
+        return results.slice(2, 2 + statements.length);
+      },
+    };
     try {
-      await client.query('BEGIN');
-      const clock = this.clock === undefined ? null : this.clock();
-      const locked = await client.query<{ now: number }>(this.#sql.lock, [
-        clock,
-        `${this.schema}:${key}`,
-      ]);
-      const result = await work(client, Number(locked.rows[0]?.now));
-      await client.query('COMMIT');
-      return result;
+      const { outcome, writes } = await work(batch);
+      if (!committed) await multi(client, text([...writes, COMMIT]));
+      return outcome;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw storeError(error, this.description);
@@ -159,4 +168,52 @@ export class PostgresPermits {
       client.release();
     }
   }
+}
+
+type Param = string | number | boolean | null | typeof NOW;
+type Statement = readonly [sql: string, params: readonly Param[]];
+
+interface LockedBatch {
+  /** Sends BEGIN, the key's lock and `statements` (with COMMIT when `commit`): their results. */
+  locked(statements: Statement[], commit?: boolean): Promise<pg.QueryResult[]>;
+}
+
+/** The store's clock in a statement: the fake clock's value, or the database's. */
+const NOW = Symbol('now');
+const NOW_SQL = '(extract(epoch FROM now()) * 1000)::float8';
+const LOCK_SQL = `SELECT pg_advisory_xact_lock(${PERMIT_LOCK_CLASS}, hashtext($1))`;
+const BEGIN: Statement = ['BEGIN', []];
+const COMMIT: Statement = ['COMMIT', []];
+
+function inline(client: pg.PoolClient, sql: string, params: readonly Param[], now: string) {
+  return sql.replace(/\$(\d+)/g, (_, n: string) => {
+    const value = params[Number(n) - 1];
+    if (value === NOW) return `(${now})`;
+    if (value === null || value === undefined) return 'NULL';
+    if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
+    if (typeof value === 'number') {
+      if (!Number.isFinite(value)) throw new TypeError(`not a finite number: ${value}`);
+      return `(${value})`;
+    }
+    return client.escapeLiteral(value);
+  });
+}
+
+async function multi(client: pg.PoolClient, text: string): Promise<pg.QueryResult[]> {
+  const results = (await client.query(text)) as unknown as pg.QueryResult | pg.QueryResult[];
+  return Array.isArray(results) ? results : [results];
+}
+
+function bookOf(result: pg.QueryResult | undefined): {
+  holders: [string, string][];
+  waiters: PermitWaiter[];
+  leaseLive: boolean;
+} {
+  const row = result?.rows[0] as
+    { holders: [string, string][]; waiters: [string, number][]; lease_live: boolean } | undefined;
+  const waiters = (row?.waiters ?? []).map(([id, createdAt]) => ({
+    taskId: id,
+    createdAt: Number(createdAt),
+  }));
+  return { holders: row?.holders ?? [], waiters, leaseLive: row?.lease_live === true };
 }

@@ -36,6 +36,7 @@ import {
   storeClosedError,
 } from '../shared/checks.js';
 import { clampListLimit, decodeListCursor, encodeListCursor } from '../shared/list-cursor.js';
+import { grantWithPermit, wakeAfterWrite } from '../shared/permits.js';
 import { decodeRecord, encodeData, encodeFixed } from './codec.js';
 import { storeError, uniqueViolation } from './errors.js';
 import { PostgresPermits } from './permits.js';
@@ -119,10 +120,11 @@ export class PostgresTaskStore implements TaskStore {
       this.events.emit('task:created', { task: decodeRecord(fixed, data) });
     }
     const created: CreateOutcome = { task: stored, created: true };
-    if (token !== undefined && outcome.leaseUntil !== null) {
-      created.lease = { token, expiresAt: outcome.leaseUntil, interrupted: false };
-    }
     if (capOf(task, options.maxUnfinished) !== undefined) created.position = outcome.place;
+    if (token === undefined || outcome.leaseUntil === null) return created;
+    const grant = { token, expiresAt: outcome.leaseUntil, interrupted: false };
+    const timing = { id: stored.id, createdAt: () => stored.createdAt };
+    created.lease = await grantWithPermit(this.#permits, grant, lease?.permit, timing);
     return created;
   }
 
@@ -151,7 +153,8 @@ export class PostgresTaskStore implements TaskStore {
     if (this.#listened(next.id, previous, written.status)) {
       this.events.emitWrite(decodeRecord(row['fixed'], data), previous);
     }
-    return { ok: true, task: written };
+    const wake = await wakeAfterWrite(this.#permits, fence, written);
+    return wake === undefined ? { ok: true, task: written } : { ok: true, task: written, wake };
   }
 
   async claim(
@@ -170,15 +173,18 @@ export class PostgresTaskStore implements TaskStore {
     ]);
     const row = rows[0];
     if (row === undefined) return undefined;
-    const grant: LeaseGrant = {
+    const claimed: LeaseGrant = {
       token,
       expiresAt: Number(row['lease_expires_at']),
       interrupted: row['lease_taken_over'] === true,
     };
-    if (!load) return grant;
+    const task = load ? decodeRecord(row['fixed'], row['data']) : undefined;
+    const createdAt = () => task?.createdAt ?? this.#permits.createdAt(id);
+    const grant = await grantWithPermit(this.#permits, claimed, options.permit, { id, createdAt });
+    if (task === undefined) return grant;
     // The driver has parsed the steps' JSON object already; null when the task has none.
     const steps = (row['steps'] ?? {}) as Record<string, unknown>;
-    return { ...grant, loaded: { task: decodeRecord(row['fixed'], row['data']), steps } };
+    return { ...grant, loaded: { task, steps } };
   }
 
   async renewLease(id: string, token: string, leaseMs: number): Promise<LeaseRenewal> {

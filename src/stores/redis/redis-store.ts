@@ -41,6 +41,7 @@ import { listTasks } from './list.js';
 import { countUnfinished } from './count.js';
 import { RedisPermits } from './permits.js';
 import { ClusterPermits } from './cluster-permits.js';
+import { grantWithPermit, wakeAfterWrite } from '../shared/permits.js';
 import { findLeased, findRunnable, sweepExpired, type ScanParts } from './scans.js';
 import { ReplicaAcks } from './replica-acks.js';
 import { callScript, RedisScripts, type RedisClient } from './scripts.js';
@@ -171,8 +172,11 @@ export class RedisTaskStore implements TaskStore {
     }
     const leaseUntil = Number(reply[1] ?? 0);
     const outcome: CreateOutcome = { task: stored, created: true };
-    if (leaseUntil > 0) outcome.lease = { token, expiresAt: leaseUntil, interrupted: false };
     if (cap !== undefined) outcome.position = counted ?? Number(reply[2]);
+    if (leaseUntil <= 0) return outcome;
+    const grant = { token, expiresAt: leaseUntil, interrupted: false };
+    const timing = { id: task.id, createdAt: () => task.createdAt };
+    outcome.lease = await grantWithPermit(this.#permits, grant, lease?.permit, timing);
     return outcome;
   }
 
@@ -287,7 +291,8 @@ export class RedisTaskStore implements TaskStore {
     if (this.#listened(next.id, previous, written.status)) {
       this.events.emitWrite(decodeRecord(reply[1], data), previous);
     }
-    return { ok: true, task: written };
+    const wake = await wakeAfterWrite(this.#permits, fence, written);
+    return wake === undefined ? { ok: true, task: written } : { ok: true, task: written, wake };
   }
 
   async claim(
@@ -314,10 +319,13 @@ export class RedisTaskStore implements TaskStore {
       ],
     )) as ClaimReply | null;
     if (reply === null) return undefined;
-    const grant = { token, expiresAt: Number(reply[0]), interrupted: reply[1] === 1 };
-    if (!load) return grant;
+    const claimed = { token, expiresAt: Number(reply[0]), interrupted: reply[1] === 1 };
     const [, , fixed, data, steps] = reply;
-    return { ...grant, loaded: { task: decodeRecord(fixed, data), steps: decodeSteps(steps) } };
+    const task = load ? decodeRecord(fixed, data) : undefined;
+    const createdAt = async () => (task ?? (await this.get(id)))?.createdAt ?? 0;
+    const grant = await grantWithPermit(this.#permits, claimed, options.permit, { id, createdAt });
+    if (task === undefined) return grant;
+    return { ...grant, loaded: { task, steps: decodeSteps(steps) } };
   }
 
   async renewLease(id: string, token: string, leaseMs: number): Promise<LeaseRenewal> {

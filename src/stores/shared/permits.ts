@@ -1,4 +1,10 @@
-import type { PermitRequest } from '../../store/port.js';
+import type {
+  LeaseGrant,
+  PermitAsk,
+  PermitOutcome,
+  PermitRequest,
+  WriteFence,
+} from '../../store/port.js';
 import { TaskrailError } from '../../task/errors.js';
 
 /** A task waiting for a permit of a key, ordered by creation (then id). */
@@ -56,4 +62,45 @@ export function assertPermitLimit(limit: number): void {
       `a concurrency limit must be a positive integer, got ${limit}`,
     );
   }
+}
+
+/** A store whose permits are a step of their own after the lease's write (PostgreSQL, Redis). */
+export interface PermitSteps {
+  acquire(request: PermitRequest): Promise<PermitOutcome>;
+  release(key: string, limit: number, taskId: string, token: string): Promise<string[]>;
+}
+
+/**
+ * The grant with the permit asked for under it (`PermitAsk`), taken right after the lease. A
+ * store fault leaves the answer out (the lease is taken already): the holder then asks itself.
+ */
+export async function grantWithPermit(
+  permits: PermitSteps,
+  grant: LeaseGrant,
+  ask: PermitAsk | undefined,
+  task: { id: string; createdAt: () => Promise<number> | number },
+): Promise<LeaseGrant> {
+  if (ask === undefined) return grant;
+  try {
+    const createdAt = await task.createdAt();
+    const request = { ...ask, taskId: task.id, token: grant.token, createdAt };
+    return { ...grant, permit: await permits.acquire(request) };
+  } catch {
+    return grant;
+  }
+}
+
+/**
+ * The waiters to wake when a write under `fence` took the task out of `working` (its permit is
+ * given back); undefined when it did not, or on a store fault (the write stands, and the holder
+ * then releases the permit itself).
+ */
+export async function wakeAfterWrite(
+  permits: PermitSteps,
+  fence: WriteFence | undefined,
+  written: { id: string; status: string },
+): Promise<string[] | undefined> {
+  if (fence?.permit === undefined || written.status === 'working') return undefined;
+  const { key, limit } = fence.permit;
+  return permits.release(key, limit, written.id, fence.leaseToken).catch(() => undefined);
 }

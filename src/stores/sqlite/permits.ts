@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
-import type { PermitOutcome, PermitRequest } from '../../store/port.js';
+import type { PermitAsk, PermitOutcome, PermitRequest, WriteFence } from '../../store/port.js';
+import type { TaskRecord } from '../../task/record.js';
 import {
   assertPermitLimit,
   assertPermitRequest,
@@ -12,10 +13,18 @@ const LIVE_LEASE = 't.id = @task_id AND t.lease_token = @token AND t.lease_expir
 
 const SQL = {
   leaseLive: `SELECT 1 FROM tasks AS t WHERE ${LIVE_LEASE}`,
+  /** The asker's own live permit (0/1) and the other live permits of the key, in one read. */
+  count: `SELECT coalesce(sum(p.task_id = @task_id AND p.token = @token), 0) AS mine,
+      coalesce(sum(p.task_id <> @task_id), 0) AS others
+    FROM permits AS p JOIN tasks AS t ON t.id = p.task_id AND t.lease_token = p.token
+      AND t.lease_expires_at > @now
+    WHERE p.key = @key`,
+  anyWaiter: 'SELECT 1 FROM permit_waiters WHERE key = @key LIMIT 1',
+  createdAt: 'SELECT created_at AS createdAt FROM tasks WHERE id = @task_id',
   pruneHolders: `DELETE FROM permits WHERE key = @key AND NOT EXISTS (
       SELECT 1 FROM tasks AS t WHERE t.id = permits.task_id AND t.lease_token = permits.token
         AND t.lease_expires_at > @now)`,
-  holders: 'SELECT task_id AS taskId, token FROM permits WHERE key = @key',
+  held: 'SELECT count(*) AS n FROM permits WHERE key = @key',
   pruneWaiters: `DELETE FROM permit_waiters WHERE key = @key AND NOT EXISTS (
       SELECT 1 FROM tasks AS t WHERE t.id = permit_waiters.task_id AND t.status = 'working'
         AND (t.expires_at IS NULL OR t.expires_at > @now))`,
@@ -45,38 +54,54 @@ export class SqlitePermits {
     this.#sql = Object.fromEntries(entries) as Statements;
   }
 
+  /**
+   * The common case (the key has nobody waiting, room under the limit) costs one read of the
+   * key's live permits, one of its waiters and the insert; dead permits are pruned on refusal.
+   */
   acquireInTx(request: PermitRequest, now: number): PermitOutcome {
     assertPermitRequest(request);
     const params = { key: request.key, task_id: request.taskId, token: request.token, now };
     if (this.#sql.leaseLive.get(params) === undefined) return { granted: false, wake: [] };
-    const holders = this.#holders(params);
-    if (holders.some((h) => h.taskId === request.taskId && h.token === request.token)) {
-      this.#sql.unwait.run(params);
+    const { mine, others } = this.#sql.count.get(params) as { mine: number; others: number };
+    const waiting = this.#sql.anyWaiter.get(params) !== undefined;
+    if (mine > 0) {
+      if (waiting) this.#sql.unwait.run(params);
       return { granted: true, wake: [] };
     }
-    const held = holders.filter((h) => h.taskId !== request.taskId).length;
-    const decision = decidePermit({ held, waiters: this.#waiters(params) }, request);
+    const waiters = waiting ? this.#waiters(params) : [];
+    const decision = decidePermit({ held: others, waiters }, request);
     if (decision.granted) {
       this.#sql.hold.run(params);
-      this.#sql.unwait.run(params);
+      if (waiting) this.#sql.unwait.run(params);
       return decision;
     }
+    this.#sql.pruneHolders.run(params);
     this.#sql.wait.run({ ...params, created_at: request.createdAt });
     if (request.releaseOnRefusal === true) this.#sql.dropLease.run(params);
     return decision;
+  }
+
+  /** A permit asked for with a lease taken earlier in this transaction (a create, a claim). */
+  askInTx(ask: PermitAsk, lease: { taskId: string; token: string }, now: number): PermitOutcome {
+    const row = this.#sql.createdAt.get({ task_id: lease.taskId }) as { createdAt: number };
+    return this.acquireInTx({ ...ask, ...lease, createdAt: row.createdAt }, now);
+  }
+
+  /** A write under `fence` that took the task out of `working` gives its permit back too. */
+  endedInTx(fence: WriteFence | undefined, next: TaskRecord, now: number): string[] | undefined {
+    if (fence?.permit === undefined || next.status === 'working') return undefined;
+    const { key, limit } = fence.permit;
+    return this.releaseInTx(key, limit, next.id, fence.leaseToken, now);
   }
 
   releaseInTx(key: string, limit: number, taskId: string, token: string, now: number): string[] {
     assertPermitLimit(limit);
     const params = { key, task_id: taskId, token, now };
     this.#sql.unhold.run(params);
-    const held = this.#holders(params).length;
+    if (this.#sql.anyWaiter.get(params) === undefined) return [];
+    this.#sql.pruneHolders.run(params);
+    const { n: held } = this.#sql.held.get(params) as { n: number };
     return wakeable(this.#waiters(params), limit - held);
-  }
-
-  #holders(params: { key: string; now: number }): { taskId: string; token: string }[] {
-    this.#sql.pruneHolders.run({ key: params.key, now: params.now });
-    return this.#sql.holders.all({ key: params.key }) as { taskId: string; token: string }[];
   }
 
   #waiters(params: { key: string; now: number }): PermitWaiter[] {

@@ -413,6 +413,13 @@ export class SqliteTaskStore implements TaskStore {
     }
     const created = this.#insert(task, columns);
     const outcome: Created = { task: created.task, created: true, row: created.row };
+    if (grant !== undefined && lease?.permit !== undefined) {
+      grant.permit = this.#permits.askInTx(
+        lease.permit,
+        { taskId: task.id, token: grant.token },
+        now,
+      );
+    }
     if (grant !== undefined) outcome.lease = grant;
     if (row !== undefined) outcome.staleId = row.id;
     if (position !== undefined) outcome.position = position;
@@ -454,7 +461,11 @@ export class SqliteTaskStore implements TaskStore {
     // The same statement drops the lease when the task leaves `working`.
     this.#cache.drop(next.id);
     update.run(row);
-    return { outcome: { ok: true, task: rowToRecord(row) }, previous: status, row };
+    const task = rowToRecord(row);
+    const wake = this.#permits.endedInTx(fence, next, now);
+    const outcome =
+      wake === undefined ? { ok: true as const, task } : { ok: true as const, task, wake };
+    return { outcome, previous: status, row };
   }
 
   #claimInTx(
@@ -472,6 +483,9 @@ export class SqliteTaskStore implements TaskStore {
     const live = head.lease_expires_at !== null && head.lease_expires_at > now;
     if (live && head.lease_owner !== options.takeOverFrom) return undefined;
     const grant = this.#grantLease(id, owner, now + leaseMs, head.lease_token !== null);
+    if (options.permit !== undefined) {
+      grant.permit = this.#permits.askInTx(options.permit, { taskId: id, token: grant.token }, now);
+    }
     if (options.load !== true) return grant;
     const task = rawRowToRecord(head.values as unknown[]);
     return { ...grant, loaded: { task, steps: this.#steps(id) } };

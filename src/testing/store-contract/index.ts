@@ -12,6 +12,7 @@ import { registerLeaseCases } from './leases.js';
 import { registerListCases } from './list.js';
 import { registerPermitCases } from './permits.js';
 import { registerQueueCapCases } from './queue-cap.js';
+import { registerFoldedPermitCases } from './permits-folded.js';
 import { registerStepCases } from './steps.js';
 import { registerTextCases } from './texts.js';
 import { registerTakeoverCases } from './takeover.js';
@@ -53,6 +54,7 @@ export function taskStoreContract(
     void describe('leases of gone holders', () => registerTakeoverCases(define));
     void describe('durable waits', () => registerWaitCases(define));
     void describe('concurrency permits', () => registerPermitCases(define));
+    void describe('permits in lease writes', () => registerFoldedPermitCases(define));
     void describe('fenced writes', () => registerFencingCases(define));
     void describe('steps', () => registerStepCases(define));
     void describe('texts', () => registerTextCases(define));
