@@ -3,6 +3,8 @@ import type { Session2025 } from './session-2025.js';
 import { readSseMessages } from './sse.js';
 
 const RESOURCE_UPDATED_NOTIFICATION = 'notifications/resources/updated';
+/** How long the session's standalone stream may take to open. */
+const OPEN_MS = 10_000;
 
 type JsonObject = Record<string, unknown>;
 
@@ -82,6 +84,8 @@ export class SessionResourcePush {
   #openStream(): Promise<boolean> {
     if (this.#stream !== undefined) return this.#stream.open;
     const stop = new AbortController();
+    // A server that does not answer the GET in time is polled instead.
+    const late = setTimeout(() => stop.abort(), OPEN_MS);
     const open = this.#session.openStream(stop.signal).then(
       (response) => {
         const type = response.headers.get('content-type') ?? '';
@@ -94,6 +98,7 @@ export class SessionResourcePush {
       },
       () => false,
     );
+    void open.finally(() => clearTimeout(late));
     this.#stream = { open, stop };
     return open;
   }

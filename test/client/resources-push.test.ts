@@ -137,6 +137,9 @@ describe('following output reads only what an update announces', () => {
         );
         await waitFor('the first read', () => count(proxy.counts, 'resources/read') >= 1, {
           timeoutMs: 20_000,
+        }).catch((error: Error) => {
+          const asked = JSON.stringify([...proxy.counts]);
+          throw new Error(`${error.message}; asked ${asked}; stderr: ${child.stderr()}`);
         });
         await idle(proxy.counts, 'the call idling while its task runs', 1);
         server.gates.open(gate);

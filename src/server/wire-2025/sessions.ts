@@ -170,7 +170,8 @@ export class Wire2025Sessions {
     session.lastSeen = Date.now();
     session.busy += 1;
     try {
-      return await session.transport.handleRequest(request, options);
+      const response = await session.transport.handleRequest(request, options);
+      return request.method === 'GET' ? openedAtOnce(response) : response;
     } finally {
       session.busy -= 1;
       session.lastSeen = Date.now();
@@ -318,4 +319,21 @@ export function createWire2025Sessions(
 ): Wire2025Sessions | undefined {
   if (option === false) return undefined;
   return new Wire2025Sessions(deps, { maxBodyBytes, ...option });
+}
+
+const OPENING = new TextEncoder().encode(': stream open\n\n');
+
+/**
+ * The standalone stream (GET) with an SSE comment first: node:http sends a response's headers
+ * only with its first bytes, so without one a client cannot tell the stream is open (and
+ * that notifications sent from then on will reach it) until the first notification comes.
+ */
+function openedAtOnce(response: Response): Response {
+  const type = response.headers.get('content-type') ?? '';
+  if (response.body === null || !type.includes('text/event-stream')) return response;
+  const opened = new TransformStream<Uint8Array, Uint8Array>({
+    start: (controller) => controller.enqueue(OPENING),
+  });
+  void response.body.pipeTo(opened.writable).catch(() => undefined);
+  return new Response(opened.readable, { status: response.status, headers: response.headers });
 }
