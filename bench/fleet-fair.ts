@@ -122,23 +122,33 @@ function record(engine: string, rounds: Record<Kind, Round[]>, load: number): vo
   });
 }
 
+/** A fresh place on each store that is configured: its URL, and how to remove it. */
+const engines = [
+  {
+    name: 'Redis + BullMQ',
+    on: REDIS_BASE !== '',
+    open: () => {
+      const { prefix, storeUrl } = freshPrefix();
+      return { url: storeUrl, drop: () => dropPrefix(prefix) };
+    },
+  },
+  {
+    name: 'PostgreSQL + graphile-worker',
+    on: PG_BASE !== '',
+    open: () => {
+      const { schema, url } = freshSchema();
+      return { url, drop: () => dropStoreSchema(schema) };
+    },
+  },
+];
 try {
-  if (REDIS_BASE !== '') {
-    const { prefix, storeUrl } = freshPrefix();
+  for (const engine of engines.filter((e) => e.on)) {
+    const { url, drop } = engine.open();
     const load = loadNow();
     try {
-      record('Redis + BullMQ', await fleet(storeUrl), load);
+      record(engine.name, await fleet(url), load);
     } finally {
-      await dropPrefix(prefix);
-    }
-  }
-  if (PG_BASE !== '') {
-    const { schema, url } = freshSchema();
-    const load = loadNow();
-    try {
-      record('PostgreSQL + graphile-worker', await fleet(url), load);
-    } finally {
-      await dropStoreSchema(schema);
+      await drop();
     }
   }
 } finally {
