@@ -113,7 +113,12 @@ export class BullmqExecutor implements Executor {
     if (this.#options.mode !== 'work' || this.#worker !== undefined) return;
     const lockMs = this.#options.lockMs ?? 15_000;
     const processJob = async (job: Job<JobData>, token?: string): Promise<void> => {
-      if (token !== undefined && (await this.#standsBack(job, token))) throw new WaitingError();
+      // Decided and counted in one turn when the principal is under half, so two jobs fetched
+      // together cannot both pass on the same count.
+      const full = this.#slots.gate.isFull(job.data.fair);
+      if (full && token !== undefined && (await this.#standsBack(job, token))) {
+        throw new WaitingError();
+      }
       await this.#slots.runJob(job.data.fair, () => run(job.data.taskId));
     };
     this.#worker = new Worker<JobData>(QUEUE_NAME, processJob, {
@@ -143,7 +148,6 @@ export class BullmqExecutor implements Executor {
 
   /** Fair share: whether `job` went back to the queue for another principal's (`standBack`). */
   async #standsBack(job: Job<JobData>, token: string): Promise<boolean> {
-    if (!this.#slots.gate.isFull(job.data.fair)) return false;
     const queue = this.#getQueue();
     try {
       return await standBack(

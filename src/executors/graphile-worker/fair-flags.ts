@@ -4,8 +4,10 @@ import type pg from 'pg';
 import { quoteIdent } from '../../stores/postgres/migrations.js';
 import { literal } from './enqueue-trigger.js';
 import { peekDepth, type FairGate } from '../shared/fair-gate.js';
+import { waitAtMost } from '../shared/worker-slots.js';
 
-const MAX_ASKED = 1024;
+/** A fetch whose end was never reported holds the next one back at most this long. */
+const FETCH_PATIENCE_MS = 2000;
 
 /**
  * Fair share's more-than-half rule on a graphile-worker runner. Each job carries its principal's
@@ -23,6 +25,9 @@ export class FairFlags {
   /** Whether each fetch asked for went with flags, in the order they were asked for. */
   readonly #asked: boolean[] = [];
   readonly #flagged = new Set<string>();
+  /** Resolves the fetches asked for, in order, as each one ends. */
+  readonly #fetched: (() => void)[] = [];
+  #lastFetch: Promise<void> = Promise.resolve();
   #skipOnce = false;
 
   constructor(pool: pg.Pool, jobsSchema: string, taskIdentifier: string, gate: FairGate) {
@@ -37,11 +42,17 @@ export class FairFlags {
       ORDER BY priority, run_at LIMIT ${peekDepth(gate.slots)}`;
   }
 
-  /** graphile-worker's `forbiddenFlags`: the flags the next fetch skips, or null. */
+  /**
+   * graphile-worker's `forbiddenFlags`: the flags the next fetch skips, or null. Fetches are
+   * decided one after another: each waits until the previous one has its job (and the job is
+   * counted) or came back empty, so two fetches cannot both pass on the same count.
+   */
   readonly forbidden = async (): Promise<string[] | null> => {
+    const previous = this.#lastFetch;
+    this.#lastFetch = new Promise((resolve) => this.#fetched.push(resolve));
+    await waitAtMost(previous, FETCH_PATIENCE_MS);
     const flags = this.#skipOnce ? [] : await this.#flagsToSkip();
     this.#skipOnce = false;
-    if (this.#asked.length >= MAX_ASKED) this.#asked.length = 0; // a fetch that never began
     this.#asked.push(flags.length > 0);
     return flags.length > 0 ? flags : null;
   };
@@ -49,11 +60,16 @@ export class FairFlags {
   /** An event emitter for one runner, watching its fetches to repeat an empty flagged one. */
   events(): WorkerEvents {
     const events = new EventEmitter() as WorkerEvents;
+    // Each fetch asked for ends in one of these; the job of `job:start` is counted by then.
+    const ended = () => this.#fetched.shift()?.();
     events.on('worker:getJob:start', ({ worker }) => {
       if (this.#asked.shift() === true) this.#flagged.add(worker.workerId);
       else this.#flagged.delete(worker.workerId);
     });
+    events.on('job:start', ended);
+    events.on('worker:getJob:error', ended);
     events.on('worker:getJob:empty', ({ worker }) => {
+      ended();
       if (!this.#flagged.delete(worker.workerId)) return;
       this.#skipOnce = true;
       worker.nudge(); // graphile-worker fetches again as soon as this event returns
