@@ -4,7 +4,8 @@
 // - syntax;
 // - no globals besides what Redis gives a script (a typo'd local would be a runtime error);
 // - every key a command touches is KEYS[...] (Redis Cluster needs each key declared; a key built
-//   inside a script may sit in another slot). Channels and values are not keys.
+//   inside a script may sit in another slot), or a parameter of a local helper function that
+//   every call of the helper fills with KEYS[...]. Channels and values are not keys.
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import luaparse from 'luaparse';
@@ -32,18 +33,42 @@ function luaFiles(dir) {
   return out;
 }
 
-function walk(node, visit) {
+/** Visits every node with the innermost function declaration around it. */
+function walk(node, visit, fn) {
   if (node === null || typeof node !== 'object') return;
-  if (Array.isArray(node)) return node.forEach((child) => walk(child, visit));
-  if (typeof node.type === 'string') visit(node);
+  if (Array.isArray(node)) return node.forEach((child) => walk(child, visit, fn));
+  if (typeof node.type === 'string') visit(node, fn);
+  const inner = node.type === 'FunctionDeclaration' ? node : fn;
   for (const [key, value] of Object.entries(node))
-    if (key !== 'loc' && key !== 'globals') walk(value, visit);
+    if (key !== 'loc' && key !== 'globals') walk(value, visit, inner);
+}
+
+/** Calls of helpers that take a key, each checked to pass KEYS[...] in that place. */
+function checkKeyParams(ast, keyParams, problems) {
+  walk(ast, (node) => {
+    if (node.type !== 'CallExpression' || node.base?.type !== 'Identifier') return;
+    for (const { name, index } of keyParams) {
+      const arg = node.arguments[index];
+      if (node.base.name === name && (arg === undefined || !isKeysIndex(arg))) {
+        problems.push(`line ${node.loc.start.line}: ${name} is given a key not taken from KEYS`);
+      }
+    }
+  });
 }
 
 const isKeysIndex = (node) =>
   node.type === 'IndexExpression' && node.base.type === 'Identifier' && node.base.name === 'KEYS';
 
-function checkCall(node, problems) {
+/** A local function's parameter used as a key: every call must pass KEYS[...] there. */
+function keyParamOf(arg, fn) {
+  if (arg.type !== 'Identifier' || fn === undefined) return undefined;
+  const index = fn.parameters.findIndex((param) => param.name === arg.name);
+  return index < 0 || fn.identifier?.type !== 'Identifier'
+    ? undefined
+    : { name: fn.identifier.name, index };
+}
+
+function checkCall(node, problems, fn, keyParams) {
   const callee = node.base;
   if (callee?.type !== 'MemberExpression' || callee.base?.name !== 'redis') return;
   const [command, ...args] = node.arguments;
@@ -57,7 +82,9 @@ function checkCall(node, problems) {
     problems.push(`line ${node.loc.start.line}: ${name} is not known to this lint; add it`);
   }
   for (const arg of keyArgs) {
-    if (!isKeysIndex(arg)) {
+    const param = keyParamOf(arg, fn);
+    if (param !== undefined) keyParams.push(param);
+    else if (!isKeysIndex(arg)) {
       problems.push(`line ${arg.loc.start.line}: ${name} on a key not taken from KEYS`);
     }
   }
@@ -73,12 +100,14 @@ function lint(file, prelude) {
   } catch (error) {
     return [`${error.message} (line numbers count the prelude's ${offset} lines)`];
   }
-  walk(ast, (node) => {
+  const keyParams = [];
+  walk(ast, (node, fn) => {
     if (node.type === 'Identifier' && node.isLocal === false && !GLOBALS.has(node.name)) {
       problems.push(`line ${node.loc.start.line}: global '${node.name}'`);
     }
-    if (node.type === 'CallExpression') checkCall(node, problems);
+    if (node.type === 'CallExpression') checkCall(node, problems, fn, keyParams);
   });
+  checkKeyParams(ast, keyParams, problems);
   return problems.map((problem) =>
     problem.replace(/^line (\d+)/, (_, n) => `line ${Number(n) > offset ? Number(n) - offset : n}`),
   );
