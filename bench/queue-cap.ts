@@ -9,16 +9,16 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
-import pg from 'pg';
 import type { CreateOptions, TaskStore } from '../src/store/port.js';
 import { openStore } from '../src/stores/open.js';
 import { newTaskId } from '../src/task/ids.js';
 import { newTaskRecord } from '../src/task/record.js';
+import { deleteRedisKeys } from '../test/helpers/redis-keys.js';
+import { dropStoreSchema, freshSchema, PG_BASE } from './lib/pg-bench.js';
 import { median, report, spread } from './lib/stats.js';
 
-const ROUNDS = 5;
-const CREATES = 1000;
+const ROUNDS = 7;
+const CREATES = 3000;
 const IN_FLIGHT = 32;
 const PRINCIPALS = 8;
 const CAP = 10_000;
@@ -32,38 +32,18 @@ interface Opened {
   remove(): Promise<void>;
 }
 
-const tag = randomBytes(4).toString('hex');
-
 async function openRedis(base: string): Promise<Opened> {
   const url = new URL(base);
-  const prefix = `trbench-cap-${tag}`;
+  const prefix = `trbench-cap-${randomBytes(4).toString('hex')}`;
   url.searchParams.set('prefix', prefix);
   const store = await openStore(url.toString());
-  const remove = async () => {
-    const redis = new Redis(base);
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.unlink(...keys);
-    } while (cursor !== '0');
-    redis.disconnect();
-  };
-  return { name: 'Redis', store, remove };
+  return { name: 'Redis', store, remove: async () => void (await deleteRedisKeys(base, prefix)) };
 }
 
-async function openPostgres(base: string): Promise<Opened> {
-  const url = new URL(base);
-  const schema = `trbench_cap_${tag}`;
-  url.searchParams.set('schema', schema);
-  const store = await openStore(url.toString());
-  const remove = async () => {
-    const client = new pg.Client({ connectionString: base });
-    await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS "${schema}", "${schema}_jobs" CASCADE`);
-    await client.end();
-  };
-  return { name: 'PostgreSQL', store, remove };
+async function openPostgres(): Promise<Opened> {
+  const { schema, url } = freshSchema();
+  const store = await openStore(url);
+  return { name: 'PostgreSQL', store, remove: () => dropStoreSchema(schema) };
 }
 
 async function openSqlite(): Promise<Opened> {
@@ -128,9 +108,7 @@ async function measure(opened: Opened): Promise<Measured> {
 const opens: Array<() => Promise<Opened>> = [openSqlite];
 if (process.env.TASKRAIL_REDIS_URL)
   opens.push(() => openRedis(process.env.TASKRAIL_REDIS_URL as string));
-if (process.env.TASKRAIL_POSTGRES_URL) {
-  opens.push(() => openPostgres(process.env.TASKRAIL_POSTGRES_URL as string));
-}
+if (PG_BASE !== '') opens.push(openPostgres);
 const results: Measured[] = [];
 for (const open of opens) results.push(await measure(await open()));
 
