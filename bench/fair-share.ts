@@ -22,7 +22,7 @@ const WARM_UP_MS = 2000;
 const CONNECTIONS = 32;
 const E2E_RUNS = 30;
 const TOOLS = '.build/bench/lib/fair-tools.js';
-/** "Effectively off": one count per principal admits a quarter of this for a second. */
+/** "Effectively off": a cap no principal reaches (the store still judges it in each create). */
 const NO_CAP = String(Number.MAX_SAFE_INTEGER);
 
 /** on: cap and key; cap: the cap alone (the key's share is on against cap); off: neither. */
@@ -173,7 +173,7 @@ report({
   description:
     'Three `taskrail serve` children on SQLite, built alike: the same tools file (a no-op and a 10 ms tool, each with and without `concurrency: { limit: 1000, key: principal }`, all four schemas built once in each), the default 16 slots, `--auth` with ' +
     `${PRINCIPALS} bearer tokens, requests of the ${PRINCIPALS} principals in turn on each. ` +
-    '**on**: the default `--max-queued-per-principal` (10,000) and the keyed tools; **cap only**: the default cap and the tools without concurrency (so on against cap only is the key’s share, cap only against off the cap’s); **off**: `--max-queued-per-principal` 2^53−1 (one count then admits for a second without reading again) and the tools without concurrency. ' +
+    '**on**: the default `--max-queued-per-principal` (10,000) and the keyed tools; **cap only**: the default cap and the tools without concurrency (so on against cap only is the key’s share, cap only against off the cap’s); **off**: `--max-queued-per-principal` 2^53−1 and the tools without concurrency. ' +
     'Fair share cannot be turned off (it is always on, docs/operations.md), so every side runs it. ' +
     `Throughput: the raw-socket generator of bench/lib/load.ts, ${CONNECTIONS} keep-alive connections, ${WARM_UP_MS / 1000} s unmeasured per measure, then ${ROUNDS} rounds of ${SLICE_MS} ms, the sides interleaved (each side first in some round, the order reversed every other round); create = a no-op task created (its run counted with it), tasks/get = a completed task of the caller. ` +
     `End to end: per round ${E2E_RUNS} tasks of the 10 ms tool one after another, each created and polled with tasks/get at its pollIntervalMs (1 ms) until seen completed. ` +
