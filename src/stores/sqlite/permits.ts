@@ -13,9 +13,13 @@ const LIVE_LEASE = 't.id = @task_id AND t.lease_token = @token AND t.lease_expir
 
 const SQL = {
   leaseLive: `SELECT 1 FROM tasks AS t WHERE ${LIVE_LEASE}`,
-  /** The asker's own live permit (0/1) and the other live permits of the key, in one read. */
+  /**
+   * The asker's own live permit (0/1), the other live permits of the key and whether anybody
+   * waits for it, in one read.
+   */
   count: `SELECT coalesce(sum(p.task_id = @task_id AND p.token = @token), 0) AS mine,
-      coalesce(sum(p.task_id <> @task_id), 0) AS others
+      coalesce(sum(p.task_id <> @task_id), 0) AS others,
+      EXISTS (SELECT 1 FROM permit_waiters WHERE key = @key) AS waiting
     FROM permits AS p JOIN tasks AS t ON t.id = p.task_id AND t.lease_token = p.token
       AND t.lease_expires_at > @now
     WHERE p.key = @key`,
@@ -44,6 +48,7 @@ const SQL = {
 } as const;
 
 type Statements = { [K in keyof typeof SQL]: Database.Statement };
+type PermitParams = { key: string; task_id: string; token: string; now: number };
 
 /** The SQLite store's permits; every method runs inside the caller's write transaction. */
 export class SqlitePermits {
@@ -55,15 +60,32 @@ export class SqlitePermits {
   }
 
   /**
-   * The common case (the key has nobody waiting, room under the limit) costs one read of the
-   * key's live permits, one of its waiters and the insert; dead permits are pruned on refusal.
+   * The common case (the key has nobody waiting, room under the limit) costs a check of the
+   * asker's lease, one read of the key's live permits and waiters, and the insert; dead permits
+   * are pruned on refusal.
    */
   acquireInTx(request: PermitRequest, now: number): PermitOutcome {
     assertPermitRequest(request);
     const params = { key: request.key, task_id: request.taskId, token: request.token, now };
     if (this.#sql.leaseLive.get(params) === undefined) return { granted: false, wake: [] };
-    const { mine, others } = this.#sql.count.get(params) as { mine: number; others: number };
-    const waiting = this.#sql.anyWaiter.get(params) !== undefined;
+    return this.#decide(request, params);
+  }
+
+  /**
+   * A permit asked for with a lease taken earlier in this transaction (a create, a claim): that
+   * lease is live, so it is not read again.
+   */
+  askInTx(ask: PermitAsk, lease: { taskId: string; token: string }, now: number): PermitOutcome {
+    const row = this.#sql.createdAt.get({ task_id: lease.taskId }) as { createdAt: number };
+    const request = { ...ask, ...lease, createdAt: row.createdAt };
+    assertPermitRequest(request);
+    return this.#decide(request, { key: ask.key, task_id: lease.taskId, token: lease.token, now });
+  }
+
+  #decide(request: PermitRequest, params: PermitParams): PermitOutcome {
+    const counted = this.#sql.count.get(params) as { mine: number; others: number; waiting: 0 | 1 };
+    const { mine, others } = counted;
+    const waiting = counted.waiting === 1;
     if (mine > 0) {
       if (waiting) this.#sql.unwait.run(params);
       return { granted: true, wake: [] };
@@ -79,12 +101,6 @@ export class SqlitePermits {
     this.#sql.wait.run({ ...params, created_at: request.createdAt });
     if (request.releaseOnRefusal === true) this.#sql.dropLease.run(params);
     return decision;
-  }
-
-  /** A permit asked for with a lease taken earlier in this transaction (a create, a claim). */
-  askInTx(ask: PermitAsk, lease: { taskId: string; token: string }, now: number): PermitOutcome {
-    const row = this.#sql.createdAt.get({ task_id: lease.taskId }) as { createdAt: number };
-    return this.acquireInTx({ ...ask, ...lease, createdAt: row.createdAt }, now);
   }
 
   /** A write under `fence` that took the task out of `working` gives its permit back too. */
