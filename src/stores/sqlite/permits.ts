@@ -24,6 +24,9 @@ const SQL = {
       AND t.lease_expires_at > @now
     WHERE p.key = @key`,
   anyWaiter: 'SELECT 1 FROM permit_waiters WHERE key = @key LIMIT 1',
+  /** Every permit row of the key, live or not, and whether anybody waits: the fast path's read. */
+  rows: `SELECT count(*) AS n, EXISTS (SELECT 1 FROM permit_waiters WHERE key = @key) AS waiting
+    FROM permits WHERE key = @key`,
   createdAt: 'SELECT created_at AS createdAt FROM tasks WHERE id = @task_id',
   pruneHolders: `DELETE FROM permits WHERE key = @key AND NOT EXISTS (
       SELECT 1 FROM tasks AS t WHERE t.id = permits.task_id AND t.lease_token = permits.token
@@ -76,10 +79,17 @@ export class SqlitePermits {
    * lease is live, so it is not read again.
    */
   askInTx(ask: PermitAsk, lease: { taskId: string; token: string }, now: number): PermitOutcome {
+    const params = { key: ask.key, task_id: lease.taskId, token: lease.token, now };
+    assertPermitRequest({ ...ask, ...lease, createdAt: 0 });
+    // A new lease holds no permit yet. With nobody waiting and fewer rows than the limit, dead
+    // or alive, there is room without judging each holder's lease.
+    const { n, waiting } = this.#sql.rows.get(params) as { n: number; waiting: 0 | 1 };
+    if (waiting === 0 && n < ask.limit) {
+      this.#sql.hold.run(params);
+      return { granted: true, wake: [] };
+    }
     const row = this.#sql.createdAt.get({ task_id: lease.taskId }) as { createdAt: number };
-    const request = { ...ask, ...lease, createdAt: row.createdAt };
-    assertPermitRequest(request);
-    return this.#decide(request, { key: ask.key, task_id: lease.taskId, token: lease.token, now });
+    return this.#decide({ ...ask, ...lease, createdAt: row.createdAt }, params);
   }
 
   #decide(request: PermitRequest, params: PermitParams): PermitOutcome {
