@@ -19,7 +19,6 @@ import type {
 } from '../../store/port.js';
 import { TaskEvents } from '../../store/events.js';
 import { TaskrailError } from '../../task/errors.js';
-import { newToken } from '../../task/ids.js';
 import { isExpired, type TaskRecord } from '../../task/record.js';
 import type { TaskStatus } from '../../task/status.js';
 import { isTerminal } from '../../task/status.js';
@@ -30,27 +29,20 @@ import {
   assertNextRevision,
   capOf,
   fenceRefuses,
-  queueFullError,
 } from '../shared/checks.js';
 import { Checkpointer } from './checkpointer.js';
+import { SqliteCreates } from './creates.js';
 import { GroupCommit } from './group-commit.js';
 import { SYNC_BUSY_WAIT_MS, withLockWaits } from './lock-wait.js';
 import { openDatabase } from './open-database.js';
 import type { SqliteTaskStoreOptions } from './options.js';
-import {
-  casParams,
-  rawClaimRow,
-  rawHead,
-  rawRowToRecord,
-  recordToParams,
-  rowToRecord,
-  type ClaimHead,
-  type TaskRow,
-} from './rows.js';
+import { casParams, rawHead, rawRowToRecord, rowToRecord, type TaskRow } from './rows.js';
 import { listPage, ListStatements } from './list.js';
+import { SqliteLeases } from './leases.js';
 import { SqlitePermits } from './permits.js';
 import { ReadCache, READ_CACHE_ROWS } from './read-cache.js';
 import { prepareStatements, type Statements } from './statements.js';
+import { readSteps } from './steps.js';
 import { SqliteTexts } from './texts.js';
 import { WalIndexWitness } from './wal-index.js';
 import { WaitAlarm, waitQueries } from './wait-alarm.js';
@@ -59,8 +51,6 @@ const defaultWarn = (message: string) => process.emitWarning(`taskrail: ${messag
 
 /** `row`: what was written, from which listeners get their own copy. */
 type CasResult = { outcome: CompareAndSetOutcome; previous?: TaskStatus; row?: TaskRow };
-type Created = CreateOutcome & { staleId?: string; row?: TaskRow };
-type LeaseColumns = { lease_owner: string; lease_token: string; lease_expires_at: number };
 
 /**
  * A `TaskStore` in one SQLite file (better-sqlite3, WAL). Several processes may open the same
@@ -88,6 +78,8 @@ export class SqliteTaskStore implements TaskStore {
   readonly #alarm: WaitAlarm;
   readonly #permits: SqlitePermits;
   readonly #texts: SqliteTexts;
+  readonly #creates: SqliteCreates;
+  readonly #leases: SqliteLeases;
   #closed = false;
   #closing: Promise<void> | undefined;
 
@@ -110,6 +102,10 @@ export class SqliteTaskStore implements TaskStore {
     const rows = options.readCacheRows ?? READ_CACHE_ROWS;
     const witness = rows > 0 ? WalIndexWitness.open(this.path) : undefined;
     this.#cache = new ReadCache(() => dataVersion.get(), rows, witness);
+    this.#creates = new SqliteCreates(this.#sql, this.#cache, this.#permits, this.#clock, (id) =>
+      this.#deleteTask(id),
+    );
+    this.#leases = new SqliteLeases(this.#sql, this.#cache, this.#permits, this.#clock);
     this.#group = new GroupCommit(this.#db, (operation) => this.#run(operation));
     const warn = options.onWarning ?? defaultWarn;
     this.#checkpointer = new Checkpointer(this.#db, this.path, { warn });
@@ -145,13 +141,7 @@ export class SqliteTaskStore implements TaskStore {
     const savepoint = task.idempotencyKey !== undefined;
     const cap = capOf(task, options.maxUnfinished);
     const result = await this.#group.write(
-      (): Created => {
-        if (task.idempotencyKey !== undefined || options.lease !== undefined || cap !== undefined) {
-          return this.#createInTx(task, this.#clock(), options.lease, cap);
-        }
-        const inserted = this.#insert(task);
-        return { task: inserted.task, created: true, row: inserted.row };
-      },
+      () => this.#creates.createInTx(task, options.lease, cap),
       { savepoint },
     );
     if (result.staleId !== undefined) this.events.emit('task:deleted', { id: result.staleId });
@@ -203,12 +193,12 @@ export class SqliteTaskStore implements TaskStore {
     options: ClaimOptions = {},
   ): Promise<LeaseGrant | undefined> {
     assertLeaseMs(leaseMs);
-    return this.#group.write(() => this.#claimInTx(id, owner, leaseMs, options));
+    return this.#group.write(() => this.#leases.claimInTx(id, owner, leaseMs, options));
   }
 
   async renewLease(id: string, token: string, leaseMs: number): Promise<LeaseRenewal> {
     assertLeaseMs(leaseMs);
-    return this.#group.write(() => this.#renewInTx(id, token, leaseMs));
+    return this.#group.write(() => this.#leases.renewInTx(id, token, leaseMs));
   }
 
   async releaseLease(id: string, token: string, options: ReleaseOptions = {}): Promise<void> {
@@ -285,7 +275,7 @@ export class SqliteTaskStore implements TaskStore {
   async loadSteps(id: string): Promise<Record<string, unknown>> {
     return this.#run(() => {
       if (this.#sql.selectVisibleStatus.get({ id, now: this.#clock() }) === undefined) return {};
-      return this.#steps(id);
+      return readSteps(this.#sql, id);
     });
   }
 
@@ -365,83 +355,6 @@ export class SqliteTaskStore implements TaskStore {
     return withLockWaits(operation, this.#lockBudgetMs, () => this.#closed);
   }
 
-  /**
-   * Inserts, with `lease` held from the start if given; returns the record as stored (a copy
-   * rebuilt from the written columns) and its row.
-   */
-  #insert(task: TaskRecord, lease?: LeaseColumns): { task: TaskRecord; row: TaskRow } {
-    const row = recordToParams(task);
-    this.#cache.drop(task.id);
-    try {
-      if (lease === undefined) this.#sql.insertTask.run(row);
-      else this.#sql.insertLeasedTask.run(Object.assign(row, lease));
-      return { task: rowToRecord(row), row };
-    } catch (error) {
-      if ((error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
-        throw new TaskrailError('CONFLICT', `task ${task.id} already exists`, { cause: error });
-      }
-      throw error;
-    }
-  }
-
-  #createInTx(
-    task: TaskRecord,
-    now: number,
-    lease: CreateOptions['lease'],
-    cap: number | undefined,
-  ): Created {
-    const row =
-      task.idempotencyKey === undefined
-        ? undefined
-        : (this.#sql.selectByIdempotencyKey.get(task.principal, task.idempotencyKey) as
-            TaskRow | undefined);
-    if (row !== undefined && !isExpired({ expiresAt: row.expires_at }, now)) {
-      return { task: rowToRecord(row), created: false };
-    }
-    if (row !== undefined) this.#deleteTask(row.id);
-    const position = cap === undefined ? undefined : this.#place(task, cap);
-    // Only a working task is leased (a record may be created already finished).
-    let grant: LeaseGrant | undefined;
-    let columns: LeaseColumns | undefined;
-    if (lease !== undefined && task.status === 'working') {
-      grant = { token: newToken(), expiresAt: now + lease.leaseMs, interrupted: false };
-      columns = {
-        lease_owner: lease.owner,
-        lease_token: grant.token,
-        lease_expires_at: grant.expiresAt,
-      };
-    }
-    const created = this.#insert(task, columns);
-    const outcome: Created = { task: created.task, created: true, row: created.row };
-    if (grant !== undefined && lease?.permit !== undefined) {
-      grant.permit = this.#permits.askInTx(
-        lease.permit,
-        { taskId: task.id, token: grant.token },
-        now,
-      );
-    }
-    if (grant !== undefined) outcome.lease = grant;
-    if (row !== undefined) outcome.staleId = row.id;
-    if (position !== undefined) outcome.position = position;
-    return outcome;
-  }
-
-  /** The new task's place among its principal's unfinished (kept by triggers), refused past the cap. */
-  #place(task: TaskRecord, cap: number): number {
-    const row = this.#sql.countUnfinished.get({ principal: task.principal, limit: cap }) as
-      { n: number } | undefined;
-    const unfinished = Math.max(0, row?.n ?? 0);
-    if (unfinished >= cap) throw queueFullError(task, cap);
-    return unfinished + 1;
-  }
-
-  #grantLease(id: string, owner: string, expiresAt: number, interrupted: boolean): LeaseGrant {
-    const token = newToken();
-    this.#cache.drop(id);
-    this.#sql.setLease.run(owner, token, expiresAt, id);
-    return { token, expiresAt, interrupted };
-  }
-
   #casInTx(next: TaskRecord, expected: number, now: number, fence?: WriteFence): CasResult {
     const values = this.#sql.selectHead.get(next.id) as unknown[] | undefined;
     const stored = values === undefined ? undefined : rawHead(values);
@@ -466,56 +379,6 @@ export class SqliteTaskStore implements TaskStore {
     const outcome =
       wake === undefined ? { ok: true as const, task } : { ok: true as const, task, wake };
     return { outcome, previous: status, row };
-  }
-
-  #claimInTx(
-    id: string,
-    owner: string,
-    leaseMs: number,
-    options: ClaimOptions,
-  ): LeaseGrant | undefined {
-    const now = this.#clock();
-    // A claim to run reads the whole row at once: the runner needs it next, and one read of the
-    // row costs less than a second one after the claim.
-    const head = options.load === true ? this.#claimRow(id) : this.#claimHead(id);
-    if (head === undefined || head.status !== 'working') return undefined;
-    if (isExpired({ expiresAt: head.expires_at }, now)) return undefined;
-    const live = head.lease_expires_at !== null && head.lease_expires_at > now;
-    if (live && head.lease_owner !== options.takeOverFrom) return undefined;
-    const grant = this.#grantLease(id, owner, now + leaseMs, head.lease_token !== null);
-    if (options.permit !== undefined) {
-      grant.permit = this.#permits.askInTx(options.permit, { taskId: id, token: grant.token }, now);
-    }
-    if (options.load !== true) return grant;
-    const task = rawRowToRecord(head.values as unknown[]);
-    return { ...grant, loaded: { task, steps: this.#steps(id) } };
-  }
-
-  #claimHead(id: string): (ClaimHead & { values?: unknown[] }) | undefined {
-    return this.#sql.selectClaimHead.get(id) as ClaimHead | undefined;
-  }
-
-  #claimRow(id: string): (ClaimHead & { values: unknown[] }) | undefined {
-    const values = this.#sql.selectClaimRow.get(id) as unknown[] | undefined;
-    return values === undefined ? undefined : rawClaimRow(values);
-  }
-
-  #steps(id: string): Record<string, unknown> {
-    const steps: Record<string, unknown> = {};
-    for (const row of this.#sql.selectSteps.all(id) as { name: string; value: string }[]) {
-      steps[row.name] = JSON.parse(row.value);
-    }
-    return steps;
-  }
-
-  #renewInTx(id: string, token: string, leaseMs: number): LeaseRenewal {
-    const now = this.#clock();
-    const row = this.#sql.selectVisibleStatus.get({ id, now }) as
-      { status: TaskStatus } | undefined;
-    if (row === undefined) return { held: false, status: undefined };
-    this.#cache.drop(id);
-    const held = this.#sql.renewLease.run(now + leaseMs, id, token).changes > 0;
-    return { held, status: row.status };
   }
 
   /** The lease token of a live task (null: none); rejects with TASK_NOT_FOUND when absent. */
