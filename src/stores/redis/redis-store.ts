@@ -19,32 +19,24 @@ import type {
   PermitRequest,
 } from '../../store/port.js';
 import { TaskrailError } from '../../task/errors.js';
-import { newToken } from '../../task/ids.js';
 import { isExpired, type TaskRecord } from '../../task/record.js';
-import { isTaskStatus, type TaskStatus } from '../../task/status.js';
+import type { TaskStatus } from '../../task/status.js';
 import type { Clock } from '../../task/time.js';
-import {
-  assertDelayMs,
-  assertLeaseMs,
-  assertNextRevision,
-  capOf,
-  queueFullError,
-  storeClosedError,
-} from '../shared/checks.js';
-import { decodeRecord, encodeData, encodeRecord, writeNotice } from './codec.js';
-import { createScriptCall } from './create-call.js';
+import { assertNextRevision, storeClosedError } from '../shared/checks.js';
+import { decodeRecord, encodeData, writeNotice } from './codec.js';
+import { createTask, type RedisCreateParts } from './create-task.js';
 import { quitWithin } from './connect.js';
 import { RedisKeys } from './keys.js';
 import { classifyFailures } from './errors.js';
-import { forgetIdempotencyKey, reserveIdempotencyKey } from './idempotency.js';
+import { RedisLeases } from './leases.js';
 import { listTasks } from './list.js';
 import { countUnfinished } from './count.js';
 import { RedisPermits } from './permits.js';
 import { ClusterPermits } from './cluster-permits.js';
-import { grantWithPermit, wakeAfterWrite } from '../shared/permits.js';
+import { wakeAfterWrite } from '../shared/permits.js';
 import { findLeased, findRunnable, sweepExpired, type ScanParts } from './scans.js';
 import { ReplicaAcks } from './replica-acks.js';
-import { callScript, RedisScripts, type RedisClient } from './scripts.js';
+import { RedisScripts, type RedisClient } from './scripts.js';
 import { RedisTexts } from './texts.js';
 
 export interface RedisStoreParts {
@@ -68,24 +60,9 @@ export interface RedisStoreParts {
   warn?: (message: string) => void;
 }
 
-/** How long a create waits for the replicas of a Cluster slot before it answers anyway. */
-const CREATE_CONFIRM_MS = 5_000;
-/** How long a `retry: false` run waits for its claim to reach the replicas before handing back. */
-const LEASE_CONFIRM_MS = 10_000;
-
 type Reply = Array<string | number | null>;
 /** The reply code of a fenced write the scripts refused (compare-and-set, save-step). */
 const FENCED = 2;
-/** The claim script's reply: lease expiry, interrupted, and when loading fixed, data, steps. */
-type ClaimReply = [number, number, string?, string?, string[]?];
-
-/** HGETALL's flat `name, value JSON, …` reply as the steps object `loadSteps` returns. */
-function decodeSteps(flat: readonly string[] = []): Record<string, unknown> {
-  const steps: Record<string, unknown> = {};
-  for (let i = 0; i + 1 < flat.length; i += 2)
-    steps[flat[i] as string] = JSON.parse(flat[i + 1] as string);
-  return steps;
-}
 
 /** A `TaskStore` on Redis: one Lua script per state change; see keys.ts for the layout. */
 export class RedisTaskStore implements TaskStore {
@@ -102,9 +79,9 @@ export class RedisTaskStore implements TaskStore {
   readonly #origin: string;
   readonly #graceMs: number;
   readonly #leaseClock: 'redis' | 'caller';
-  readonly #acks: ReplicaAcks;
-  readonly #warn: (message: string) => void;
   readonly #texts: RedisTexts;
+  readonly #leases: RedisLeases;
+  readonly #createParts: RedisCreateParts;
   #closed = false;
 
   constructor(parts: RedisStoreParts) {
@@ -120,122 +97,30 @@ export class RedisTaskStore implements TaskStore {
     this.#origin = parts.origin;
     this.#graceMs = parts.expiryGraceMs;
     this.#leaseClock = parts.leaseClock ?? 'redis';
-    this.#acks = new ReplicaAcks(parts.redis);
-    this.#warn = parts.warn ?? ((message) => process.emitWarning(`taskrail: ${message}`));
     this.description = parts.description;
     const notices = { events: this.events, origin: parts.origin };
     this.#texts = new RedisTexts(this.#scripts, this.#keys, parts.clock, notices);
+    const shared = this.#sharedParts(parts.redis);
+    const leaseParts = { ...shared, clusterPermits: this.#clusterPermits };
+    this.#leases = new RedisLeases({ ...leaseParts, get: (id) => this.get(id) });
+    this.#createParts = {
+      ...shared,
+      events: this.events,
+      origin: parts.origin,
+      redisExpiryMs: (expiresAt) => this.#redisExpiryMs(expiresAt),
+      countUnfinished: (principal, atMost) => this.countUnfinished(principal, atMost),
+      warn: parts.warn ?? ((message) => process.emitWarning(`taskrail: ${message}`)),
+    };
   }
 
   async create(task: TaskRecord, options: CreateOptions = {}): Promise<CreateOutcome> {
     this.#assertOpen();
-    const lease = options.lease;
-    if (lease !== undefined) assertLeaseMs(lease.leaseMs);
-    const token = lease === undefined ? '' : newToken();
-    const keys = this.#keys;
-    const encoded = encodeRecord(task);
-    const redisExpiryMs = this.#redisExpiryMs(task.expiresAt);
-    const idem =
-      task.idempotencyKey === undefined
-        ? ''
-        : keys.idempotency(task.principal, task.idempotencyKey);
-    if (idem !== '') {
-      const parts = { redis: this.#redis, scripts: this.#scripts, keys };
-      const found = await reserveIdempotencyKey(parts, idem, task, redisExpiryMs, this.#clock());
-      if (!found.reserved) return { task: found.earlier, created: false };
-    }
-    const cap = capOf(task, options.maxUnfinished);
-    // One bucket: the create script counts and refuses. Several (a Cluster): counted before.
-    const counted = keys.buckets > 1 ? await this.#countBefore(task, cap, idem) : undefined;
-    const bucket = keys.bucketOf(task.id);
-    const { keys: createKeys, args: createArgs } = createScriptCall(keys, task, encoded, {
-      redisExpiryMs,
-      idempotencyKey: idem,
-      origin: this.#origin,
-      lease:
-        lease === undefined ? undefined : { owner: lease.owner, token, leaseMs: lease.leaseMs },
-      callerNow: this.#callerLeaseNow(),
-      now: this.#clock(),
-      maxUnfinished: keys.buckets === 1 ? (cap ?? '') : '',
-    });
-    const reply = this.#acks.needed
-      ? await this.#createOnReplicas(task, bucket, createKeys, createArgs)
-      : ((await this.#scripts.run('create', createKeys, createArgs)) as Reply);
-    if (reply[0] === -1 || reply[0] === -2) {
-      if (idem !== '') await forgetIdempotencyKey({ scripts: this.#scripts }, idem, task.id);
-      if (reply[0] === -2) throw queueFullError(task, cap as number);
-      throw new TaskrailError('CONFLICT', `task ${task.id} already exists`);
-    }
-    const stored = decodeRecord(encoded.fixed, encoded.data);
-    if (this.events.listenerCount('task:created') > 0) {
-      this.events.emit('task:created', { task: decodeRecord(encoded.fixed, encoded.data) });
-    }
-    const leaseUntil = Number(reply[1] ?? 0);
-    const outcome: CreateOutcome = { task: stored, created: true };
-    if (cap !== undefined) outcome.position = counted ?? Number(reply[2]);
-    if (leaseUntil <= 0) return outcome;
-    const grant = { token, expiresAt: leaseUntil, interrupted: false };
-    const timing = { id: task.id, createdAt: () => task.createdAt };
-    outcome.lease = await grantWithPermit(this.#permits, grant, lease?.permit, timing);
-    return outcome;
+    return createTask(this.#createParts, task, options);
   }
 
-  /**
-   * On a Cluster, a principal's unfinished tasks spread over every bucket's slot: they are
-   * counted before the create (creates racing at the cap can pass it by one each). The new
-   * task's place, or undefined without a cap; past the cap, the reserved key is given back.
-   */
-  async #countBefore(task: TaskRecord, cap: number | undefined, idem: string) {
-    if (cap === undefined) return undefined;
-    const unfinished = await this.countUnfinished(task.principal, cap);
-    if (unfinished < cap) return unfinished + 1;
-    if (idem !== '') await forgetIdempotencyKey({ scripts: this.#scripts }, idem, task.id);
-    throw queueFullError(task, cap);
-  }
-
-  /**
-   * On a Cluster, the create goes out pipelined with WAIT: the reply waits until every replica
-   * of the slot has the task, so a failover cannot lose a task a client was told about.
-   */
-  async #createOnReplicas(
-    task: TaskRecord,
-    bucket: number,
-    keys: string[],
-    args: Array<string | number>,
-  ): Promise<Reply> {
-    const { written, durability } = await this.#acks.write(
-      bucket,
-      (pipeline) => callScript(pipeline, 'create', keys, args),
-      { key: keys[0] as string, field: 'member', value: String(args[4]) },
-      { budgetMs: CREATE_CONFIRM_MS, refused: (reply) => Number((reply as Reply)[0]) < 0 },
-    );
-    if (written === undefined || durability === 'lost') {
-      throw new TaskrailError(
-        'STORE_UNAVAILABLE',
-        `task ${task.id} could not be stored: its Redis Cluster slot is failing over; retry`,
-      );
-    }
-    if (durability === 'unconfirmed') {
-      this.#warn(
-        `task ${task.id} is stored on its Redis Cluster master, but its replicas did not ` +
-          `confirm it within ${CREATE_CONFIRM_MS} ms (time its master spent not answering ` +
-          `not counted): a failover now could lose it`,
-      );
-    }
-    return written as Reply;
-  }
-
-  /**
-   * Whether the lease `token` is on every replica of the task's slot (a Cluster; elsewhere
-   * nothing can promote a replica that lacks it, so: durable, at no cost). A `retry: false`
-   * run asks before its tool starts: a claim a failover loses would make the next claim look
-   * like a first run.
-   */
   async confirmLease(id: string, token: string): Promise<LeaseDurability> {
     this.#assertOpen();
-    if (!this.#acks.needed) return 'durable';
-    const check = { key: this.#keys.task(id), field: 'leaseToken', value: token };
-    return this.#acks.confirm(this.#keys.bucketOf(id), check, LEASE_CONFIRM_MS);
+    return this.#leases.confirm(id, token);
   }
 
   async get(id: string): Promise<TaskRecord | undefined> {
@@ -302,69 +187,22 @@ export class RedisTaskStore implements TaskStore {
     options: ClaimOptions = {},
   ): Promise<LeaseGrant | undefined> {
     this.#assertOpen();
-    assertLeaseMs(leaseMs);
-    const token = newToken();
-    const load = options.load === true;
-    const reply = (await this.#scripts.run(
-      'claim',
-      [...this.#leaseKeys(id), this.#keys.steps(id)],
-      [
-        owner,
-        token,
-        Math.ceil(leaseMs),
-        this.#clock(),
-        options.takeOverFrom ?? '',
-        this.#callerLeaseNow(),
-        load ? '1' : '0',
-      ],
-    )) as ClaimReply | null;
-    if (reply === null) return undefined;
-    const claimed = { token, expiresAt: Number(reply[0]), interrupted: reply[1] === 1 };
-    const [, , fixed, data, steps] = reply;
-    const task = load ? decodeRecord(fixed, data) : undefined;
-    const createdAt = async () => (task ?? (await this.get(id)))?.createdAt ?? 0;
-    const grant = await grantWithPermit(this.#permits, claimed, options.permit, { id, createdAt });
-    if (task === undefined) return grant;
-    return { ...grant, loaded: { task, steps: decodeSteps(steps) } };
+    return this.#leases.claim(id, owner, leaseMs, options);
   }
 
   async renewLease(id: string, token: string, leaseMs: number): Promise<LeaseRenewal> {
     this.#assertOpen();
-    assertLeaseMs(leaseMs);
-    const reply = (await this.#scripts.run('renew-lease', this.#leaseKeys(id), [
-      token,
-      Math.ceil(leaseMs),
-      this.#clock(),
-      this.#callerLeaseNow(),
-    ])) as Reply;
-    const status = isTaskStatus(reply[1]) ? reply[1] : undefined;
-    const held = reply[0] === 1;
-    if (held) await this.#clusterPermits?.leaseRenewed(id, token, leaseMs);
-    return { held, status };
+    return this.#leases.renew(id, token, leaseMs);
   }
 
   async releaseLease(id: string, token: string, options: ReleaseOptions = {}): Promise<void> {
     this.#assertOpen();
-    const released = await this.#scripts.run('release-lease', this.#leaseKeys(id), [
-      token,
-      options.abandoned === true ? '1' : '0',
-      this.#callerLeaseNow(),
-    ]);
-    if (released === 1) await this.#clusterPermits?.leaseEnded(id, token);
+    return this.#leases.release(id, token, options);
   }
 
   async releaseUntil(id: string, token: string, delayMs: number): Promise<number | undefined> {
     this.#assertOpen();
-    assertDelayMs(delayMs);
-    const wakeAt = await this.#scripts.run('release-until', this.#leaseKeys(id), [
-      token,
-      Math.ceil(delayMs),
-      this.#clock(),
-      this.#callerLeaseNow(),
-    ]);
-    if (typeof wakeAt !== 'number') return undefined;
-    await this.#clusterPermits?.leaseEnded(id, token);
-    return wakeAt;
+    return this.#leases.releaseUntil(id, token, delayMs);
   }
 
   async acquirePermit(request: PermitRequest): Promise<PermitOutcome> {
@@ -471,14 +309,23 @@ export class RedisTaskStore implements TaskStore {
     await Promise.all([quitWithin(this.#subscriber), quitWithin(this.#redis)]);
   }
 
+  /** What the lease methods and the create path (leases.ts, create-task.ts) both use. */
+  #sharedParts(redis: RedisClient) {
+    return {
+      redis,
+      scripts: this.#scripts,
+      keys: this.#keys,
+      acks: new ReplicaAcks(redis),
+      permits: this.#permits,
+      clock: this.#clock,
+      callerLeaseNow: () => this.#callerLeaseNow(),
+    };
+  }
+
   /** Relative, so a test's fake clock cannot make Redis delete a key at once. */
   #redisExpiryMs(expiresAt: number | null): number | '' {
     if (expiresAt === null) return '';
     return Math.max(1, Math.ceil(expiresAt - this.#clock() + this.#graceMs));
-  }
-
-  #leaseKeys(id: string): string[] {
-    return [this.#keys.task(id), this.#keys.working(this.#keys.bucketOf(id))];
   }
 
   #scanParts(): ScanParts {
