@@ -1,11 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import type { TaskEvents } from '../store/events.js';
-import type { CreateOutcome, PermitAsk, TaskStore } from '../store/port.js';
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { RPC, RpcError, isStoreUnavailable } from '../task/errors.js';
-import { newTaskId } from '../task/ids.js';
-import { newTaskRecord, type JsonObject, type TaskRecord } from '../task/record.js';
-import { metaWithMaxAttempts } from '../task/run-meta.js';
+import type { PermitAsk, TaskStore } from '../store/port.js';
+import { RPC, RpcError } from '../task/errors.js';
+import type { JsonObject, TaskRecord } from '../task/record.js';
 import { isTerminal } from '../task/status.js';
 import { systemClock, type Clock } from '../task/time.js';
 import * as t from '../task/transitions.js';
@@ -18,29 +15,23 @@ import type {
   InlineRunInput,
   Logger,
   RuntimeOptions,
-  ToolCatalog,
 } from './api.js';
 import { stopReasons } from './abort-reasons.js';
 import type { RunAbort } from './run-abort.js';
 import { assertAnswersFit, assertNotWithdrawn } from './answers.js';
-import { assertIdempotencyKey, assertSameCall } from './idempotency.js';
-import { CONCURRENCY_KEY_META, concurrencyKeyOf, permitAskOf } from './concurrency.js';
+import { BackgroundWork } from './background-work.js';
+import { DurableWaitWakeUps } from './durable-wait-wake-ups.js';
+import { SWEEP_INTERVAL_MS, sweepExpired } from './expiry-sweep.js';
 import { runInline } from './inline.js';
 import { newOwnerId } from './owner.js';
 import { runnableTasks, takeOverFromGone } from './takeover.js';
-import { assertArgumentsSize, resolveTtl, type TtlPolicy } from './limits.js';
+import { assertArgumentsSize } from './limits.js';
 import { LocalExecutor } from './local-executor.js';
 import * as queueCap from './queue-cap.js';
-import { maxAttemptsOf } from './run-policy.js';
 import { stderrLogger } from './logger.js';
 import { StoreHealth } from './store-health.js';
-import {
-  handBack,
-  runClaimedTask,
-  runTask,
-  startLeasedTask,
-  type RunnerSettings,
-} from './task-runner.js';
+import { createTask, type CreationContext } from './task-creation.js';
+import { handBack, runClaimedTask, runTask, type RunnerSettings } from './task-runner.js';
 import { traced } from './tracing.js';
 import { logTransitions } from './transition-log.js';
 import { waitForSettled, waitForTerminal, type SettleOptions } from './wait.js';
@@ -58,18 +49,7 @@ const DEFAULTS = {
   maxResultTextChars: 64 * 1024 * 1024,
   maxOutputChars: 1_000_000,
   maxAttempts: 3,
-  sweepIntervalMs: 60_000,
-  sweepBatch: 500,
-  /** Wall time one sweep batch may hold the thread; the batch size adapts to stay near it. */
-  sweepBatchBudgetMs: 8,
 };
-
-/**
- * A wake-up timer fires this much after the wait's end: timers and the store's clock may
- * disagree by a little, and a claim a moment early is refused (the task would then wait for the
- * next recovery scan).
- */
-const WAKE_MARGIN_MS = 5;
 
 /**
  * The engine: creates tasks durably, runs them through an executor, parks and resumes them on
@@ -80,43 +60,29 @@ const WAKE_MARGIN_MS = 5;
 export class TaskRuntime {
   readonly store: TaskStore;
   readonly events: TaskEvents;
-  readonly #tools: ToolCatalog;
   readonly #executor: Executor | undefined;
   readonly #clock: Clock;
   readonly #logger: Logger;
-  readonly #ttl: TtlPolicy;
   readonly #settings: RunnerSettings;
-  readonly #options: Required<Pick<RuntimeOptions, 'defaultPollIntervalMs' | 'maxArgumentsBytes'>>;
-  readonly #maxQueued: number;
+  readonly #creation: CreationContext;
   readonly #running = new Map<string, RunAbort>();
   readonly #leases = new Map<string, string>();
   readonly #health: StoreHealth;
-  #timers: NodeJS.Timeout[] = [];
-  readonly #wakeTimers = new Map<string, NodeJS.Timeout>();
+  readonly #background: BackgroundWork;
+  readonly #wakeUps: DurableWaitWakeUps;
   #unsubscribe: (() => void) | undefined;
   #started = false;
-  /** The store hands due waits over itself (see #watchWaits): no timer per wait here. */
-  #storeWakesWaits = false;
 
   constructor(options: RuntimeOptions) {
     this.store = options.store;
     this.events = options.store.events;
-    this.#tools = options.tools;
     this.#clock = options.clock ?? systemClock;
     this.#logger = options.logger ?? stderrLogger('warn');
     this.#executor = pickExecutor(options);
     this.#health = new StoreHealth(this.#logger);
-    this.#ttl = {
-      defaultTtlMs: options.defaultTtlMs ?? DEFAULTS.defaultTtlMs,
-      maxTtlMs: options.maxTtlMs ?? DEFAULTS.maxTtlMs,
-      allowUnlimitedTtl: options.allowUnlimitedTtl ?? false,
-    };
-    this.#options = {
-      defaultPollIntervalMs: options.defaultPollIntervalMs ?? DEFAULTS.defaultPollIntervalMs,
-      maxArgumentsBytes: options.maxArgumentsBytes ?? DEFAULTS.maxArgumentsBytes,
-    };
+    this.#background = new BackgroundWork(this.#logger, this.#health);
     const maxQueued = options.maxQueuedPerPrincipal ?? queueCap.DEFAULT_MAX_QUEUED_PER_PRINCIPAL;
-    this.#maxQueued = queueCap.checkQueueCap(maxQueued);
+    const maxQueuedPerPrincipal = queueCap.checkQueueCap(maxQueued);
     const leaseMs = options.leaseMs ?? DEFAULTS.leaseMs;
     this.#settings = {
       store: options.store,
@@ -136,10 +102,33 @@ export class TaskRuntime {
       running: this.#running,
       leases: this.#leases,
       handlerDone: (taskId) => this.#executor?.handlerDone?.(taskId),
-      wake: (taskId, delayMs) => this.#wakeLater(taskId, delayMs),
+      wake: (taskId, delayMs) => this.#wakeUps.later(taskId, delayMs),
       runSoon: (taskId, permit) => this.#runSoon(taskId, permit),
       observer: options.observer,
     };
+    this.#creation = {
+      settings: this.#settings,
+      executor: this.#executor,
+      ttl: {
+        defaultTtlMs: options.defaultTtlMs ?? DEFAULTS.defaultTtlMs,
+        maxTtlMs: options.maxTtlMs ?? DEFAULTS.maxTtlMs,
+        allowUnlimitedTtl: options.allowUnlimitedTtl ?? false,
+      },
+      defaultPollIntervalMs: options.defaultPollIntervalMs ?? DEFAULTS.defaultPollIntervalMs,
+      maxArgumentsBytes: options.maxArgumentsBytes ?? DEFAULTS.maxArgumentsBytes,
+      maxQueuedPerPrincipal,
+      start: () => this.start(),
+      dispatch: (taskId, reason, hint) => this.#dispatch(taskId, reason, hint),
+    };
+    this.#wakeUps = new DurableWaitWakeUps({
+      store: options.store,
+      executor: this.#executor,
+      logger: this.#logger,
+      running: this.#running,
+      background: this.#background,
+      isStarted: () => this.#started,
+      dispatch: (taskId) => this.#dispatch(taskId, 'recovery'),
+    });
   }
 
   /** Tasks waiting for a slot of this process, one number per principal (fair share's queue). */
@@ -164,7 +153,7 @@ export class TaskRuntime {
       { only: (id) => this.#running.has(id) },
     );
     const offLog = logTransitions(this.events, this.#logger);
-    const offWaits = this.#watchWaits();
+    const offWaits = this.#wakeUps.watch();
     this.#unsubscribe = () => {
       offAbort();
       offLog();
@@ -176,10 +165,10 @@ export class TaskRuntime {
           runTask(this.#settings, taskId, permit),
         ),
       );
-      this.#every('recovery scan', this.#settings.leaseMs, () => this.recoverNow());
-      this.#background('recovery scan', this.recoverNow());
+      this.#background.every('recovery scan', this.#settings.leaseMs, () => this.recoverNow());
+      this.#background.run('recovery scan', this.recoverNow());
     }
-    this.#every('expiry sweep', DEFAULTS.sweepIntervalMs, () => this.sweepNow());
+    this.#background.every('expiry sweep', SWEEP_INTERVAL_MS, () => this.sweepNow());
   }
 
   /**
@@ -190,9 +179,8 @@ export class TaskRuntime {
   async stop(graceMs = 10_000): Promise<void> {
     if (!this.#started) return;
     this.#started = false;
-    for (const timer of this.#timers.splice(0)) clearInterval(timer);
-    for (const timer of this.#wakeTimers.values()) clearTimeout(timer);
-    this.#wakeTimers.clear();
+    this.#background.stopTimers();
+    this.#wakeUps.clearTimers();
     this.#unsubscribe?.();
     // A stop that waits says what for and how long at most, instead of going quiet.
     if (this.#leases.size > 0) this.#logger.info(waitNotice(this.#leases.size, graceMs));
@@ -208,74 +196,8 @@ export class TaskRuntime {
     }
   }
 
-  async createTask(input: CreateTaskInput): Promise<TaskRecord> {
-    const tool = this.#tools.get(input.tool);
-    if (tool === undefined) throw new RpcError(RPC.INVALID_PARAMS, `Unknown tool: ${input.tool}`);
-    if (tool.task.mode === 'forbidden') {
-      throw new RpcError(RPC.METHOD_NOT_FOUND, `Tool '${input.tool}' does not run as a task`);
-    }
-    assertArgumentsSize(input.arguments, this.#options.maxArgumentsBytes);
-    assertIdempotencyKey(input.idempotencyKey);
-    const concurrencyKey = concurrencyKeyOf(tool, input.arguments, input.principal);
-    const meta =
-      concurrencyKey === undefined
-        ? input.meta
-        : { ...input.meta, [CONCURRENCY_KEY_META]: concurrencyKey };
-    this.start();
-    const record = newTaskRecord(
-      {
-        id: newTaskId(),
-        principal: input.principal,
-        tool: input.tool,
-        arguments: input.arguments,
-        ttlMs: resolveTtl(input.ttlMs, tool.task, this.#ttl),
-        pollIntervalMs:
-          input.pollIntervalMs ?? tool.task.pollIntervalMs ?? this.#options.defaultPollIntervalMs,
-        ...(input.wire === undefined ? {} : { wire: input.wire }),
-        meta: metaWithMaxAttempts(meta ?? {}, maxAttemptsOf(tool.task, this.#settings.maxAttempts)),
-        ...(input.idempotencyKey === undefined ? {} : { idempotencyKey: input.idempotencyKey }),
-      },
-      this.#clock(),
-    );
-    return this.#createAndStart(record);
-  }
-
-  /**
-   * With a free local slot the task's lease is taken in the creating write and the run starts
-   * right after the reply; otherwise the executor is told, and claims it when it can.
-   */
-  async #createAndStart(record: TaskRecord): Promise<TaskRecord> {
-    const slot = this.#executor?.reserve?.(record.principal);
-    // A keyed task asks for its permit in the write that leases it (or in its claim).
-    const permit = permitAskOf(this.#tools.get(record.tool), record);
-    const lease = { owner: this.#settings.owner, leaseMs: this.#settings.leaseMs, permit };
-    const maxUnfinished = this.#maxQueued;
-    let outcome: CreateOutcome;
-    const sentAt = performance.now();
-    try {
-      const options = slot === undefined ? { maxUnfinished } : { lease, maxUnfinished };
-      outcome = await this.store.create(record, options);
-    } catch (error) {
-      slot?.release();
-      throw queueCap.asQueueFull(error, maxUnfinished);
-    }
-    const { task, created } = outcome;
-    if (slot !== undefined && outcome.lease !== undefined) {
-      const run = startLeasedTask(this.#settings, task, outcome.lease, sentAt, permit);
-      slot.run(task.id, () =>
-        traced('taskrail.task.execute', { 'taskrail.task_id': task.id }, run),
-      );
-      return task;
-    }
-    slot?.release();
-    if (!created) assertSameCall(task, record);
-    else
-      await this.#dispatch(
-        task.id,
-        'created',
-        queueCap.hintOf(task.principal, outcome.position, permit),
-      );
-    return task;
+  createTask(input: CreateTaskInput): Promise<TaskRecord> {
+    return createTask(this.#creation, input);
   }
 
   /** The task if it exists, has not expired and belongs to `principal`; else undefined. */
@@ -327,9 +249,9 @@ export class TaskRuntime {
 
   /** Runs a tool without a task (the client did not opt in). MRTR questions come back unanswered. */
   runInline(input: InlineRunInput): Promise<InlineOutcome> {
-    const tool = this.#tools.get(input.tool);
+    const tool = this.#settings.tools.get(input.tool);
     if (tool === undefined) throw new RpcError(RPC.INVALID_PARAMS, `Unknown tool: ${input.tool}`);
-    assertArgumentsSize(input.arguments, this.#options.maxArgumentsBytes);
+    assertArgumentsSize(input.arguments, this.#creation.maxArgumentsBytes);
     return runInline(tool, input);
   }
 
@@ -395,70 +317,9 @@ export class TaskRuntime {
     return found.length + taken;
   }
 
-  /**
-   * Deletes expired tasks in batches, yielding to the event loop between them: a synchronous
-   * store (SQLite) would otherwise hold the thread for the whole sweep. The batch size follows
-   * the time each batch took, so a slow disk or a busy machine gets smaller batches rather than
-   * longer stalls.
-   */
-  async sweepNow(): Promise<number> {
-    let total = 0;
-    let batch = DEFAULTS.sweepBatch;
-    for (;;) {
-      const started = performance.now();
-      const deleted = await this.store.sweepExpired(batch);
-      total += deleted.length;
-      if (deleted.length < batch) return total;
-      batch = nextSweepBatch(batch, performance.now() - started);
-      await yieldToLoop();
-    }
-  }
-
-  /**
-   * A task waits durably until `delayMs` from now (on the store's clock). The executor keeps the
-   * delayed run if it can; else a timer here dispatches it then (the store refuses an early
-   * claim, and after a restart the recovery scan finds it once due).
-   */
-  async #wakeLater(taskId: string, delayMs: number): Promise<void> {
-    const executor = this.#executor;
-    if (executor === undefined || !this.#started || this.#storeWakesWaits) return;
-    if (executor.dispatchAfter !== undefined) {
-      // Trouble here is not the wait's failure: the recovery scan runs the task once it is due.
-      await executor.dispatchAfter(taskId, delayMs).catch((error: unknown) => {
-        this.#logger.warn('could not queue a wake-up; the recovery scan will run the task', {
-          taskId,
-          error: String(error),
-        });
-      });
-      return;
-    }
-    clearTimeout(this.#wakeTimers.get(taskId));
-    const timer = setTimeout(() => {
-      this.#wakeTimers.delete(taskId);
-      this.#background('wake a waiting task', this.#dispatch(taskId, 'recovery'));
-    }, delayMs + WAKE_MARGIN_MS);
-    timer.unref();
-    this.#wakeTimers.set(taskId, timer);
-  }
-
-  /**
-   * A store that wakes durable waits itself (SQLite) hands each due wait to the executor at its
-   * time, also those set before this process started, which the recovery scan would find only
-   * up to a lease later. An executor with delayed jobs (BullMQ, graphile-worker) keeps its own.
-   */
-  #watchWaits(): () => void {
-    const executor = this.#executor;
-    if (executor === undefined || executor.dispatchAfter !== undefined) return () => undefined;
-    const stop = this.store.onWaitsDue?.((taskId) => {
-      if (this.#running.has(taskId)) return;
-      this.#background('wake a waiting task', this.#dispatch(taskId, 'recovery'));
-    });
-    if (stop === undefined) return () => undefined;
-    this.#storeWakesWaits = true;
-    return () => {
-      this.#storeWakesWaits = false;
-      stop();
-    };
+  /** Deletes expired tasks (in batches that yield to the event loop); how many. */
+  sweepNow(): Promise<number> {
+    return sweepExpired(this.store);
   }
 
   /**
@@ -471,33 +332,13 @@ export class TaskRuntime {
     const wake = async () => {
       if (!(await this.runHere(taskId, permit))) await this.#dispatch(taskId, 'recovery', hint);
     };
-    this.#background('wake a permit waiter', wake());
+    this.#background.run('wake a permit waiter', wake());
   }
 
   async #dispatch(taskId: string, reason: DispatchReason, hint?: DispatchHint): Promise<void> {
     if (this.#executor === undefined) return;
     this.start();
     await this.#executor.dispatch(taskId, reason, hint);
-  }
-
-  #every(name: string, intervalMs: number, work: () => Promise<unknown>): void {
-    const timer = setInterval(() => this.#background(name, work()), intervalMs);
-    timer.unref();
-    this.#timers.push(timer);
-  }
-
-  /**
-   * Timer-driven work never rejects unhandled: store trouble goes to `health`, once. Its
-   * success says nothing of recovery (a scan only reads, and SQLite reads pass a write lock).
-   */
-  #background(name: string, work: Promise<unknown>): void {
-    work.then(
-      () => undefined,
-      (error: unknown) => {
-        if (isStoreUnavailable(error)) this.#health.failed(name, error);
-        else this.#logger.warn(`${name} failed`, { error: String(error) });
-      },
-    );
   }
 }
 
@@ -507,13 +348,6 @@ function pickExecutor(options: RuntimeOptions): Executor | undefined {
     return new LocalExecutor({ concurrency: options.concurrency ?? DEFAULTS.concurrency });
   }
   return options.executor;
-}
-
-/** Scales a sweep batch toward the time budget, within bounds, changing at most 2× a step. */
-export function nextSweepBatch(batch: number, tookMs: number): number {
-  const scale = DEFAULTS.sweepBatchBudgetMs / Math.max(tookMs, 0.1);
-  const next = Math.round(batch * Math.min(2, Math.max(0.5, scale)));
-  return Math.min(DEFAULTS.sweepBatch * 4, Math.max(16, next));
 }
 
 function waitNotice(running: number, graceMs: number): string {
