@@ -56,7 +56,7 @@ function resp(args: readonly (string | number)[]): string {
 /**
  * A stand-in for the store's ioredis client that records the scripts the store defines and
  * turns each script call into the RESP of an EVALSHA, answering as Redis answers a create of a
- * new id without a lease. Any other command fails the fill: only `create` may run through it.
+ * new id without a lease or a cap. Any other command fails the fill: only `create` may run through it.
  */
 function captureClient(commands: string[]): RedisClient {
   const shas = new Map<string, string>();
@@ -73,7 +73,7 @@ function captureClient(commands: string[]): RedisClient {
       if (sha === undefined) throw new Error(`the fill cannot send ${name}`);
       return (...values: (string | number)[]) => {
         commands.push(resp(['EVALSHA', sha, ...values]));
-        return Promise.resolve([1, 0]);
+        return Promise.resolve([1, 0, 0]);
       };
     },
   }) as unknown as RedisClient;
@@ -94,7 +94,8 @@ function capturingStore(prefix: string, commands: string[], clock = Date.now): R
   });
 }
 
-const CREATED_REPLY = Buffer.from('*2\r\n:1\r\n:0\r\n'); // {1, 0}: created, no lease
+// {1, 0, 0}: created, no lease, no place counted (no queue cap asked for)
+const CREATED_REPLY = Buffer.from('*3\r\n:1\r\n:0\r\n:0\r\n');
 
 /**
  * A raw connection that sends RESP in bulk and checks every reply is CREATED_REPLY (anything
@@ -145,7 +146,7 @@ class BulkConnection {
     for (let i = 0; i < chunk.length; i += 1) {
       if (chunk[i] !== CREATED_REPLY[(this.#received + i) % size]) {
         const text = chunk.toString('utf8', Math.max(0, i - 12), i + 200);
-        return this.#fail(new Error(`a create did not answer {1, 0}: ${JSON.stringify(text)}`));
+        return this.#fail(new Error(`a create did not answer {1, 0, 0}: ${JSON.stringify(text)}`));
       }
     }
     this.#received += chunk.length;
