@@ -51,6 +51,7 @@ export interface ServeOptions extends AuthFlags {
   stdio?: boolean;
   fallbackTools?: boolean;
   maxConnections?: number;
+  maxConnectionsPerAddress?: number;
   headersTimeout?: number;
   requestTimeout?: number;
   keepAliveTimeout?: number;
@@ -136,7 +137,12 @@ export function addServeOptions(command: Command): Command {
     )
     .option(
       '--max-connections <n>',
-      `open sockets at most; one caller's busy ones at most half (default ${HTTP_DEFAULTS.maxConnections})`,
+      `open sockets at most; one caller's busy ones at most half; above 80% idle ones are closed (default ${HTTP_DEFAULTS.maxConnections})`,
+      parseCount,
+    )
+    .option(
+      '--max-connections-per-address <n>',
+      'open sockets at most from one remote address; raise it behind a reverse proxy (default half of --max-connections)',
       parseCount,
     )
     .option(
@@ -235,6 +241,7 @@ export async function serve(
     fallbackTools: options.fallbackTools === true,
     http: defined({
       maxConnections: options.maxConnections,
+      maxConnectionsPerAddress: options.maxConnectionsPerAddress,
       headersTimeoutMs: options.headersTimeout,
       requestTimeoutMs: options.requestTimeout,
       keepAliveTimeoutMs: options.keepAliveTimeout,

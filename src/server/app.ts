@@ -28,6 +28,7 @@ import type { TaskRuntimePort } from './tasks/runtime-port.js';
 import { guardedRuntime, TroubleReporter } from './tasks/server-trouble.js';
 import type { McpConfigurer, TaskToolConfig } from './tasks/types.js';
 import { FairBound } from './tasks/fair-bound.js';
+import { SocketGuard } from './http/sockets.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
 
@@ -91,8 +92,11 @@ export interface HttpLimits {
   /**
    * Sockets open at once; more are refused at accept. Default 1024. One caller's connections
    * busy with a request are at most half of them (HTTP 429 past that, docs/operations.md).
+   * Above 80% of it, sockets with no request in flight are closed, longest idle first.
    */
   maxConnections?: number;
+  /** Sockets open at once from one remote address; more are closed at once. Default half of `maxConnections`. */
+  maxConnectionsPerAddress?: number;
 }
 
 export const HTTP_DEFAULTS = {
@@ -116,6 +120,34 @@ function applyLimits(server: Server, limits: HttpLimits = {}): void {
 function checkingInterval(limits: HttpLimits = {}): number {
   const headersTimeout = limits.headersTimeoutMs ?? HTTP_DEFAULTS.headersTimeoutMs;
   return Math.min(30_000, Math.max(250, Math.floor(headersTimeout / 4)));
+}
+
+/** The per-address cap and idle closing of `listen`'s sockets (none without a finite cap). */
+function socketGuard(options: TaskServerOptions): SocketGuard | undefined {
+  const maxConnections = options.http?.maxConnections ?? HTTP_DEFAULTS.maxConnections;
+  if (!Number.isFinite(maxConnections) || maxConnections <= 0) return undefined;
+  const maxPerAddress =
+    options.http?.maxConnectionsPerAddress ?? Math.max(1, Math.ceil(maxConnections / 2));
+  return new SocketGuard({
+    maxConnections,
+    maxPerAddress,
+    onRefused: (address, open) =>
+      options.logger?.warn('connection refused: its address holds the most sockets it may', {
+        address,
+        open,
+        hint: 'raise --max-connections-per-address (e.g. behind a reverse proxy)',
+      }),
+  });
+}
+
+function guardedHandler(
+  sockets: SocketGuard,
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    sockets.requestStarted(req, res);
+    handler(req, res);
+  };
 }
 
 type RequestStateVerify = NonNullable<InstanceDeps['requestState']>['verify'];
@@ -321,12 +353,14 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
         if (isLoopbackHost(host)) httpDeps.allowedHosts = localHostSet();
         else httpDeps.hostsBySocket = false;
       }
+      const sockets = socketGuard(options);
       http = createServer(
         // The sweep interval is fixed at creation: pick it from the limits.
         { connectionsCheckingInterval: checkingInterval(options.http) },
-        nodeHandler,
+        sockets === undefined ? nodeHandler : guardedHandler(sockets, nodeHandler),
       );
       applyLimits(http, options.http);
+      if (sockets !== undefined) http.on('connection', sockets.admit);
       if (Number.isFinite(http.maxConnections)) {
         httpDeps.connections = new FairBound({ capacity: http.maxConnections });
       }
