@@ -151,21 +151,28 @@ describe('socket limits of listen()', () => {
 describe('connection cap of listen()', () => {
   let server: { app: TaskServer; url: string };
   before(async () => {
-    server = await start({}, { maxConnections: 2 });
+    server = await start({}, { maxConnections: 2, maxConnectionsPerAddress: 2 });
   });
   after(async () => server.app.close(500));
 
-  /** A keep-alive socket the server has surely accepted: it answered one request on it. */
-  async function heldSocket(): Promise<Socket> {
+  /**
+   * A socket busy with a request (idle ones are closed near the cap, idle-sockets.test.ts): a
+   * POST whose body never comes. Node answers `Expect: 100-continue` just before it hands the
+   * request on, so the 100 shows the request is in flight.
+   */
+  async function busySocket(token: string): Promise<Socket> {
     const socket = await rawSocket(server.url);
-    const answered = new Promise((resolve) => socket.once('data', resolve));
-    socket.write('GET /nothing HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n');
-    await answered;
+    const continued = new Promise((resolve) => socket.once('data', resolve));
+    socket.write(
+      'POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n' +
+        `Authorization: Bearer ${token}\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n`,
+    );
+    await continued;
     return socket;
   }
 
   it('drops sockets past the cap and accepts again once one closes', async () => {
-    const held = [await heldSocket(), await heldSocket()];
+    const held = [await busySocket('tok-a'), await busySocket('tok-b')];
     const extra = await rawSocket(server.url);
     const done = closed(extra);
     extra.write('GET /nothing HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
