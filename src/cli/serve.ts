@@ -45,7 +45,7 @@ export interface ServeOptions extends AuthFlags {
   store?: string;
   tools?: string;
   worker: boolean;
-  maxBody: number;
+  maxBody?: number;
   logLevel: LogLevel;
   logFormat?: LogFormat;
   stdio?: boolean;
@@ -101,7 +101,11 @@ export function addServeOptions(command: Command): Command {
       '--no-worker',
       'do not run tasks here; leave them to `taskrail worker` (redis or postgres only)',
     )
-    .option('--max-body <size>', 'largest request body', parseSize, 4 * 1024 * 1024)
+    .option(
+      '--max-body <size>',
+      'largest request body, refused (413) before it is parsed (default 1.25mb: the 1mb argument limit and room for the rest)',
+      parseSize,
+    )
     .option('--log-level <level>', 'debug, info, warn, error or silent', parseLogLevel, 'info')
     .option(
       '--log-format <format>',
@@ -224,7 +228,7 @@ export async function serve(
     store,
     name: 'taskrail',
     version: packageVersion(),
-    maxBodyBytes: options.maxBody,
+    ...defined({ maxBodyBytes: options.maxBody }),
     logger,
     ...auth,
     ...(auth.admin === undefined ? {} : { admin: { ...auth.admin, gauges } }),

@@ -7,6 +7,7 @@ import {
 } from '@modelcontextprotocol/server';
 import type { Logger, RunObserver, RuntimeOptions } from '../runtime/api.js';
 import { stderrLogger } from '../runtime/logger.js';
+import { DEFAULT_MAX_ARGUMENTS_BYTES } from '../runtime/limits.js';
 import { TaskRuntime } from '../runtime/runtime.js';
 import type { ToolHandler } from '../runtime/tool.js';
 import type { TaskStore } from '../store/port.js';
@@ -30,7 +31,20 @@ import type { McpConfigurer, TaskToolConfig } from './tasks/types.js';
 import { FairBound } from './tasks/fair-bound.js';
 import { SocketGuard } from './http/sockets.js';
 
-export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** Room a request needs besides its tool arguments: the JSON-RPC envelope, `_meta`, MRTR answers. */
+export const BODY_ENVELOPE_BYTES = 256 * 1024;
+/** The largest argument the runtime takes by default, plus the envelope (1.25 MiB). */
+export const DEFAULT_MAX_BODY_BYTES = DEFAULT_MAX_ARGUMENTS_BYTES + BODY_ENVELOPE_BYTES;
+
+/**
+ * Request bodies are refused past what the largest acceptable request needs, before they are
+ * read whole or parsed: parsing is what a wide body costs everyone else.
+ */
+function bodyLimit(options: TaskServerOptions): number {
+  if (options.maxBodyBytes !== undefined) return options.maxBodyBytes;
+  const args = options.runtime?.maxArgumentsBytes ?? DEFAULT_MAX_ARGUMENTS_BYTES;
+  return args + BODY_ENVELOPE_BYTES;
+}
 
 export interface TaskServerOptions {
   store: TaskStore;
@@ -46,7 +60,10 @@ export interface TaskServerOptions {
   auth?: { tokens: TokenMap } | { oauth: OAuthOptions };
   /** Operator endpoints `/dashboard` and `/metrics`, for admin tokens or scopes only. Off by default. */
   admin?: AdminOptions;
-  /** Request bodies over this many bytes get HTTP 413. Default 4 MiB. */
+  /**
+   * Request bodies over this many bytes get HTTP 413, refused before they are parsed. Default:
+   * the runtime's `maxArgumentsBytes` (1 MiB) plus 256 KiB for the rest of the request.
+   */
   maxBodyBytes?: number;
   /**
    * Host names accepted in the Host and Origin headers. Default: when `listen` binds a
@@ -282,13 +299,14 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
   };
   const onError = (error: unknown): void =>
     options.logger?.error('request failed', { error: String(error) });
+  const maxBodyBytes = bodyLimit(options);
   const sdk: McpHttpHandler = createMcpHandler(
     (ctx) =>
       buildMcpServer(instanceDeps, {
         wire: wireOfSdkEra(ctx.era),
         principal: principalOf({ http: { authInfo: ctx.authInfo } }),
       }),
-    { maxRequestBodySize: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES },
+    { maxRequestBodySize: maxBodyBytes },
   );
   const wire2025Deps: Wire2025Deps = {
     instanceDeps,
@@ -297,11 +315,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     ...(options.logger === undefined ? {} : { logger: options.logger }),
     inFlight: new Set(),
   };
-  const wire2025 = createWire2025Sessions(
-    options.wire2025Sessions,
-    wire2025Deps,
-    options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
-  );
+  const wire2025 = createWire2025Sessions(options.wire2025Sessions, wire2025Deps, maxBodyBytes);
   const debug = options.logger?.debug?.bind(options.logger);
   const requestLog = debug === undefined ? undefined : new RequestLog(debug);
   const httpDeps: HttpDeps = {
@@ -314,7 +328,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     listen: createListenHub(runtime, options.listen),
     sdk,
     path,
-    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    maxBodyBytes,
     auth,
     onError,
     allowedHosts: options.allowedHosts === undefined ? undefined : new Set(options.allowedHosts),
