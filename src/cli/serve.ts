@@ -176,7 +176,7 @@ export function addServeOptions(command: Command): Command {
     )
     .option(
       '--session-idle <minutes>',
-      `close a 2025-11-25 session after this long without a request (default ${SESSION_DEFAULTS.idleMs / 60_000})`,
+      `close a 2025-11-25 session after this long without a request; pings do not count (default ${SESSION_DEFAULTS.idleMs / 60_000})`,
       parseMinutes,
     )
     .option(
