@@ -59,6 +59,7 @@ export function startHeartbeat(
     fence.unref();
   };
   const renew = () => {
+    if (fence === undefined) armFence();
     const sentAt = performance.now();
     settings.store
       .renewLease(taskId, lease.token, settings.leaseMs)
@@ -79,6 +80,8 @@ export function startHeartbeat(
   };
   const timer = setInterval(renew, settings.heartbeatMs);
   timer.unref();
-  armFence();
+  // The fence's deadline (four fifths of the lease from the claim) normally lies past the first
+  // renewal, which arms it: most runs end before that tick and set no second timer at all.
+  if (settings.leaseMs - selfFenceMarginMs(settings.leaseMs) <= settings.heartbeatMs) armFence();
   return stop;
 }
