@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { checked, endpoint, pause, serveBench, startServer, wire2026 } from './lib/http.js';
 import type { ChildServer } from './lib/http.js';
 import { processCpuNs } from './lib/load.js';
+import { dropStoreSchema, freshSchema } from './lib/pg-bench.js';
+import { Redis } from 'ioredis';
 import { report } from './lib/stats.js';
 
 const WINDOW_MS = 10_000;
@@ -61,11 +63,25 @@ async function measure(server: ChildServer, work: boolean): Promise<[Window, Win
 const dir = mkdtempSync(join(tmpdir(), 'taskrail-bench-idle-'));
 const redis = process.env['TASKRAIL_REDIS_URL'];
 const postgres = process.env['TASKRAIL_POSTGRES_URL'];
-const tag = `idle${process.pid}`;
+const prefix = `trbench_idle_${process.pid}`;
+const pgSchema = postgres === undefined ? undefined : freshSchema();
 const stores: [string, string][] = [['SQLite', `sqlite:${join(dir, 'tasks.db')}`]];
-if (redis !== undefined) stores.push(['Redis + BullMQ', `${redis}?prefix=${tag}`]);
-if (postgres !== undefined)
-  stores.push(['PostgreSQL + graphile-worker', `${postgres}?schema=${tag}`]);
+if (redis !== undefined) stores.push(['Redis + BullMQ', `${redis}?prefix=${prefix}`]);
+if (pgSchema !== undefined) stores.push(['PostgreSQL + graphile-worker', pgSchema.url]);
+
+/** What the Redis and PostgreSQL stores wrote, deleted (their keys, their schemas). */
+async function cleanUp(): Promise<void> {
+  if (pgSchema !== undefined) await dropStoreSchema(pgSchema.schema);
+  if (redis === undefined) return;
+  const client = new Redis(redis);
+  let cursor = '0';
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length > 0) await client.unlink(...keys);
+  } while (cursor !== '0');
+  client.disconnect();
+}
 
 const bareScript = join(dir, 'bare.mjs');
 writeFileSync(
@@ -96,6 +112,7 @@ for (const [name, store] of stores) {
   });
 }
 rmSync(dir, { recursive: true, force: true });
+await cleanUp();
 
 report({
   title: 'Idle cost of serve on each store, before and after work',
