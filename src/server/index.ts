@@ -19,6 +19,10 @@ export type {
   InstanceContext,
   McpConfigurer,
   TaskToolConfig,
+  ToolArgs,
+  ToolResultFor,
+  ToolSchema,
+  TypedToolHandler,
 } from './tasks/types.js';
 export type {
   ConcurrencyKeyFunction,
