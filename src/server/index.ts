@@ -16,6 +16,7 @@ export type {
   BeforeTaskContext,
   BeforeTaskHook,
   BeforeTaskOutcome,
+  HandlerFor,
   InstanceContext,
   McpConfigurer,
   TaskToolConfig,
