@@ -33,9 +33,15 @@ export async function runTask(
   taskId: string,
   permit?: PermitAsk,
 ): Promise<void> {
+  // Still running or finishing here: its lease may have run out in an outage, but the attempt
+  // is alive and its outcome is being offered; a claim would run the tool a second time.
+  if (settings.leases.has(taskId)) return;
   let lease: LeaseGrant | undefined;
   const claimSentAt = performance.now();
-  const options = permit === undefined ? { load: true } : { load: true, permit };
+  // Just after an outage of the store, a holder elsewhere gets one renewal interval to renew
+  // its lease before this process takes it as lost.
+  const spareExpired = settings.health.recentlyDown(settings.heartbeatMs);
+  const options = { load: true, ...(permit === undefined ? {} : { permit }), spareExpired };
   try {
     lease = await settings.store.claim(taskId, settings.owner, settings.leaseMs, options);
     settings.health.ok();
@@ -44,6 +50,7 @@ export async function runTask(
     settings.health.failed('claim', error);
     return;
   }
+  if (lease === undefined && spareExpired) settings.spared?.(taskId);
   if (lease !== undefined) await runClaimedTask(settings, taskId, lease, claimSentAt, permit);
 }
 
@@ -265,6 +272,8 @@ async function execute(
   const context = new RunContext(durableBackend(settings, latest, loaded.steps, run));
   const { timeoutMs } = runPolicyOf(tool.task, settings.maxAttempts);
   const settled = await settleAttempt(tool, loaded.task, context, run, timeoutMs);
+  // From here the outcome is in hand: the store's fence decides whether it lands, not the clock.
+  run.settled = true;
   // Output the handler did not await is written before the outcome, while the lease holds.
   await context.flushOutput();
   settings.handlerDone?.(loaded.task.id);
@@ -283,7 +292,7 @@ async function execute(
     storeOffsetMs: run.storeOffsetMs ?? 0,
   };
   if (context.parkedOn !== undefined) return parked(settings, id, settled);
-  if (run.leaseLost) {
+  if (run.leaseLost && !mayStillLand(run, settled)) {
     // The attempt no longer owns its task: nothing it did is written, and the lease (if still
     // its own) is kept as evidence, so recovery counts the attempt as interrupted.
     settings.logger.warn('outcome discarded: the run lost its lease', { taskId: id });
@@ -304,7 +313,8 @@ async function execute(
   const finishing = {
     latest: latest.task,
     attempt: loaded.task.attempt,
-    giveUp: () => run.leaseLost,
+    // Only the store ends the offer: a renewal that found another holder, or a fenced write.
+    giveUp: () => run.takenOver === true,
     fence: run.fence,
   };
   const finished = (written: FinishResult): RunEnd => {
@@ -329,6 +339,14 @@ async function execute(
   }
   if (run.abort.aborted) return stopped(settings, id, run.abort);
   return endFailedAttempt(settings, waiting, run, settled);
+}
+
+/**
+ * A handler stopped by self-fencing that returned all the same has an outcome in hand: it is
+ * offered, and lands only if no other attempt claimed the task meanwhile (the lease's fence).
+ */
+function mayStillLand(run: RunState, settled: Settled): boolean {
+  return run.selfFenced === true && run.takenOver !== true && 'returned' in settled;
 }
 
 function warnSwallowed(settings: RunnerSettings, taskId: string): void {
