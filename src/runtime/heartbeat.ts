@@ -17,6 +17,15 @@ export function selfFenceMarginMs(leaseMs: number): number {
 }
 
 /**
+ * How long after an outage of the store a claim spares expired leases (see
+ * `ClaimOptions.spareExpired`): one renewal interval for the holders' renewals to be sent, and
+ * one more for them to land.
+ */
+export function outageGraceMs(heartbeatMs: number): number {
+  return 2 * heartbeatMs;
+}
+
+/**
  * Renews the lease while the attempt holds it: while the handler runs and while its outcome is
  * being written. A renewal the store answers with another holder (or a status that is no
  * longer `working`: cancelled from another process, parked) aborts the handler's signal. A

@@ -23,6 +23,7 @@ import { BackgroundWork } from './background-work.js';
 import { DurableWaitWakeUps } from './durable-wait-wake-ups.js';
 import { SWEEP_INTERVAL_MS, sweepExpired } from './expiry-sweep.js';
 import { runInline } from './inline.js';
+import { outageGraceMs } from './heartbeat.js';
 import { newOwnerId } from './owner.js';
 import { runnableTasks, takeOverFromGone } from './takeover.js';
 import { assertArgumentsSize } from './limits.js';
@@ -270,7 +271,7 @@ export class TaskRuntime {
     if (slot === undefined) return false;
     const { owner, leaseMs } = this.#settings;
     const sentAt = performance.now();
-    const spareExpired = this.#health.recentlyDown(this.#settings.heartbeatMs);
+    const spareExpired = this.#health.recentlyDown(outageGraceMs(this.#settings.heartbeatMs));
     const options = { load: true, ...(permit === undefined ? {} : { permit }), spareExpired };
     const lease = await this.store.claim(taskId, owner, leaseMs, options).catch(() => undefined);
     if (lease === undefined) {
@@ -355,7 +356,7 @@ export class TaskRuntime {
     this.#lookAgain = setTimeout(() => {
       this.#lookAgain = undefined;
       if (this.#started) this.#background.run('recovery scan', this.recoverNow());
-    }, this.#settings.heartbeatMs);
+    }, outageGraceMs(this.#settings.heartbeatMs));
     this.#lookAgain.unref();
   }
 

@@ -8,7 +8,7 @@ import { RunContext } from './context.js';
 import { durableBackend, type RunState } from './durable-backend.js';
 import { isFencedOut, noteFencedOut } from './fence.js';
 import { endFailedAttempt, settleAttempt, sleepDurably, type Settled } from './attempt.js';
-import { startHeartbeat } from './heartbeat.js';
+import { outageGraceMs, startHeartbeat } from './heartbeat.js';
 import { outcomeOfBigResult } from './big-result.js';
 import { finish, interruptionRefusal, type FinishResult } from './outcome.js';
 import { isHandBackSignal, isParkSignal } from './park.js';
@@ -38,9 +38,9 @@ export async function runTask(
   if (settings.leases.has(taskId)) return;
   let lease: LeaseGrant | undefined;
   const claimSentAt = performance.now();
-  // Just after an outage of the store, a holder elsewhere gets one renewal interval to renew
+  // Just after an outage of the store, a holder elsewhere gets a renewal interval to renew
   // its lease before this process takes it as lost.
-  const spareExpired = settings.health.recentlyDown(settings.heartbeatMs);
+  const spareExpired = settings.health.recentlyDown(outageGraceMs(settings.heartbeatMs));
   const options = { load: true, ...(permit === undefined ? {} : { permit }), spareExpired };
   try {
     lease = await settings.store.claim(taskId, settings.owner, settings.leaseMs, options);
