@@ -25,8 +25,6 @@ export interface RunState extends AttemptFence {
    * lease in time (self-fencing): the attempt writes nothing more.
    */
   leaseLost: boolean;
-  /** The lease was lost to the clock (self-fencing), not to a store that named another holder. */
-  selfFenced?: boolean;
   /** A renewal found the task held by another attempt: the store said the lease is gone. */
   takenOver?: boolean;
   /** The handler has returned or thrown: the clock no longer stops the attempt. */

@@ -35,10 +35,10 @@ export function outageGraceMs(heartbeatMs: number): number {
  * after the last renewal that succeeded was *sent* (the store started its new term after that
  * moment). Judged on this process's monotonic clock, which no clock skew between machines can
  * move, the handler's signal is aborted at `sent + leaseMs - margin` with a reason that says
- * the lease could not be renewed, and the attempt's writes stop. Once the handler has
- * returned (`run.settled`) the clock decides nothing: the outcome is offered to the store,
- * whose fenced compare-and-set alone says whether the lease is still this attempt's.
- * Renewals go on either way, so that a live holder renews as soon as the store answers again.
+ * the lease could not be renewed, renewals stop, and nothing the attempt writes or returns is
+ * kept. Once the handler has returned (`run.settled`) the clock decides nothing: renewals go
+ * on, so a live holder renews as soon as the store answers again, and the outcome is offered
+ * to the store, whose fenced compare-and-set alone says whether the lease is still its own.
  * `claimSentAt`: when the claim that granted the lease was sent (performance.now()).
  */
 export function startHeartbeat(
@@ -57,19 +57,19 @@ export function startHeartbeat(
   };
   const selfFence = () => {
     if (run.settled === true || run.leaseLost) return;
+    stop();
     run.leaseLost = true;
-    run.selfFenced = true;
     settings.logger.warn(
       'lease not renewed in time: the running handler is stopped before its lease could run ' +
-        'out; what it writes from now on is discarded, and the task is left to recovery as ' +
-        'interrupted unless the handler still returns and the store takes its outcome',
+        'out, and nothing it writes or returns is kept; the task is left to recovery as ' +
+        'interrupted',
       { taskId, sinceLastRenewalMs: Math.round(performance.now() - confirmedAt) },
     );
     controller.abort(stopReasons.leaseUnrenewed());
   };
   const armFence = () => {
     clearTimeout(fence);
-    if (run.selfFenced === true) return;
+    if (run.settled === true) return;
     const deadline = confirmedAt + settings.leaseMs - selfFenceMarginMs(settings.leaseMs);
     fence = setTimeout(selfFence, Math.max(0, deadline - performance.now()));
     fence.unref();
@@ -80,7 +80,7 @@ export function startHeartbeat(
       .renewLease(taskId, lease.token, settings.leaseMs)
       .then(({ held, status }) => {
         settings.health.ok();
-        if (run.takenOver === true || run.fencedOut) return;
+        if (run.leaseLost) return;
         if (status !== undefined && isTerminal(status)) {
           controller.abort(stopReasons.terminal(status));
         } else if (!held && status === 'working') {

@@ -292,7 +292,7 @@ async function execute(
     storeOffsetMs: run.storeOffsetMs ?? 0,
   };
   if (context.parkedOn !== undefined) return parked(settings, id, settled);
-  if (run.leaseLost && !mayStillLand(run, settled)) {
+  if (run.leaseLost) {
     // The attempt no longer owns its task: nothing it did is written, and the lease (if still
     // its own) is kept as evidence, so recovery counts the attempt as interrupted.
     settings.logger.warn('outcome discarded: the run lost its lease', { taskId: id });
@@ -339,14 +339,6 @@ async function execute(
   }
   if (run.abort.aborted) return stopped(settings, id, run.abort);
   return endFailedAttempt(settings, waiting, run, settled);
-}
-
-/**
- * A handler stopped by self-fencing that returned all the same has an outcome in hand: it is
- * offered, and lands only if no other attempt claimed the task meanwhile (the lease's fence).
- */
-function mayStillLand(run: RunState, settled: Settled): boolean {
-  return run.selfFenced === true && run.takenOver !== true && 'returned' in settled;
 }
 
 function warnSwallowed(settings: RunnerSettings, taskId: string): void {
