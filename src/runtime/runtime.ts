@@ -107,6 +107,7 @@ export class TaskRuntime {
       wake: (taskId, delayMs) => this.#wakeUps.later(taskId, delayMs),
       runSoon: (taskId, permit) => this.#runSoon(taskId, permit),
       spared: () => this.#lookAgainAfterOutage(),
+      heldBack: new Set(),
       observer: options.observer,
     };
     this.#creation = {

@@ -34,8 +34,12 @@ export async function runTask(
   permit?: PermitAsk,
 ): Promise<void> {
   // Still running or finishing here: its lease may have run out in an outage, but the attempt
-  // is alive and its outcome is being offered; a claim would run the tool a second time.
-  if (settings.leases.has(taskId)) return;
+  // is alive and its outcome is being offered; a claim would run the tool a second time. The
+  // dispatch is kept for when that run ends (it may have parked, and been answered already).
+  if (settings.leases.has(taskId)) {
+    settings.heldBack?.add(taskId);
+    return;
+  }
   let lease: LeaseGrant | undefined;
   const claimSentAt = performance.now();
   // Just after an outage of the store, a holder elsewhere gets a renewal interval to renew
@@ -163,6 +167,7 @@ async function runUnderLease(
     stopHeartbeat();
     if (settings.running.get(taskId) === controller) settings.running.delete(taskId);
     if (settings.leases.get(taskId) === lease.token) settings.leases.delete(taskId);
+    if (settings.heldBack?.delete(taskId) === true) settings.runSoon?.(taskId);
     if (stopReasonOf(controller) === 'shutdown' && end === 'release') end = 'abandon';
     // An interruption not yet counted (the re-run's first write did not happen) must stay on
     // record, or the next claim would look like a first run.
