@@ -50,8 +50,8 @@ async function initialize(url: string, token: string) {
   return { status: res.status, session: res.headers.get('mcp-session-id'), error: body.error };
 }
 
-/** A request on an open session: 404 once the session is gone. */
-async function ping(url: string, token: string, session: string): Promise<number> {
+/** A request on an open session (`ping` unless said): 404 once the session is gone. */
+async function ping(url: string, token: string, session: string, method = 'ping'): Promise<number> {
   const res = await fetch(url, {
     method: 'POST',
     headers: {
@@ -61,7 +61,7 @@ async function ping(url: string, token: string, session: string): Promise<number
       'mcp-session-id': session,
       'mcp-protocol-version': '2025-11-25',
     },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }),
+    body: JSON.stringify({ jsonrpc: '2.0', id: 2, method }),
   });
   await res.text();
   return res.status;
@@ -98,7 +98,8 @@ describe('2025-11-25 session caps', () => {
   it('closes the least recently used idle session to make room', async () => {
     const first = (await initialize(evicting.url, 'tok-a')).session as string;
     const second = (await initialize(evicting.url, 'tok-a')).session as string;
-    assert.equal(await ping(evicting.url, 'tok-a', second), 200, 'second used last');
+    // Work, not a ping: a ping does not renew a session (session-pings.test.ts).
+    assert.equal(await ping(evicting.url, 'tok-a', second, 'tools/list'), 200, 'second used last');
     const third = await initialize(evicting.url, 'tok-a');
     assert.ok(third.session, JSON.stringify(third));
     assert.equal(await ping(evicting.url, 'tok-a', first), 404, 'the oldest idle one was closed');
