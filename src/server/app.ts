@@ -148,10 +148,11 @@ function socketGuard(options: TaskServerOptions): SocketGuard | undefined {
   return new SocketGuard({
     maxConnections,
     maxPerAddress,
-    onRefused: (address, open) =>
+    onRefused: (address, open, more) =>
       options.logger?.warn('connection refused: its address holds the most sockets it may', {
         address,
         open,
+        ...(more > 0 ? { refusedSinceLastLine: more } : {}),
         hint: 'raise --max-connections-per-address (e.g. behind a reverse proxy)',
       }),
   });

@@ -80,10 +80,17 @@ describe(`idle sockets and --max-connections ${MAX_CONNECTIONS} (real HTTP on 12
   let app: TaskServer;
   let port = 0;
   const flooders: Flooder[] = [];
+  const warnings: string[] = [];
   before(async () => {
+    const quiet = (): void => undefined;
     app = createTaskServer({
       store: new MemoryTaskStore(),
       http: { maxConnections: MAX_CONNECTIONS },
+      logger: {
+        info: quiet,
+        error: quiet,
+        warn: (message, fields) => void warnings.push(`${message} ${JSON.stringify(fields)}`),
+      },
     });
     port = Number(new URL((await app.listen(0, '127.0.0.1')).url).port);
   });
@@ -105,6 +112,9 @@ describe(`idle sockets and --max-connections ${MAX_CONNECTIONS} (real HTTP on 12
       [],
       'every fresh connection of the other caller was served',
     );
+    const told = warnings.filter((line) => line.includes('127.0.0.2'));
+    assert.equal(told.length, 1, 'one warning a minute, not one per refused socket');
+    assert.match(told[0] ?? '', /--max-connections-per-address/);
     flooder.stop();
   });
 

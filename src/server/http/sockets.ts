@@ -4,13 +4,16 @@ import type { Socket } from 'node:net';
 /** Above this share of `--max-connections`, idle sockets are closed, longest idle first. */
 export const IDLE_REAP_SHARE = 0.8;
 
+/** A flood is told in the log once a minute, with how many refusals the last line did not show. */
+const REFUSAL_LOG_INTERVAL_MS = 60_000;
+
 export interface SocketGuardOptions {
   /** Sockets open at once (Node refuses more at accept). */
   maxConnections: number;
   /** Sockets open at once from one remote address. */
   maxPerAddress: number;
-  /** Told once per refused burst of one address (a warning naming the option). */
-  onRefused?: (address: string, open: number) => void;
+  /** Told of a refusal at most once a minute (a warning naming the option); `more`: refusals since. */
+  onRefused?: (address: string, open: number, more: number) => void;
 }
 
 interface SocketState {
@@ -34,7 +37,8 @@ export class SocketGuard {
   readonly #perAddress = new Map<string, number>();
   /** Sockets with no request in flight, longest idle first (a Set keeps insertion order). */
   readonly #idle = new Set<Socket>();
-  readonly #warned = new Set<string>();
+  #toldAt = -Infinity;
+  #untold = 0;
 
   constructor(options: SocketGuardOptions) {
     this.#maxPerAddress = options.maxPerAddress;
@@ -51,7 +55,6 @@ export class SocketGuard {
     const address = socket.remoteAddress ?? '';
     const fromAddress = this.#perAddress.get(address) ?? 0;
     if (fromAddress >= this.#maxPerAddress) return this.#refuse(socket, address, fromAddress);
-    this.#warned.delete(address);
     this.#perAddress.set(address, fromAddress + 1);
     this.#states.set(socket, { address, inFlight: 0 });
     this.#idle.add(socket);
@@ -82,9 +85,11 @@ export class SocketGuard {
 
   #refuse(socket: Socket, address: string, open: number): void {
     socket.destroy();
-    if (this.#warned.has(address)) return;
-    this.#warned.add(address);
-    this.#onRefused?.(address, open);
+    const now = Date.now();
+    if (now - this.#toldAt < REFUSAL_LOG_INTERVAL_MS) return void (this.#untold += 1);
+    this.#onRefused?.(address, open, this.#untold);
+    this.#toldAt = now;
+    this.#untold = 0;
   }
 
   /** Above the threshold, closes the longest-idle sockets (never `spare`, the one just let in). */
@@ -105,6 +110,5 @@ export class SocketGuard {
     const left = (this.#perAddress.get(state.address) ?? 1) - 1;
     if (left > 0) return void this.#perAddress.set(state.address, left);
     this.#perAddress.delete(state.address);
-    this.#warned.delete(state.address);
   }
 }
