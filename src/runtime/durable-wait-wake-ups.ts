@@ -1,4 +1,5 @@
 import type { TaskStore } from '../store/port.js';
+import { setLongTimeout, type LongTimeout } from '../task/timers.js';
 import type { Executor, Logger } from './api.js';
 import type { BackgroundWork } from './background-work.js';
 import type { RunAbort } from './run-abort.js';
@@ -28,7 +29,7 @@ export interface WakeUpDeps {
  */
 export class DurableWaitWakeUps {
   readonly #deps: WakeUpDeps;
-  readonly #timers = new Map<string, NodeJS.Timeout>();
+  readonly #timers = new Map<string, LongTimeout>();
   /** The store hands due waits over itself (see `watch`): no timer per wait here. */
   #storeWakesWaits = false;
 
@@ -54,12 +55,16 @@ export class DurableWaitWakeUps {
       });
       return;
     }
-    clearTimeout(this.#timers.get(taskId));
-    const timer = setTimeout(() => {
-      this.#timers.delete(taskId);
-      this.#deps.background.run('wake a waiting task', this.#deps.dispatch(taskId));
-    }, delayMs + WAKE_MARGIN_MS);
-    timer.unref();
+    this.#timers.get(taskId)?.clear();
+    // A wait past the longest timer (a sleep of months) is armed in steps, not fired at once.
+    const timer = setLongTimeout(
+      () => {
+        this.#timers.delete(taskId);
+        this.#deps.background.run('wake a waiting task', this.#deps.dispatch(taskId));
+      },
+      delayMs + WAKE_MARGIN_MS,
+      true,
+    );
     this.#timers.set(taskId, timer);
   }
 
@@ -86,7 +91,7 @@ export class DurableWaitWakeUps {
 
   /** Drops the pending wake-up timers (the recovery scan finds those tasks later). */
   clearTimers(): void {
-    for (const timer of this.#timers.values()) clearTimeout(timer);
+    for (const timer of this.#timers.values()) timer.clear();
     this.#timers.clear();
   }
 }

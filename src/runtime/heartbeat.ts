@@ -5,6 +5,7 @@ import { stopReasons } from './abort-reasons.js';
 import type { RunState } from './durable-backend.js';
 import type { RunAbort } from './run-abort.js';
 import type { RunnerSettings } from './runner-settings.js';
+import { timerDelay } from '../task/timers.js';
 
 /**
  * How long before its lease could run out a runner that cannot renew it stops the attempt: a
@@ -55,7 +56,7 @@ export function startHeartbeat(
   const armFence = () => {
     clearTimeout(fence);
     const deadline = confirmedAt + settings.leaseMs - selfFenceMarginMs(settings.leaseMs);
-    fence = setTimeout(selfFence, Math.max(0, deadline - performance.now()));
+    fence = setTimeout(selfFence, timerDelay(deadline - performance.now()));
     fence.unref();
   };
   const renew = () => {
@@ -77,7 +78,7 @@ export function startHeartbeat(
       })
       .catch((error: unknown) => settings.health.failed('renew lease', error));
   };
-  const timer = setInterval(renew, settings.heartbeatMs);
+  const timer = setInterval(renew, timerDelay(settings.heartbeatMs));
   timer.unref();
   armFence();
   return stop;
