@@ -89,6 +89,25 @@ export class DurableWaitWakeUps {
     };
   }
 
+  /**
+   * The tasks were cancelled or deleted: their wake-ups go (a timer here, the executor's delayed
+   * job). Trouble is logged, never the caller's: a job left runs a task that is gone, harmlessly.
+   */
+  async forget(taskIds: readonly string[]): Promise<void> {
+    for (const taskId of taskIds) {
+      this.#timers.get(taskId)?.clear();
+      this.#timers.delete(taskId);
+    }
+    const { executor, logger } = this.#deps;
+    if (executor?.forget === undefined || taskIds.length === 0) return;
+    await executor.forget(taskIds).catch((error: unknown) => {
+      logger.warn('could not remove the wake-ups of tasks that ended', {
+        tasks: taskIds.length,
+        error: String(error),
+      });
+    });
+  }
+
   /** Drops the pending wake-up timers (the recovery scan finds those tasks later). */
   clearTimers(): void {
     for (const timer of this.#timers.values()) timer.clear();

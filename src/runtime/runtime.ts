@@ -244,6 +244,7 @@ export class TaskRuntime {
       t.cancel(current, this.#clock(), message),
     );
     this.#running.get(id)?.abort(stopReasons.cancelled());
+    if (task?.status === 'cancelled') await this.#wakeUps.forget([id]);
     return task;
   }
 
@@ -319,7 +320,7 @@ export class TaskRuntime {
 
   /** Deletes expired tasks (in batches that yield to the event loop); how many. */
   sweepNow(): Promise<number> {
-    return sweepExpired(this.store);
+    return sweepExpired(this.store, (ids) => this.#wakeUps.forget(ids));
   }
 
   /**
