@@ -242,7 +242,12 @@ export class BullmqExecutor implements Executor {
     });
     // The delayed job is the task's until it runs: `forget` removes it when the task ends or
     // is deleted first. The pointer outlives the wait by a day at most.
-    await this.#connectionOfQueue().set(wakeKey(this.#prefix, taskId), jobId, 'PX', delayMs + DAY_MS);
+    await this.#connectionOfQueue().set(
+      wakeKey(this.#prefix, taskId),
+      jobId,
+      'PX',
+      delayMs + DAY_MS,
+    );
   }
 
   /**
