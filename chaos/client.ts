@@ -85,6 +85,7 @@ async function runOne(spec: Spec): Promise<void> {
   const call = await create(spec);
   if (call?.taskId === undefined) return void emit({ uncreated: spec.n, outcome: call?.outcome });
   emit({ created: call.taskId, n: spec.n });
+  if (spec.expires === true) return; // left to expire asleep, unwatched
   if (spec.cancelAfterMs !== undefined) {
     await pause(spec.cancelAfterMs);
     for (let i = 0; i < 20 && Date.now() < DEADLINE; i += 1) {
@@ -120,7 +121,9 @@ async function resume(specs: Spec[]): Promise<void> {
   }
   const sent = new Set(client.ledger.list().map((entry) => Number(entry.arguments['n'])));
   await Promise.all([
-    ...calls.map((call) => follow(call.taskId as string, call)),
+    ...calls
+      .filter((call) => client.ledger.get(call.taskId as string)?.tool !== TOOL.fade)
+      .map((call) => follow(call.taskId as string, call)),
     run(
       specs.filter((spec) => !sent.has(spec.n)),
       8,

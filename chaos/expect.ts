@@ -1,15 +1,18 @@
 import type { TaskRecord } from '../src/task/record.js';
 import { isRightPolicy, POLICY_TOOL, type PolicyKind } from './policy-expect.js';
+import { isRightWakeup, WAKE_TOOL, type WakeKind } from './wakeup-expect.js';
 
 /** What each chaos task must end as, from its tool and arguments alone. */
-export type Kind = 'short' | 'long' | 'ask' | 'fail' | 'cancel' | 'once' | PolicyKind;
+export type Kind = 'short' | 'long' | 'ask' | 'fail' | 'cancel' | 'once' | PolicyKind | WakeKind;
 
 export interface Spec {
   n: number;
   kind: Kind;
   ms: number;
-  /** For `cancel`: how long after creation the client cancels. */
+  /** How long after creation the client cancels (a `cancel`, a `doze`); cancelled is then right. */
   cancelAfterMs?: number;
+  /** The task outlives its ttl unwatched (a `fade`): gone from the store is its right end. */
+  expires?: boolean;
   /** More arguments: a policy task's schedule of failures (chaos/policy-expect.ts). */
   args?: Record<string, number>;
 }
@@ -22,10 +25,11 @@ export const TOOL: Record<Kind, string> = {
   cancel: 'c_long',
   once: 'c_once',
   ...POLICY_TOOL,
+  ...WAKE_TOOL,
 };
 
 /** Tools declared `retry: false`: a second execution of one task is a failure of the run. */
-export const AT_MOST_ONCE = new Set(['c_once', 'p_once']);
+export const AT_MOST_ONCE = new Set(['c_once', 'p_once', 'w_once_nap']);
 
 /** The answer the clients give to `c_ask` (the question says `n=N`). */
 export const answerFor = (message: string): string => `v${message.replace(/^n=/, '')}`;
@@ -58,7 +62,7 @@ export function isRight(task: TaskRecord, final: Final, cancellable: boolean): b
     case 'c_fail':
       return final.status === 'failed' && (final.error ?? '').includes(`fail:${n}`);
     default:
-      return isRightPolicy(task, final) ?? false;
+      return isRightPolicy(task, final) ?? isRightWakeup(task, final) ?? false;
   }
 }
 

@@ -242,12 +242,12 @@ export class BullmqExecutor implements Executor {
     });
     // The delayed job is the task's until it runs: `forget` removes it when the task ends or
     // is deleted first. The pointer outlives the wait by a day at most.
-    await this.#connectionOfQueue().set(
-      wakeKey(this.#prefix, taskId),
-      jobId,
-      'PX',
-      delayMs + DAY_MS,
-    );
+    const pointer = wakeKey(this.#prefix, taskId);
+    await this.#connectionOfQueue().set(pointer, jobId, 'PX', delayMs + DAY_MS);
+    // Cancelled or swept while the job was being added: its `forget` may have come before the
+    // pointer, so the job is removed here.
+    const now = await store?.get(taskId);
+    if (store !== undefined && now?.status !== 'working') await this.forget([taskId]);
   }
 
   /**
