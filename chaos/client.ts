@@ -46,7 +46,11 @@ async function follow(taskId: string, first: ToolCall): Promise<void> {
   let call = first;
   while (Date.now() < DEADLINE) {
     try {
-      return ended(taskId, await call.result());
+      // Bounded by the deadline: a task that never ends is reported, not waited on for ever.
+      const late = pause(DEADLINE - Date.now()).then(() => undefined);
+      const outcome = await Promise.race([call.result(), late]);
+      if (outcome === undefined) break;
+      return ended(taskId, outcome);
     } catch {
       await pause(300);
       call = await client.attach(taskId).catch(() => call);
@@ -88,7 +92,8 @@ async function runOne(spec: Spec): Promise<void> {
   if (spec.expires === true) return; // left to expire asleep, unwatched
   if (spec.cancelAfterMs !== undefined) {
     await pause(spec.cancelAfterMs);
-    for (let i = 0; i < 20 && Date.now() < DEADLINE; i += 1) {
+    // Until it lands: a task left uncancelled sleeps for an hour.
+    while (Date.now() < DEADLINE) {
       const done = await call.cancel().then(
         (outcome) => (ended(call.taskId as string, outcome), true),
         () => false,
