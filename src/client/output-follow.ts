@@ -102,7 +102,9 @@ async function readRest(
 async function pollWait(poll: number, options: FollowOptions): Promise<News> {
   const signal = waitSignal(options.signal, options.wake);
   if (signal?.aborted !== true) {
-    await sleep(timerDelay(poll), undefined, signal === undefined ? {} : { signal }).catch(() => undefined);
+    await sleep(timerDelay(poll), undefined, signal === undefined ? {} : { signal }).catch(
+      () => undefined,
+    );
   }
   return 'read';
 }

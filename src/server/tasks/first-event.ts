@@ -31,7 +31,9 @@ export async function peekFirstEvent(
   let ended = false;
   let pending: ReturnType<typeof reader.read> | undefined;
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((resolve) => (timer = setTimeout(resolve, timerDelay(waitMs), 'late')));
+  const late = new Promise<'late'>(
+    (resolve) => (timer = setTimeout(resolve, timerDelay(waitMs), 'late')),
+  );
   try {
     while (!/\r?\n\r?\n/.test(text)) {
       pending ??= reader.read();

@@ -36,7 +36,9 @@ const QUIT_WAIT_MS = 2_000;
  */
 export async function quitWithin(client: RedisClient, ms = QUIT_WAIT_MS): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), timerDelay(ms))));
+  const late = new Promise<'late'>(
+    (resolve) => (timer = setTimeout(() => resolve('late'), timerDelay(ms))),
+  );
   const quit = client.quit().then(
     () => 'quit' as const,
     () => 'quit' as const,
