@@ -11,10 +11,15 @@ import { TaskRuntime } from '../../src/runtime/runtime.js';
 import type { TaskStore } from '../../src/store/port.js';
 import type { TaskRecord } from '../../src/task/record.js';
 import { TestTools, text } from '../runtime/tools.js';
+import { watchTimers } from './timer-watch.js';
 import { waitFor } from './wait.js';
 
 const silent = { info() {}, warn() {}, error() {} };
 const HOUR_MS = 60 * 60 * 1000;
+const DAY_MS = 24 * HOUR_MS;
+/** How long the process is watched once a long sleep is set, and the timers it may arm then. */
+const WATCH_MS = 1500;
+const ARMS_BOUND = 100;
 const SLOTS = 4;
 
 export interface WakeJobEngine {
@@ -96,8 +101,28 @@ export function registerWakeJobScenarios(engine: () => WakeJobEngine): void {
       assert.fail(`${await engine().jobs()} jobs left in the queue (${String(error)})`);
     });
 
-  it('cancelled sleeping tasks take their wake-up jobs with them', async () => {
+  it('a sleep of 30 days arms no timer past the longest delay, and its job waits', async () => {
     await start();
+    const watch = watchTimers();
+    let seen;
+    try {
+      const [task] = await createMany(1, 'nap', { ms: 30 * DAY_MS, who: 'alice' });
+      await allWaiting([task as TaskRecord], /^sleeping until /);
+      const before = watch.armed();
+      await new Promise((resolve) => setTimeout(resolve, WATCH_MS));
+      const inWindow = watch.armed() - before;
+      process.stdout.write(`# ${inWindow} timers armed in the ${WATCH_MS} ms after the sleep\n`);
+      assert.ok(inWindow < ARMS_BOUND, `${inWindow} timers armed in ${WATCH_MS} ms`);
+      await serve.cancelTask((task as TaskRecord).id, 'alice');
+    } finally {
+      seen = watch.stop();
+    }
+    assert.equal(seen.overflowing, 0, 'a timer was armed past 2^31−1 ms');
+    assert.deepEqual(seen.warnings, [], 'no TimeoutOverflowWarning');
+    await noJobsLeft();
+  });
+
+  it('cancelled sleeping tasks take their wake-up jobs with them', async () => {
     const tasks = await createMany(12, 'nap', { ms: HOUR_MS, who: 'alice' });
     await allWaiting(tasks, /^sleeping until /);
     for (const task of tasks) await serve.cancelTask(task.id, 'alice');

@@ -8,8 +8,8 @@ import type { TaskStore } from '../../src/store/port.js';
 import { MemoryTaskStore } from '../../src/stores/memory/index.js';
 import { SqliteTaskStore } from '../../src/stores/sqlite/index.js';
 import { isTerminal } from '../../src/task/status.js';
-import { MAX_TIMER_MS } from '../../src/task/timers.js';
 import { parseJournal, policyTools } from '../fixtures/policy-tools.js';
+import { watchTimers } from '../helpers/timer-watch.js';
 import { waitFor } from '../helpers/wait.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -20,30 +20,6 @@ const WATCH_MS = 1500;
  * re-armed for a wake time past node's longest delay fires every millisecond (~650 a second).
  */
 const ARMS_BOUND = 100;
-
-/** Counts the timers armed, and those armed past node's longest delay, until `stop`. */
-function watchTimers() {
-  const original = globalThis.setTimeout;
-  let armed = 0;
-  let overflowing = 0;
-  const warnings: string[] = [];
-  const counting = ((fn: () => void, ms?: number, ...rest: []) => {
-    armed += 1;
-    if (typeof ms === 'number' && ms > MAX_TIMER_MS) overflowing += 1;
-    return original(fn, ms, ...rest);
-  }) as typeof setTimeout;
-  const onWarning = (warning: Error) => void warnings.push(warning.name);
-  globalThis.setTimeout = Object.assign(counting, original);
-  process.on('warning', onWarning);
-  return {
-    armed: () => armed,
-    stop() {
-      globalThis.setTimeout = original;
-      process.off('warning', onWarning);
-      return { armed, overflowing, warnings };
-    },
-  };
-}
 
 function setup(store: TaskStore, dir: string) {
   const journal = join(dir, 'journal.log');
