@@ -90,9 +90,14 @@ async function runOne(spec: Spec): Promise<void> {
   if (call?.taskId === undefined) return void emit({ uncreated: spec.n, outcome: call?.outcome });
   emit({ created: call.taskId, n: spec.n });
   if (spec.expires === true) return; // left to expire asleep, unwatched
-  if (spec.cancelAfterMs !== undefined) {
-    await pause(spec.cancelAfterMs);
-    // Until it lands: a task left uncancelled sleeps for an hour.
+  await cancelThenFollow(call, spec.cancelAfterMs);
+}
+
+/** Cancels the task `cancelAfterMs` in (when planned), else follows it to its end. */
+async function cancelThenFollow(call: ToolCall, cancelAfterMs: number | undefined) {
+  if (cancelAfterMs !== undefined) {
+    await pause(cancelAfterMs);
+    // Until it lands: a task left uncancelled may sleep for an hour.
     while (Date.now() < DEADLINE) {
       const done = await call.cancel().then(
         (outcome) => (ended(call.taskId as string, outcome), true),
@@ -102,7 +107,7 @@ async function runOne(spec: Spec): Promise<void> {
       await pause(300);
     }
   }
-  await follow(call.taskId, call);
+  await follow(call.taskId as string, call);
 }
 
 async function run(specs: Spec[], concurrency: number): Promise<void> {
@@ -125,10 +130,16 @@ async function resume(specs: Spec[]): Promise<void> {
     }
   }
   const sent = new Set(client.ledger.list().map((entry) => Number(entry.arguments['n'])));
+  const specOf = (call: ToolCall) => {
+    const n = Number(client.ledger.get(call.taskId as string)?.arguments['n']);
+    return specs.find((spec) => spec.n === n);
+  };
   await Promise.all([
     ...calls
-      .filter((call) => client.ledger.get(call.taskId as string)?.tool !== TOOL.fade)
-      .map((call) => follow(call.taskId as string, call)),
+      .filter((call) => specOf(call)?.expires !== true)
+      .map((call) =>
+        cancelThenFollow(call, specOf(call)?.cancelAfterMs === undefined ? undefined : 0),
+      ),
     run(
       specs.filter((spec) => !sent.has(spec.n)),
       8,
