@@ -1,21 +1,9 @@
 import type { TaskRecord } from '../src/task/record.js';
-import { isRightPolicy, POLICY_TOOL, type PolicyKind } from './policy-expect.js';
-import { isRightWakeup, WAKE_TOOL, type WakeKind } from './wakeup-expect.js';
+import { isRightPolicy, POLICY_TOOL } from './policy-expect.js';
+import type { Final, Kind, Spec } from './spec.js';
+import { isRightWakeup, WAKE_TOOL } from './wakeup-expect.js';
 
-/** What each chaos task must end as, from its tool and arguments alone. */
-export type Kind = 'short' | 'long' | 'ask' | 'fail' | 'cancel' | 'once' | PolicyKind | WakeKind;
-
-export interface Spec {
-  n: number;
-  kind: Kind;
-  ms: number;
-  /** How long after creation the client cancels (a `cancel`, a `doze`); cancelled is then right. */
-  cancelAfterMs?: number;
-  /** The task outlives its ttl unwatched (a `fade`): gone from the store is its right end. */
-  expires?: boolean;
-  /** More arguments: a policy task's schedule of failures (chaos/policy-expect.ts). */
-  args?: Record<string, number>;
-}
+export type { Final, Kind, Spec } from './spec.js';
 
 export const TOOL: Record<Kind, string> = {
   short: 'c_short',
@@ -33,13 +21,6 @@ export const AT_MOST_ONCE = new Set(['c_once', 'p_once', 'w_once_nap']);
 
 /** The answer the clients give to `c_ask` (the question says `n=N`). */
 export const answerFor = (message: string): string => `v${message.replace(/^n=/, '')}`;
-
-/** A final state as the store (or a client) saw it. */
-export interface Final {
-  status: string;
-  text?: string;
-  error?: string;
-}
 
 /** Whether `final` is a right end for `task` (its tool and arguments). */
 export function isRight(task: TaskRecord, final: Final, cancellable: boolean): boolean {

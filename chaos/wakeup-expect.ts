@@ -2,12 +2,11 @@
  * The right end of each wake-up chaos task (chaos/wakeup-tools.ts): a doze is cancelled by its
  * client mid-sleep, a fade expires asleep and is swept (gone from the store is its end), a
  * `retry: false` nap completes or ends "interrupted", a task in backoff is cancelled or runs
- * out of attempts. Imports nothing of expect.ts, which imports this.
+ * out of attempts.
  */
 import type { TaskRecord } from '../src/task/record.js';
 import { POLICY } from './policy-tools.js';
-
-export type WakeKind = 'doze' | 'fade' | 'oncenap' | 'backoff';
+import type { Final, Spec, WakeKind } from './spec.js';
 
 export const WAKE_TOOL: Record<WakeKind, string> = {
   doze: 'w_doze',
@@ -19,10 +18,7 @@ export const WAKE_TOOL: Record<WakeKind, string> = {
 const HOUR_MS = 60 * 60 * 1000;
 
 /** Whether `final` is a right end of a wake-up tool's task; undefined for another tool. */
-export function isRightWakeup(
-  task: TaskRecord,
-  final: { status: string; text?: string; error?: string },
-): boolean | undefined {
+export function isRightWakeup(task: TaskRecord, final: Final): boolean | undefined {
   const interrupted = final.status === 'failed' && (final.error ?? '').includes('interrupted');
   switch (task.tool) {
     case 'w_doze':
@@ -38,11 +34,11 @@ export function isRightWakeup(
   }
 }
 
-/** Seeded wake-up tasks, with the chaos plan's fields (chaos/expect.ts's `Spec`). */
-export function wakeupPlan(random: () => number, first: number, count: number) {
+/** Seeded wake-up tasks. */
+export function wakeupPlan(random: () => number, first: number, count: number): Spec[] {
   const kinds: WakeKind[] = ['doze', 'doze', 'fade', 'oncenap', 'oncenap', 'backoff'];
   const cancelAt = () => Math.round(200 + random() * 2800);
-  return Array.from({ length: count }, (_, i) => {
+  return Array.from({ length: count }, (_, i): Spec => {
     const kind = kinds[Math.floor(random() * kinds.length)] as WakeKind;
     const n = first + i;
     if (kind === 'doze') return { n, kind, ms: HOUR_MS, cancelAfterMs: cancelAt() };
