@@ -172,6 +172,8 @@ export class TaskRuntime {
       this.#background.every('recovery scan', this.#settings.leaseMs, () => this.recoverNow());
       this.#background.run('recovery scan', this.recoverNow());
     }
+    // At start too: what expired while no process ran goes (with its wake-up jobs) at once.
+    this.#background.run('expiry sweep', this.sweepNow());
     this.#background.every('expiry sweep', SWEEP_INTERVAL_MS, () => this.sweepNow());
   }
 
@@ -244,11 +246,18 @@ export class TaskRuntime {
     principal: string,
     message?: string,
   ): Promise<TaskRecord | undefined> {
-    if ((await this.getTask(id, principal)) === undefined) return undefined;
+    const before = await this.getTask(id, principal);
+    if (before === undefined) return undefined;
+    // A waiting task's wake-up goes before the write too, so a crash between the two leaves no
+    // job (the task, if the write never came, is the recovery scan's once due), and after it,
+    // for a wake-up queued meanwhile.
+    const waits = before.status === 'working';
+    if (waits) await this.#wakeUps.forget([id]);
     const task = await updateTask(this.store, id, (current) =>
       t.cancel(current, this.#clock(), message),
     );
     this.#running.get(id)?.abort(stopReasons.cancelled());
+    if (waits && task?.status === 'cancelled') await this.#wakeUps.forget([id]);
     return task;
   }
 
@@ -327,7 +336,7 @@ export class TaskRuntime {
 
   /** Deletes expired tasks (in batches that yield to the event loop); how many. */
   sweepNow(): Promise<number> {
-    return sweepExpired(this.store);
+    return sweepExpired(this.store, (ids) => this.#wakeUps.forget(ids));
   }
 
   /**

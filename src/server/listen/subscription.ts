@@ -12,6 +12,7 @@ import {
   TASKRAIL_META,
   TASKS_NOTIFICATION,
 } from '../../protocol/constants.js';
+import { timerDelay } from '../../task/timers.js';
 
 export const SUBSCRIPTION_ID_META = META.subscriptionId;
 /**
@@ -160,7 +161,7 @@ export class TaskSubscription {
   }
 
   #startTimer(): void {
-    this.#timer = setInterval(() => void this.#tick(), this.#deps.options.keepAliveMs);
+    this.#timer = setInterval(() => void this.#tick(), timerDelay(this.#deps.options.keepAliveMs));
     this.#timer.unref();
   }
 
