@@ -103,7 +103,7 @@ export function addServeOptions(command: Command): Command {
     )
     .option(
       '--max-body <size>',
-      'largest request body, refused (413) before it is parsed (default 1.25mb: the 1mb argument limit and room for the rest)',
+      'largest request body (default 4mb); a body of more values than any request needs is refused (413) before it is parsed',
       parseSize,
     )
     .option('--log-level <level>', 'debug, info, warn, error or silent', parseLogLevel, 'info')

@@ -7,7 +7,6 @@ import {
 } from '@modelcontextprotocol/server';
 import type { Logger, RunObserver, RuntimeOptions } from '../runtime/api.js';
 import { stderrLogger } from '../runtime/logger.js';
-import { DEFAULT_MAX_ARGUMENTS_BYTES } from '../runtime/limits.js';
 import { TaskRuntime } from '../runtime/runtime.js';
 import type { ToolHandler } from '../runtime/tool.js';
 import type { TaskStore } from '../store/port.js';
@@ -31,19 +30,14 @@ import type { McpConfigurer, HandlerFor, NoUnknownKeys, TaskToolConfig } from '.
 import { FairBound } from './tasks/fair-bound.js';
 import { SocketGuard } from './http/sockets.js';
 
-/** Room a request needs besides its tool arguments: the JSON-RPC envelope, `_meta`, MRTR answers. */
-export const BODY_ENVELOPE_BYTES = 256 * 1024;
-/** The largest argument the runtime takes by default, plus the envelope (1.25 MiB). */
-export const DEFAULT_MAX_BODY_BYTES = DEFAULT_MAX_ARGUMENTS_BYTES + BODY_ENVELOPE_BYTES;
-
 /**
- * Request bodies are refused past what the largest acceptable request needs, before they are
- * read whole or parsed: parsing is what a wide body costs everyone else.
+ * The largest request body by default (4 MiB). Its parse is bounded by its shape, not its size
+ * (http/body.ts): a body of more values than any request needs is refused before JSON.parse.
  */
+export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+
 function bodyLimit(options: TaskServerOptions): number {
-  if (options.maxBodyBytes !== undefined) return options.maxBodyBytes;
-  const args = options.runtime?.maxArgumentsBytes ?? DEFAULT_MAX_ARGUMENTS_BYTES;
-  return args + BODY_ENVELOPE_BYTES;
+  return options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
 }
 
 export interface TaskServerOptions {

@@ -5,7 +5,7 @@ import { HEADER, parseError } from '../protocol/index.js';
 import { SERVER_ERROR } from '../protocol/constants.js';
 import { RPC } from '../task/errors.js';
 import type { CallerAuth } from './http/auth.js';
-import { parseJsonBody } from './http/body.js';
+import { MAX_BODY_VALUES, parseJsonBody, type ParsedBody } from './http/body.js';
 import type { Exchange, HttpHandler } from './http/exchange.js';
 import { FetchExchange } from './http/fetch.js';
 import { hostAllowed, hostHeaderWellFormed } from './http/host-check.js';
@@ -67,6 +67,24 @@ function tooLarge(limit: number): string {
 }
 /** Malformed or too deeply nested JSON, refused before any parse on every wire (body.ts). */
 const PARSE_FAILED: Reply = errorReply(null, parseError());
+/** More values than any request needs, refused (413) before JSON.parse: its cost is everyone's. */
+const TOO_WIDE: Reply = {
+  status: 413,
+  body: JSON.stringify({
+    jsonrpc: '2.0',
+    id: null,
+    error: {
+      code: RPC.INVALID_REQUEST,
+      message:
+        `Request body too wide: more than ${MAX_BODY_VALUES} JSON values. ` +
+        'Send fewer, larger values (a long string is one value) or split the request.',
+    },
+  }),
+};
+
+function unparsed(parsed: Exclude<ParsedBody, { ok: true }>): Reply {
+  return parsed.reason === 'too-wide' ? TOO_WIDE : PARSE_FAILED;
+}
 const NOT_FOUND = JSON.stringify({ error: 'not_found' });
 const FORBIDDEN = JSON.stringify({ error: 'forbidden', message: 'Host or Origin not allowed' });
 const BAD_HOST = JSON.stringify({
@@ -115,7 +133,7 @@ type Decision = Exclude<Answer, { kind: 'sdk' }> | { kind: 'delegate'; parsed: u
 /** Parses the body, then the 2026-07-28 route classifies and answers what is not the SDK's. */
 async function decide(deps: HttpDeps, text: string, carrier: Carrier): Promise<Decision> {
   const parsed = parseJsonBody(text);
-  if (!parsed.ok) return { kind: 'reply', reply: PARSE_FAILED };
+  if (!parsed.ok) return { kind: 'reply', reply: unparsed(parsed) };
   const classified = classify(parsed.value, carrier.headers);
   if (classified.kind === 'invalid') return { kind: 'reply', reply: classified.reply };
   if (classified.kind === 'sdk') return { kind: 'delegate', parsed: parsed.value };
@@ -203,7 +221,7 @@ async function serveHttp<Out>(deps: HttpDeps, sdk: HttpHandler, ex: Exchange<Out
   ex.note(body.text, auth.principal);
   if (session !== undefined) {
     const parsed = parseJsonBody(body.text);
-    if (!parsed.ok) return ex.json(PARSE_FAILED.status, PARSE_FAILED.body);
+    if (!parsed.ok) return replyOut(ex, unparsed(parsed));
     return ex.hand(session, { body: parsed.value });
   }
   const decision = await decide(deps, body.text, carrierOf(ex, auth.principal));

@@ -1,8 +1,9 @@
 /**
- * A wide body costs its parse to everyone on the event loop, so a body past what the largest
- * acceptable request needs (the argument limit plus room for the envelope) is refused with 413
- * before it is read whole or parsed: from its Content-Length, or from the bytes read so far.
- * Real HTTP on 127.0.0.1; the refusal must arrive while the client is still sending.
+ * A wide body costs its parse to everyone on the event loop. A body past `--max-body` (4 MiB)
+ * is refused with 413 before it is read whole: from its Content-Length, or from the bytes read
+ * so far (the refusal must arrive while the client is still sending). One under it but holding
+ * more values than any request needs (many small objects) is refused with 413 before JSON.parse.
+ * Real HTTP on 127.0.0.1.
  */
 import assert from 'node:assert/strict';
 import { request, type ClientRequest, type IncomingMessage } from 'node:http';
@@ -13,11 +14,14 @@ import {
   type TaskServer,
 } from '../../src/server/index.js';
 import { MemoryTaskStore } from '../../src/stores/memory/index.js';
+import { MAX_BODY_VALUES } from '../../src/server/http/body.js';
 import { post, wire2026Post } from './support.js';
 
 const DEADLINE_MS = 10_000;
 /** The probe's shape: many small objects, the costliest JSON to parse per byte. */
 const WIDE_ITEMS = 120_000;
+/** Past the 4 MiB bound: the same shape, more of it. */
+const OVERSIZED_ITEMS = 240_000;
 
 function wideBody(items = WIDE_ITEMS): string {
   const many = Array.from({ length: items }, (_, i) => `{"a":${i},"b":"x"}`).join(',');
@@ -64,6 +68,32 @@ function open(url: string, headers: Record<string, string | number>): ClientRequ
   });
 }
 
+/** The headers of a request in a fresh 2025-11-25 session, opened by a raw `initialize`. */
+async function sessionHeaders(url: string): Promise<Record<string, string>> {
+  const headers = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+  };
+  const res = await fetch(url, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-11-25',
+        capabilities: {},
+        clientInfo: { name: 'body-bounds', version: '1.0.0' },
+      },
+    }),
+  });
+  await res.text();
+  const session = res.headers.get('mcp-session-id');
+  assert.ok(session, `a 2025-11-25 session (HTTP ${res.status})`);
+  return { ...headers, 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' };
+}
+
 function assertRefused(answer: Answer, limit: number): void {
   assert.equal(answer.status, 413, answer.text);
   const body = JSON.parse(answer.text) as { error?: { message?: string } };
@@ -88,13 +118,13 @@ describe('request bodies past the bound are refused before they are parsed (real
   });
   after(() => app.close(100));
 
-  it('the default bound is the argument limit plus the envelope, not 4 MiB', () => {
-    assert.equal(DEFAULT_MAX_BODY_BYTES, 1024 * 1024 + 256 * 1024);
+  it('the default bound is 4 MiB, as the interface says', () => {
+    assert.equal(DEFAULT_MAX_BODY_BYTES, 4 * 1024 * 1024);
   });
 
   it('a declared Content-Length past the bound: 413 while the body is still unsent', async () => {
-    const body = Buffer.from(wideBody());
-    assert.ok(body.length > DEFAULT_MAX_BODY_BYTES && body.length < 4 * 1024 * 1024);
+    const body = Buffer.from(wideBody(OVERSIZED_ITEMS));
+    assert.ok(body.length > DEFAULT_MAX_BODY_BYTES);
     const req = open(url, { 'content-length': body.length });
     const answer = answerOf(req);
     // Only the first 64 KiB go out; the rest is never sent.
@@ -105,7 +135,7 @@ describe('request bodies past the bound are refused before they are parsed (real
   });
 
   it('a chunked body past the bound: 413 once the bytes read pass it, before its end', async () => {
-    const body = Buffer.from(wideBody());
+    const body = Buffer.from(wideBody(OVERSIZED_ITEMS));
     const req = open(url, { 'transfer-encoding': 'chunked' });
     const answer = answerOf(req);
     // Everything but the last 64 KiB, and no end: the server cannot have parsed it.
@@ -114,6 +144,22 @@ describe('request bodies past the bound are refused before they are parsed (real
     req.destroy();
     assert.equal(calls.length, 0);
   });
+
+  for (const wire of ['2026-07-28', '2025-11-25 session'] as const) {
+    it(`a body under the bound with more values than any request needs: 413 unparsed (${wire})`, async () => {
+      const body = wideBody();
+      assert.ok(body.length < DEFAULT_MAX_BODY_BYTES);
+      const reply =
+        wire === '2026-07-28'
+          ? await post(url, body, wire2026Post('tools/call', {}).headers)
+          : await post(url, body, await sessionHeaders(url));
+      assert.equal(reply.status, 413, JSON.stringify(reply.body));
+      const message = (reply.body as { error?: { message?: string } }).error?.message ?? '';
+      assert.match(message, new RegExp(`more than ${MAX_BODY_VALUES} JSON values`));
+      assert.match(message, /split the request/);
+      assert.equal(calls.length, 0);
+    });
+  }
 
   it('the largest argument the runtime accepts still fits', async () => {
     const args = { text: 'x'.repeat(1024 * 1024 - 20) };
