@@ -99,14 +99,15 @@ export function judge(
       }
       continue;
     }
-    if (!isRight(task, finalOf(task), spec?.kind === 'cancel')) {
+    if (!isRight(task, finalOf(task), spec?.cancelAfterMs !== undefined)) {
       counts.wrong += 1;
       counts.notes.push(`wrong ${task.id} ${task.tool} n=${n} ${JSON.stringify(finalOf(task))}`);
     }
   }
+  const expiring = new Set(specs.filter((spec) => spec.expires === true).map((spec) => spec.n));
   for (const spec of specs) {
     const made = perN.get(spec.n) ?? 0;
-    if (made === 0) {
+    if (made === 0 && !expiring.has(spec.n)) {
       counts.lost += 1;
       const answer = seen.uncreated.get(spec.n);
       const why =
@@ -118,12 +119,13 @@ export function judge(
     if (made > 1) counts.extraCreations += made - 1;
   }
   for (const id of new Set([...seen.created.keys(), ...seen.ended.keys()])) {
-    if (!byId.has(id)) {
+    if (!byId.has(id) && !expiring.has(seen.created.get(id) ?? Number.NaN)) {
       counts.lost += 1;
       counts.notes.push(`lost: ${id} known to a client, not in the store`);
     }
   }
   for (const [id, final] of seen.ended) {
+    if (expiring.has(final.n)) continue;
     const task = byId.get(id);
     if (final.status === 'lost') {
       counts.lost += 1;

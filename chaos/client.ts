@@ -46,7 +46,11 @@ async function follow(taskId: string, first: ToolCall): Promise<void> {
   let call = first;
   while (Date.now() < DEADLINE) {
     try {
-      return ended(taskId, await call.result());
+      // Bounded by the deadline: a task that never ends is reported, not waited on for ever.
+      const late = pause(DEADLINE - Date.now()).then(() => undefined);
+      const outcome = await Promise.race([call.result(), late]);
+      if (outcome === undefined) break;
+      return ended(taskId, outcome);
     } catch {
       await pause(300);
       call = await client.attach(taskId).catch(() => call);
@@ -85,9 +89,16 @@ async function runOne(spec: Spec): Promise<void> {
   const call = await create(spec);
   if (call?.taskId === undefined) return void emit({ uncreated: spec.n, outcome: call?.outcome });
   emit({ created: call.taskId, n: spec.n });
-  if (spec.cancelAfterMs !== undefined) {
-    await pause(spec.cancelAfterMs);
-    for (let i = 0; i < 20 && Date.now() < DEADLINE; i += 1) {
+  if (spec.expires === true) return; // left to expire asleep, unwatched
+  await cancelThenFollow(call, spec.cancelAfterMs);
+}
+
+/** Cancels the task `cancelAfterMs` in (when planned), else follows it to its end. */
+async function cancelThenFollow(call: ToolCall, cancelAfterMs: number | undefined) {
+  if (cancelAfterMs !== undefined) {
+    await pause(cancelAfterMs);
+    // Until it lands: a task left uncancelled may sleep for an hour.
+    while (Date.now() < DEADLINE) {
       const done = await call.cancel().then(
         (outcome) => (ended(call.taskId as string, outcome), true),
         () => false,
@@ -96,7 +107,7 @@ async function runOne(spec: Spec): Promise<void> {
       await pause(300);
     }
   }
-  await follow(call.taskId, call);
+  await follow(call.taskId as string, call);
 }
 
 async function run(specs: Spec[], concurrency: number): Promise<void> {
@@ -119,8 +130,16 @@ async function resume(specs: Spec[]): Promise<void> {
     }
   }
   const sent = new Set(client.ledger.list().map((entry) => Number(entry.arguments['n'])));
+  const specOf = (call: ToolCall) => {
+    const n = Number(client.ledger.get(call.taskId as string)?.arguments['n']);
+    return specs.find((spec) => spec.n === n);
+  };
   await Promise.all([
-    ...calls.map((call) => follow(call.taskId as string, call)),
+    ...calls
+      .filter((call) => specOf(call)?.expires !== true)
+      .map((call) =>
+        cancelThenFollow(call, specOf(call)?.cancelAfterMs === undefined ? undefined : 0),
+      ),
     run(
       specs.filter((spec) => !sent.has(spec.n)),
       8,

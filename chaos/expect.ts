@@ -1,6 +1,7 @@
 import type { TaskRecord } from '../src/task/record.js';
 import { isRightPolicy, POLICY_TOOL } from './policy-expect.js';
 import type { Final, Kind, Spec } from './spec.js';
+import { isRightWakeup, WAKE_TOOL } from './wakeup-expect.js';
 
 export type { Final, Kind, Spec } from './spec.js';
 
@@ -12,10 +13,11 @@ export const TOOL: Record<Kind, string> = {
   cancel: 'c_long',
   once: 'c_once',
   ...POLICY_TOOL,
+  ...WAKE_TOOL,
 };
 
 /** Tools declared `retry: false`: a second execution of one task is a failure of the run. */
-export const AT_MOST_ONCE = new Set(['c_once', 'p_once']);
+export const AT_MOST_ONCE = new Set(['c_once', 'p_once', 'w_once_nap']);
 
 /** The answer the clients give to `c_ask` (the question says `n=N`). */
 export const answerFor = (message: string): string => `v${message.replace(/^n=/, '')}`;
@@ -41,7 +43,7 @@ export function isRight(task: TaskRecord, final: Final, cancellable: boolean): b
     case 'c_fail':
       return final.status === 'failed' && (final.error ?? '').includes(`fail:${n}`);
     default:
-      return isRightPolicy(task, final) ?? false;
+      return isRightPolicy(task, final) ?? isRightWakeup(task, final) ?? false;
   }
 }
 

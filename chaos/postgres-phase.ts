@@ -44,6 +44,8 @@ interface PhaseSpec {
   /** The share of CHAOS_MS this phase's chaos lasts (default 1). */
   chaosShare?: number;
   describe?: (tasks: TaskRecord[]) => string;
+  /** Once the clients are done: brings the store to rest; the wake-up jobs left (must be 0). */
+  settle?: (store: string) => Promise<number>;
 }
 
 /** What chaos/run.ts lends this file, so the phases run exactly like the others. */

@@ -12,7 +12,8 @@
  * CHAOS_SEED replays a run; CHAOS_MS sets each phase's chaos time. The Redis phase needs
  * redis-server (or TASKRAIL_REDIS_URL, then without the restart fault); TASKRAIL_POSTGRES_URL
  * adds the Postgres ones (chaos/postgres-phase.ts). CHAOS_PHASES=NAME,… runs only the phases
- * named (sqlite, redis, postgres, postgres-restart).
+ * named (sqlite, redis, postgres, postgres-restart, the policy-* phases of chaos/policy-phase.ts,
+ * the wakeups-* phases of chaos/wakeup-phase.ts).
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -41,6 +42,7 @@ import { policyPhases } from './policy-phase.js';
 import { KEYED_LONGEST_MS } from './policy-expect.js';
 import { permitJournal, POLICY } from './policy-tools.js';
 import { measureOverlap } from './overlap.js';
+import { wakeupPhases } from './wakeup-phase.js';
 
 const seed = Number(process.env['CHAOS_SEED'] ?? randomInt(2 ** 31));
 const random = prng(seed);
@@ -76,6 +78,8 @@ interface Phase {
   chaosShare?: number;
   /** A line on how the phase's tasks ended. */
   describe?: (tasks: TaskRecord[]) => string;
+  /** Once the clients are done: brings the store to rest; the wake-up jobs left (must be 0). */
+  settle?: (store: string) => Promise<number>;
 }
 
 interface PhaseResult extends Counts {
@@ -85,6 +89,8 @@ interface PhaseResult extends Counts {
   unhandledRejections: number;
   /** Starts of a `p_keyed` run beyond its key's concurrency limit: must be 0. */
   overLimit: number;
+  /** Delayed jobs left of tasks that ended or are gone (chaos/wakeup-phase.ts): must be 0. */
+  wakeJobsLeft: number;
 }
 
 /** Processes that exited without being told to: a crash, counted. */
@@ -143,6 +149,7 @@ async function phase(p: Phase): Promise<PhaseResult> {
   log(`${p.name}: chaos over, waiting for clients`);
   await Promise.all(clients.map((c) => c.exited));
   await pause(500);
+  const wakeJobsLeft = (await p.settle?.(p.store)) ?? 0;
   const seen = readClientLines(clients.flatMap((c) => c.lines));
   const tasks = await allTasks(observer);
   const counts = judge(specs, tasks, seen, terminalWrites);
@@ -169,6 +176,7 @@ async function phase(p: Phase): Promise<PhaseResult> {
     crashes: crashes - crashesBefore,
     unhandledRejections: tally.unhandledRejections - rejectionsBefore,
     overLimit: overlap.overLimit,
+    wakeJobsLeft,
   };
 }
 
@@ -358,6 +366,7 @@ async function main(): Promise<number> {
   const kit = { phase, servers, workers, log, shift, wanted };
   results.push(...(await postgresPhases(kit)));
   results.push(...(await policyPhases(kit)));
+  results.push(...(await wakeupPhases(kit)));
   const sum = (key: keyof Omit<PhaseResult, 'notes'>) => results.reduce((a, c) => a + c[key], 0);
   const bad =
     sum('lost') +
@@ -368,7 +377,8 @@ async function main(): Promise<number> {
     sum('duplicated') +
     sum('stuck') +
     sum('extraCreations') +
-    sum('overLimit');
+    sum('overLimit') +
+    sum('wakeJobsLeft');
   process.stdout.write(
     `chaos: tasks ${sum('tasks')}, lost ${sum('lost')}, ` +
       `duplicate executions ${sum('duplicateOnce')} (retry:false), wrong outcomes ${sum('wrong')}, ` +
@@ -376,6 +386,7 @@ async function main(): Promise<number> {
       `duplicated terminal writes ${sum('duplicated')}, ` +
       `stuck ${sum('stuck')}, duplicate creations ${sum('extraCreations')}, ` +
       `permit overlaps over the limit ${sum('overLimit')}, ` +
+      `wake-up jobs left ${sum('wakeJobsLeft')}, ` +
       `handler executions ${sum('executions')}\n`,
   );
   return bad === 0 ? 0 : 1;

@@ -8,6 +8,7 @@ import type { TaskServer } from '../src/server/app.js';
 import { sleep } from '../src/server/tools/sleep.js';
 import { RPC, RpcError } from '../src/task/errors.js';
 import { registerPolicyTools } from './policy-tools.js';
+import { registerWakeupTools } from './wakeup-tools.js';
 
 const args = z.object({ n: z.number(), ms: z.number() });
 const task = { mode: 'required', pollIntervalMs: 100 } as const;
@@ -68,4 +69,5 @@ export default function register(app: TaskServer): void {
     },
   );
   registerPolicyTools(app, executed);
+  registerWakeupTools(app, executed);
 }

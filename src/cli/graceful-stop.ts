@@ -1,4 +1,5 @@
 import type { Logger } from '../runtime/api.js';
+import { timerDelay } from '../task/timers.js';
 
 /** How long running tasks get to finish after SIGTERM/SIGINT before they are handed back. */
 export const STOP_GRACE_MS = 10_000;
@@ -49,7 +50,7 @@ export function onShutdown(
     const watchdog = setTimeout(() => {
       logger.error(overrunMessage(boundMs), { waitingFor: [...steps.pending] });
       process.exit(1);
-    }, boundMs);
+    }, timerDelay(boundMs));
     watchdog.unref();
     try {
       await stop(steps);

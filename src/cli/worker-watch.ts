@@ -1,5 +1,6 @@
 import type { FleetMembership } from '../executors/shared/fleet-members.js';
 import type { Logger } from '../runtime/api.js';
+import { timerDelay } from '../task/timers.js';
 
 /** What `serve --no-worker` knows about the workers that run its tasks. */
 export interface WorkerWatch {
@@ -37,7 +38,7 @@ export function watchWorkers(
     }
   };
   void check();
-  const timer = setInterval(() => void check(), intervalMs);
+  const timer = setInterval(() => void check(), timerDelay(intervalMs));
   timer.unref();
   return {
     get alive() {

@@ -14,6 +14,7 @@ import { SchemaChecker } from './schema-check.js';
 import { judgeResult, outcomeFromEntry, type TaskEvent } from './task-watch.js';
 import { settledCall, type ToolCall } from './tool-call.js';
 import type { CallToolResult } from './wire.js';
+import { timerDelay } from '../task/timers.js';
 
 type JsonObject = Record<string, unknown>;
 type Tool2025 = { name: string; outputSchema?: JsonObject; execution?: { taskSupport?: string } };
@@ -294,7 +295,7 @@ class TaskCall2025 implements ToolCall {
         pollIntervalMs,
         nextPollAt: Date.now() + pollIntervalMs,
       });
-      await sleep(pollIntervalMs, undefined, { signal: this.#controller.signal });
+      await sleep(timerDelay(pollIntervalMs), undefined, { signal: this.#controller.signal });
     }
     return this.#collect();
   }

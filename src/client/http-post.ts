@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { urlToHttpOptions } from 'node:url';
 import { readBoundedText, type ByteStream } from './sse.js';
+import { timerDelay } from '../task/timers.js';
 
 /** One HTTP answer, read however the transport reads it. */
 export interface HttpAnswer {
@@ -76,7 +77,7 @@ export const nodePost: HttpPost = (url, headers, body, signal, timeoutMs) => {
     });
     const timer = setTimeout(
       () => request.destroy(new Error(`no answer within ${timeoutMs} ms`)),
-      timeoutMs,
+      timerDelay(timeoutMs),
     );
     // Once the answer came, the answer is what is cut: destroying the request instead can race
     // the body's last bytes, which free the socket to the pool just before it is destroyed,

@@ -3,6 +3,7 @@ import { IDEMPOTENCY_KEY_RULE, isIdempotencyKey } from '../task/idempotency-key.
 import { isClientError, TaskrailClientError } from './errors.js';
 import type { RawDispatch, RpcReply } from './rpc-http.js';
 import { backoffDelayMs, type Backoff } from '../task/backoff.js';
+import { timerDelay } from '../task/timers.js';
 
 /** A keyed call sent again: 100 ms, 200 ms, … up to 1 s between sends. */
 const RESEND: Backoff = { backoffMs: 100, maxBackoffMs: 1000 };
@@ -42,6 +43,6 @@ export async function sendToolCall(
       const retry = isClientError(error, 'CONNECTION') && options.signal?.aborted !== true;
       if (!retry || Date.now() + delay > deadline) throw error;
     }
-    await new Promise((resolve) => setTimeout(resolve, delay));
+    await new Promise((resolve) => setTimeout(resolve, timerDelay(delay)));
   }
 }

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { OutputPush } from './push-notes.js';
 import { PAGE_CHARS, withRange, type ReadPage } from './resources.js';
+import { timerDelay } from '../task/timers.js';
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 const MAX_PAGES = 100_000;
@@ -101,7 +102,9 @@ async function readRest(
 async function pollWait(poll: number, options: FollowOptions): Promise<News> {
   const signal = waitSignal(options.signal, options.wake);
   if (signal?.aborted !== true) {
-    await sleep(poll, undefined, signal === undefined ? {} : { signal }).catch(() => undefined);
+    await sleep(timerDelay(poll), undefined, signal === undefined ? {} : { signal }).catch(
+      () => undefined,
+    );
   }
   return 'read';
 }

@@ -1,3 +1,4 @@
+import { timerDelay } from '../task/timers.js';
 /** The `_meta` keys of a taskrail server's `notifications/resources/updated` (text-total.ts). */
 const TOTAL_META = 'taskrail/total';
 const ENDED_META = 'taskrail/ended';
@@ -85,7 +86,7 @@ export class PushNotes {
         signal?.removeEventListener('abort', done);
         resolve(this.#take());
       };
-      const timer = setTimeout(done, ms);
+      const timer = setTimeout(done, timerDelay(ms));
       this.#waiters.add(done);
       signal?.addEventListener('abort', done, { once: true });
     });

@@ -3,6 +3,7 @@ import type { DetailedTask } from './wire-types.js';
 import { runListenStream, type ListenConnection, type StreamEnd } from './listen-stream.js';
 import type { Answer } from './task-rpc.js';
 import { backoffDelayMs, type Backoff } from '../task/backoff.js';
+import { timerDelay } from '../task/timers.js';
 
 /** Re-subscribing after a broken stream: 200 ms, doubling per failure, up to 5 s. */
 const RESUBSCRIBE: Backoff = { backoffMs: 200, maxBackoffMs: 5000 };
@@ -287,7 +288,7 @@ function wake(task: Followed, ms: number, signal?: AbortSignal): Promise<void> {
       done();
       reject(signal?.reason);
     };
-    const timer = setTimeout(done, ms);
+    const timer = setTimeout(done, timerDelay(ms));
     task.waiters.add(done);
     signal?.addEventListener('abort', aborted, { once: true });
   });
@@ -307,7 +308,7 @@ export async function waitForTurn(
     return pushed === undefined ? undefined : { ok: true, value: pushed };
   }
   const wait = pollAt - Date.now();
-  if (wait > 0) await sleep(wait, undefined, signal ? { signal } : {});
+  if (wait > 0) await sleep(timerDelay(wait), undefined, signal ? { signal } : {});
   else signal?.throwIfAborted();
   return undefined;
 }

@@ -11,6 +11,7 @@ import { waitForTurn, type TaskPush } from './subscribe.js';
 import type { Answer, TaskRpc } from './task-rpc.js';
 import type { CallToolResult } from './wire.js';
 import { backoffDelayMs, type Backoff } from '../task/backoff.js';
+import { timerDelay } from '../task/timers.js';
 
 /** Riding out a connection blip: 100 ms, 200 ms, … up to 2 s between tries. */
 const RIDE_OUT: Backoff = { backoffMs: 100, maxBackoffMs: 2000 };
@@ -259,7 +260,7 @@ export class TaskWatch {
       } catch (error) {
         if (!isClientError(error, 'CONNECTION') || !this.#reached || Date.now() > graceEnds)
           throw error;
-        await sleep(delay, undefined, signal ? { signal } : {});
+        await sleep(timerDelay(delay), undefined, signal ? { signal } : {});
       }
     }
   }
@@ -332,6 +333,6 @@ export function outcomeFromEntry(entry: LedgerEntry): CallOutcome {
 
 async function sleepUntil(at: number, signal?: AbortSignal): Promise<void> {
   const wait = at - Date.now();
-  if (wait > 0) await sleep(wait, undefined, signal ? { signal } : {});
+  if (wait > 0) await sleep(timerDelay(wait), undefined, signal ? { signal } : {});
   else signal?.throwIfAborted();
 }

@@ -7,6 +7,7 @@ import type { InputRequest, JsonObject } from '../task/record.js';
 import type { UpstreamConnection } from './upstream.js';
 import { sleep, type UpstreamPool } from './pool.js';
 import type { TaskRequestOptions, UpstreamTaskWire } from './task-wire-2025.js';
+import { timerDelay } from '../task/timers.js';
 
 type CallStep = { kind: 'call'; tool: string; args: JsonObject; asTask: boolean };
 
@@ -264,7 +265,7 @@ export class LiveCall {
       }
       const result = await wire.outcome(taskId, task, options);
       if (result !== undefined) return result;
-      await sleep(task.pollIntervalMs ?? DEFAULT_POLL_MS, options.signal);
+      await sleep(timerDelay(task.pollIntervalMs ?? DEFAULT_POLL_MS), options.signal);
     }
   }
 

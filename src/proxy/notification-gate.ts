@@ -1,4 +1,5 @@
 import type { Logger } from '../runtime/api.js';
+import { timerDelay } from '../task/timers.js';
 
 /**
  * How many notifications one upstream connection may hand the MCP client: `burst` at once,
@@ -131,7 +132,7 @@ export class NotificationGate {
     if (this.#timer !== undefined) return;
     const waitMs = Math.ceil(((tokens - this.#tokens) / this.#rate.perSecond) * 1000);
     this.#timerIsQuietCheck = tokens > 1;
-    this.#timer = setTimeout(() => this.#flush(), Math.max(1, waitMs));
+    this.#timer = setTimeout(() => this.#flush(), timerDelay(Math.max(1, waitMs)));
     this.#timer.unref();
   }
 

@@ -6,6 +6,7 @@ import type { NotificationRate } from './notification-gate.js';
 import { describeUpstream, type UpstreamSpec } from './upstream-spec.js';
 import { backoffDelayMs, type Backoff } from '../task/backoff.js';
 import { FairBound, type FairTicket } from '../server/tasks/fair-bound.js';
+import { timerDelay } from '../task/timers.js';
 
 export interface PoolOptions {
   spec: UpstreamSpec;
@@ -127,7 +128,7 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     const timer = setTimeout(() => {
       signal?.removeEventListener('abort', abort);
       resolve();
-    }, ms);
+    }, timerDelay(ms));
     const abort = () => {
       clearTimeout(timer);
       reject(signal?.reason as Error);

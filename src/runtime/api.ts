@@ -66,6 +66,12 @@ export interface Executor {
    * recovery scan finds the task once its wait is over.
    */
   dispatchAfter?(taskId: string, delayMs: number): Promise<void>;
+  /**
+   * Optional: these tasks were cancelled or deleted (expired) while they may have waited. An
+   * executor that keeps delayed runs (`dispatchAfter`) removes theirs, so no job outlives its
+   * task. Called once the store has the change.
+   */
+  forget?(taskIds: readonly string[]): Promise<void>;
   /** Resolves once the executor is connected and set up; serve waits for it before listening. */
   ready?(): Promise<void>;
   /**

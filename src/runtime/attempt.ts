@@ -15,6 +15,7 @@ import {
 } from './run-policy.js';
 import { observe, type RunnerSettings } from './runner-settings.js';
 import type { RunnableTool, ToolResult } from './tool.js';
+import { setLongTimeout, type LongTimeout } from '../task/timers.js';
 
 export type Settled = { returned: ToolResult } | { threw: unknown } | { timedOut: number };
 
@@ -37,12 +38,12 @@ export async function settleAttempt(
       (threw: unknown): Settled => ({ threw }),
     );
   if (timeoutMs === undefined) return handled;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: LongTimeout | undefined;
   const limit = new Promise<Settled>((resolve) => {
-    timer = setTimeout(() => resolve({ timedOut: timeoutMs }), timeoutMs);
+    timer = setLongTimeout(() => resolve({ timedOut: timeoutMs }), timeoutMs);
   });
   const settled = await Promise.race([handled, limit]);
-  clearTimeout(timer);
+  timer?.clear();
   if ('timedOut' in settled) {
     run.closed = true; // before the abort: a listener of the signal must not write either
     run.abort.abort(stopReasons.timedOut(timeoutMs));

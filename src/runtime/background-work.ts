@@ -1,6 +1,7 @@
 import { isStoreUnavailable } from '../task/errors.js';
 import type { Logger } from './api.js';
 import type { StoreHealth } from './store-health.js';
+import { timerDelay } from '../task/timers.js';
 
 /**
  * The runtime's timer-driven work (recovery scans, expiry sweeps, wake-ups). It never rejects
@@ -28,7 +29,7 @@ export class BackgroundWork {
   }
 
   every(name: string, intervalMs: number, work: () => Promise<unknown>): void {
-    const timer = setInterval(() => this.run(name, work()), intervalMs);
+    const timer = setInterval(() => this.run(name, work()), timerDelay(intervalMs));
     timer.unref();
     this.#timers.push(timer);
   }

@@ -2,6 +2,7 @@ import type { InputRequest, JsonObject } from '../task/record.js';
 import { formatProgress } from './limits.js';
 import { ParkSignal } from './park.js';
 import { SleepSignal } from './sleep-signal.js';
+import { MAX_DURABLE_WAIT_MS } from '../task/timers.js';
 import type { ElicitAnswer, ElicitParams, ProgressUpdate, TaskContext } from './tool.js';
 
 /**
@@ -172,8 +173,10 @@ export class RunContext implements TaskContext {
   }
 
   async sleep(ms: number): Promise<void> {
-    if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
-      throw new TypeError(`ctx.sleep(ms) needs a number of milliseconds ≥ 0, got ${String(ms)}`);
+    if (typeof ms !== 'number' || !(ms >= 0 && ms <= MAX_DURABLE_WAIT_MS)) {
+      throw new TypeError(
+        `ctx.sleep(ms) needs a number of milliseconds from 0 to ${MAX_DURABLE_WAIT_MS} (10 years), got ${String(ms)}`,
+      );
     }
     this.#assertNotSuspended();
     this.#sleeps += 1;

@@ -1,4 +1,5 @@
 import type { TaskStore } from '../store/port.js';
+import { setLongTimeout, type LongTimeout } from '../task/timers.js';
 import type { Executor, Logger } from './api.js';
 import type { BackgroundWork } from './background-work.js';
 import type { RunAbort } from './run-abort.js';
@@ -28,7 +29,7 @@ export interface WakeUpDeps {
  */
 export class DurableWaitWakeUps {
   readonly #deps: WakeUpDeps;
-  readonly #timers = new Map<string, NodeJS.Timeout>();
+  readonly #timers = new Map<string, LongTimeout>();
   /** The store hands due waits over itself (see `watch`): no timer per wait here. */
   #storeWakesWaits = false;
 
@@ -54,12 +55,16 @@ export class DurableWaitWakeUps {
       });
       return;
     }
-    clearTimeout(this.#timers.get(taskId));
-    const timer = setTimeout(() => {
-      this.#timers.delete(taskId);
-      this.#deps.background.run('wake a waiting task', this.#deps.dispatch(taskId));
-    }, delayMs + WAKE_MARGIN_MS);
-    timer.unref();
+    this.#timers.get(taskId)?.clear();
+    // A wait past the longest timer (a sleep of months) is armed in steps, not fired at once.
+    const timer = setLongTimeout(
+      () => {
+        this.#timers.delete(taskId);
+        this.#deps.background.run('wake a waiting task', this.#deps.dispatch(taskId));
+      },
+      delayMs + WAKE_MARGIN_MS,
+      true,
+    );
     this.#timers.set(taskId, timer);
   }
 
@@ -84,9 +89,28 @@ export class DurableWaitWakeUps {
     };
   }
 
+  /**
+   * The tasks were cancelled or deleted: their wake-ups go (a timer here, the executor's delayed
+   * job). Trouble is logged, never the caller's: a job left runs a task that is gone, harmlessly.
+   */
+  async forget(taskIds: readonly string[]): Promise<void> {
+    for (const taskId of taskIds) {
+      this.#timers.get(taskId)?.clear();
+      this.#timers.delete(taskId);
+    }
+    const { executor, logger } = this.#deps;
+    if (executor?.forget === undefined || taskIds.length === 0) return;
+    await executor.forget(taskIds).catch((error: unknown) => {
+      logger.warn('could not remove the wake-ups of tasks that ended', {
+        tasks: taskIds.length,
+        error: String(error),
+      });
+    });
+  }
+
   /** Drops the pending wake-up timers (the recovery scan finds those tasks later). */
   clearTimers(): void {
-    for (const timer of this.#timers.values()) clearTimeout(timer);
+    for (const timer of this.#timers.values()) timer.clear();
     this.#timers.clear();
   }
 }

@@ -11,15 +11,19 @@ const SWEEP_BATCH_BUDGET_MS = 8;
  * Deletes expired tasks in batches, yielding to the event loop between them: a synchronous
  * store (SQLite) would otherwise hold the thread for the whole sweep. The batch size follows
  * the time each batch took, so a slow disk or a busy machine gets smaller batches rather than
- * longer stalls.
+ * longer stalls. `onDeleted` hears each batch's ids (their wake-up jobs go with them).
  */
-export async function sweepExpired(store: TaskStore): Promise<number> {
+export async function sweepExpired(
+  store: TaskStore,
+  onDeleted?: (taskIds: string[]) => Promise<void>,
+): Promise<number> {
   let total = 0;
   let batch = SWEEP_BATCH;
   for (;;) {
     const started = performance.now();
     const deleted = await store.sweepExpired(batch);
     total += deleted.length;
+    await onDeleted?.(deleted);
     if (deleted.length < batch) return total;
     batch = nextSweepBatch(batch, performance.now() - started);
     await yieldToLoop();

@@ -5,6 +5,7 @@ import { stopReasons } from './abort-reasons.js';
 import type { RunState } from './durable-backend.js';
 import type { RunAbort } from './run-abort.js';
 import type { RunnerSettings } from './runner-settings.js';
+import { timerDelay } from '../task/timers.js';
 
 /**
  * How long before its lease could run out a runner that cannot renew it stops the attempt: a
@@ -71,7 +72,7 @@ export function startHeartbeat(
     clearTimeout(fence);
     if (run.settled === true) return;
     const deadline = confirmedAt + settings.leaseMs - selfFenceMarginMs(settings.leaseMs);
-    fence = setTimeout(selfFence, Math.max(0, deadline - performance.now()));
+    fence = setTimeout(selfFence, timerDelay(deadline - performance.now()));
     fence.unref();
   };
   const renew = () => {
@@ -95,7 +96,7 @@ export function startHeartbeat(
       })
       .catch((error: unknown) => settings.health.failed('renew lease', error));
   };
-  const timer = setInterval(renew, settings.heartbeatMs);
+  const timer = setInterval(renew, timerDelay(settings.heartbeatMs));
   timer.unref();
   // The fence's deadline (four fifths of the lease from the claim) normally lies past the first
   // renewal, which arms it: most runs end before that tick and set no second timer at all.

@@ -1,5 +1,5 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import type { InputRequest } from '../task/record.js';
+import { longDelay } from '../task/timers.js';
 import type { InlineOutcome, InlineRunInput } from './api.js';
 import { RunContext, type ContextBackend } from './context.js';
 import { isParkSignal } from './park.js';
@@ -33,7 +33,7 @@ export async function runInline(tool: RunnableTool, input: InlineRunInput): Prom
     },
     // Without a task there is nothing durable to wait in: the call simply waits.
     async sleep(_n, ms) {
-      await delay(ms, undefined, input.signal === undefined ? {} : { signal: input.signal });
+      await longDelay(ms, input.signal);
       return 0;
     },
   };

@@ -2,6 +2,7 @@ import { startAfterReply } from './after-reply.js';
 import type { DispatchHint, DispatchReason, Executor, Reservation } from './api.js';
 import { FairQueue } from './fair-queue.js';
 import type { PermitAsk } from '../store/port.js';
+import { timerDelay } from '../task/timers.js';
 
 /** The principal of tasks dispatched without one (a recovery scan's finds, wake-ups). */
 const UNKNOWN_PRINCIPAL = '';
@@ -109,7 +110,7 @@ export class LocalExecutor implements Executor {
     await Promise.race([
       new Promise<void>((resolve) => this.#idleWaiters.push(resolve)),
       new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, graceMs);
+        timer = setTimeout(resolve, timerDelay(graceMs));
       }),
     ]);
     clearTimeout(timer);

@@ -1,5 +1,6 @@
 import { backoffDelayMs } from '../task/backoff.js';
 import { TaskrailError } from '../task/errors.js';
+import { MAX_DURABLE_WAIT_MS } from '../task/timers.js';
 import { concurrencyProblem } from './concurrency.js';
 import type { RetryOptions, TaskSettings } from './tool.js';
 
@@ -134,14 +135,14 @@ function retryProblem(retry: RetryOptions): string | undefined {
   if (onError !== undefined && typeof onError !== 'boolean') {
     return `retry.onError must be true or false, got ${show(onError)}`;
   }
-  if (backoffMs !== undefined && !isNonNegativeInteger(backoffMs)) {
-    return `retry.backoffMs must be an integer ≥ 0 (ms before the second attempt), got ${show(backoffMs)}`;
+  if (backoffMs !== undefined && !isWaitMs(backoffMs)) {
+    return `retry.backoffMs must be an integer from 0 to ${MAX_DURABLE_WAIT_MS} (10 years; ms before the second attempt), got ${show(backoffMs)}`;
   }
   if (backoffFactor !== undefined && !(Number.isFinite(backoffFactor) && backoffFactor >= 1)) {
     return `retry.backoffFactor must be a number ≥ 1 (1 = the same wait every time), got ${show(backoffFactor)}`;
   }
-  if (maxBackoffMs !== undefined && !isNonNegativeInteger(maxBackoffMs)) {
-    return `retry.maxBackoffMs must be an integer ≥ 0 (the longest wait in ms), got ${show(maxBackoffMs)}`;
+  if (maxBackoffMs !== undefined && !isWaitMs(maxBackoffMs)) {
+    return `retry.maxBackoffMs must be an integer from 0 to ${MAX_DURABLE_WAIT_MS} (10 years; the longest wait in ms), got ${show(maxBackoffMs)}`;
   }
   if (maxBackoffMs !== undefined && backoffMs !== undefined && maxBackoffMs < backoffMs) {
     return `retry.maxBackoffMs (${maxBackoffMs}) is below retry.backoffMs (${backoffMs}); raise maxBackoffMs or lower backoffMs`;
@@ -153,8 +154,14 @@ function isPositiveInteger(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
 }
 
-function isNonNegativeInteger(value: unknown): value is number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+/** A durable wait's length: a whole number of ms, at most `MAX_DURABLE_WAIT_MS`. */
+function isWaitMs(value: unknown): value is number {
+  return (
+    typeof value === 'number' &&
+    Number.isSafeInteger(value) &&
+    value >= 0 &&
+    value <= MAX_DURABLE_WAIT_MS
+  );
 }
 
 function show(value: unknown): string {

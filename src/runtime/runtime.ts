@@ -26,7 +26,7 @@ import { runInline } from './inline.js';
 import { outageGraceMs } from './heartbeat.js';
 import { newOwnerId } from './owner.js';
 import { runnableTasks, takeOverFromGone } from './takeover.js';
-import { assertArgumentsSize } from './limits.js';
+import { assertArgumentsSize, DEFAULT_MAX_ARGUMENTS_BYTES } from './limits.js';
 import { LocalExecutor } from './local-executor.js';
 import * as queueCap from './queue-cap.js';
 import { stderrLogger } from './logger.js';
@@ -44,7 +44,7 @@ const DEFAULTS = {
   defaultTtlMs: 60 * 60 * 1000,
   maxTtlMs: 7 * 24 * 60 * 60 * 1000,
   defaultPollIntervalMs: 1000,
-  maxArgumentsBytes: 1024 * 1024,
+  maxArgumentsBytes: DEFAULT_MAX_ARGUMENTS_BYTES,
   maxResultBytes: 4 * 1024 * 1024,
   maxResultChars: 40_000,
   maxResultTextChars: 64 * 1024 * 1024,
@@ -172,6 +172,8 @@ export class TaskRuntime {
       this.#background.every('recovery scan', this.#settings.leaseMs, () => this.recoverNow());
       this.#background.run('recovery scan', this.recoverNow());
     }
+    // At start too: what expired while no process ran goes (with its wake-up jobs) at once.
+    this.#background.run('expiry sweep', this.sweepNow());
     this.#background.every('expiry sweep', SWEEP_INTERVAL_MS, () => this.sweepNow());
   }
 
@@ -244,11 +246,18 @@ export class TaskRuntime {
     principal: string,
     message?: string,
   ): Promise<TaskRecord | undefined> {
-    if ((await this.getTask(id, principal)) === undefined) return undefined;
+    const before = await this.getTask(id, principal);
+    if (before === undefined) return undefined;
+    // A waiting task's wake-up goes before the write too, so a crash between the two leaves no
+    // job (the task, if the write never came, is the recovery scan's once due), and after it,
+    // for a wake-up queued meanwhile.
+    const waits = before.status === 'working';
+    if (waits) await this.#wakeUps.forget([id]);
     const task = await updateTask(this.store, id, (current) =>
       t.cancel(current, this.#clock(), message),
     );
     this.#running.get(id)?.abort(stopReasons.cancelled());
+    if (waits && task?.status === 'cancelled') await this.#wakeUps.forget([id]);
     return task;
   }
 
@@ -327,7 +336,7 @@ export class TaskRuntime {
 
   /** Deletes expired tasks (in batches that yield to the event loop); how many. */
   sweepNow(): Promise<number> {
-    return sweepExpired(this.store);
+    return sweepExpired(this.store, (ids) => this.#wakeUps.forget(ids));
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { TaskRecord } from '../task/record.js';
 import { isTerminal } from '../task/status.js';
 import type { TaskEvents } from '../store/events.js';
+import { timerDelay } from '../task/timers.js';
 
 /** What a wait reads of the runtime: the caller's view of a task, and the store's changes. */
 export interface WaitSource {
@@ -96,7 +97,7 @@ function changeOrTimeout(
       resolve(task);
     };
     const aborted = () => done();
-    const timer = setTimeout(done, Math.max(50, timeoutMs));
+    const timer = setTimeout(done, timerDelay(Math.max(50, timeoutMs)));
     const unsubscribe = runtime.events.on('task:updated', ({ task }) => {
       if (task.id === id) done(task);
     });

@@ -56,6 +56,13 @@ const DELAY_MARGIN_MS = 20;
 /** States in which a deduplicated job has yet to start, so it will run the task. */
 const WILL_RUN = new Set(['waiting', 'delayed', 'prioritized', 'waiting-children']);
 
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** The id of the delayed job that wakes `taskId` (same `{bull}` slot as the queue's keys). */
+function wakeKey(prefix: string, taskId: string): string {
+  return `${prefix}:taskrail-wake:${taskId}`;
+}
+
 /** BullMQ's lowest priority (2^21); larger numbers are refused. */
 const MAX_PRIORITY = 2 ** 21;
 
@@ -70,7 +77,7 @@ interface JobExtras {
 /**
  * Fair share in Redis, across every worker: the n-th unfinished task of a principal gets job
  * priority n (BullMQ takes lower numbers first, in order within one), so a principal's first
- * waiting task goes before another's backlog. Jobs without one (recovered, woken) go first.
+ * waiting task goes before another's backlog. Jobs without one (recovered) go first.
  */
 export function fairPriority(position: number | undefined): number | undefined {
   if (position === undefined || !Number.isSafeInteger(position) || position < 1) return undefined;
@@ -218,13 +225,48 @@ export class BullmqExecutor implements Executor {
    */
   async dispatchAfter(taskId: string, delayMs: number): Promise<void> {
     if (this.#closing !== undefined) return;
-    const revision = await this.#workingRevision(taskId);
-    if (this.#options.store !== undefined && revision === undefined) return;
-    const dedupe = revision === undefined ? undefined : `${taskId}.${revision}`;
-    await this.#add(taskId, this.#uniqueJobId(taskId), {
-      dedupeId: dedupe,
+    const store = this.#options.store;
+    const task = await store?.get(taskId);
+    if (store !== undefined && task?.status !== 'working') return;
+    const jobId = this.#uniqueJobId(taskId);
+    // Woken, the task takes its place in its principal's line as a new one would, behind
+    // another principal's first task (not ahead of every prioritized job).
+    const principal = task?.principal;
+    const unfinished =
+      principal === undefined ? undefined : await store?.countUnfinished?.(principal, MAX_PRIORITY);
+    await this.#add(taskId, jobId, {
+      dedupeId: task === undefined ? undefined : `${taskId}.${task.revision}`,
       delayMs: delayMs + DELAY_MARGIN_MS,
+      principal,
+      priority: fairPriority(unfinished),
     });
+    // The delayed job is the task's until it runs: `forget` removes it when the task ends or
+    // is deleted first. The pointer outlives the wait by a day at most.
+    const pointer = wakeKey(this.#prefix, taskId);
+    await this.#connectionOfQueue().set(pointer, jobId, 'PX', delayMs + DAY_MS);
+    // Cancelled or swept while the job was being added: its `forget` may have come before the
+    // pointer, so the job is removed here.
+    const now = await store?.get(taskId);
+    if (store !== undefined && now?.status !== 'working') await this.forget([taskId]);
+  }
+
+  /**
+   * The tasks ended (cancelled) or were deleted (expired) before their delayed jobs ran: the
+   * jobs are removed, so a cycle of sleeping tasks cancelled does not grow the queue.
+   */
+  async forget(taskIds: readonly string[]): Promise<void> {
+    if (this.#closing !== undefined || taskIds.length === 0) return;
+    const connection = this.#connectionOfQueue();
+    const keys = taskIds.map((id) => wakeKey(this.#prefix, id));
+    const jobIds = await connection.mget(...keys);
+    const queue = this.#getQueue();
+    for (const jobId of jobIds) if (jobId !== null) await queue.remove(jobId);
+    await connection.del(...keys);
+  }
+
+  #connectionOfQueue(): RedisClient {
+    this.#getQueue();
+    return this.#queueConnection as RedisClient;
   }
 
   #uniqueJobId(taskId: string): string {

@@ -4,9 +4,10 @@ import type { DispatchReason, Executor, Logger, Reservation } from '../../runtim
 import type { TaskStore } from '../../store/port.js';
 import { loadPg } from '../../stores/postgres/driver.js';
 import { storeError } from '../../stores/postgres/errors.js';
+import { quoteIdent } from '../../stores/postgres/migrations.js';
 import { parsePostgresUrl } from '../../stores/postgres/url.js';
 import { waitAtMost, warnTo, WorkerSlots } from '../shared/worker-slots.js';
-import { installEnqueueTrigger } from './enqueue-trigger.js';
+import { addRunFunction, installEnqueueTrigger } from './enqueue-trigger.js';
 import { FairFlags } from './fair-flags.js';
 import { OutageLog } from './outage-log.js';
 import { loadGraphileWorker, type GraphileWorkerModule } from './load.js';
@@ -123,16 +124,27 @@ export class GraphileExecutor implements Executor {
   async #dispatch(taskId: string, reason: DispatchReason): Promise<void> {
     if (this.#closing !== undefined) return;
     if (reason !== 'recovery' && this.#enqueuedByStore) return;
-    const jobKey = await this.#jobKey(taskId);
-    if (jobKey === undefined) return;
+    if (this.#options.store !== undefined) {
+      // Added as the store's triggers add jobs: keyed by the task's revision, with its
+      // principal's tag and fair-share place, so a recovered task does not jump the queue.
+      const { pool } = await this.#getEngine();
+      await pool.query(this.#addRecovered, [taskId]);
+      return;
+    }
     const { utils } = await this.#getEngine();
     // 'replace': a waiting job of this key is reused; one that is running (perhaps on a dead
     // worker) keeps running and a new job is added beside it.
     await utils.addJob(TASK_IDENTIFIER, { taskId } satisfies JobPayload, {
-      jobKey,
+      jobKey: `${taskId}.any`,
       jobKeyMode: 'replace',
       maxAttempts: 1,
     });
+  }
+
+  get #addRecovered(): string {
+    const s = this.#storeSchema;
+    return `SELECT ${addRunFunction(s)}(id, revision, principal, NULL) FROM ${quoteIdent(s)}.tasks
+      WHERE id = $1 AND status = 'working'`;
   }
 
   /**

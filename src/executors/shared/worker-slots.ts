@@ -2,6 +2,7 @@ import type { Logger, Reservation } from '../../runtime/api.js';
 import { startAfterReply } from '../../runtime/after-reply.js';
 import { fairTag, FairGate } from './fair-gate.js';
 import { Slots } from './slots.js';
+import { timerDelay } from '../../task/timers.js';
 
 /**
  * The runs one worker process allows at once, for both job engines: jobs the engine delivers
@@ -82,7 +83,7 @@ export async function waitAtMost(work: Promise<unknown>, graceMs: number): Promi
   await Promise.race([
     work,
     new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, graceMs);
+      timer = setTimeout(resolve, timerDelay(graceMs));
     }),
   ]);
   clearTimeout(timer);

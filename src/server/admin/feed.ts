@@ -4,6 +4,7 @@ import { isTerminal } from '../../task/status.js';
 import type { TaskJournal } from './journal.js';
 import type { AdminMetrics } from './metrics.js';
 import { summaryOf, type TaskSummary } from './views.js';
+import { timerDelay } from '../../task/timers.js';
 
 /** What a dashboard hears: a changed task's new row, or a task that is gone. */
 export type FeedMessage = { type: 'task'; task: TaskSummary } | { type: 'deleted'; id: string };
@@ -102,7 +103,7 @@ export class AdminFeed {
 
   #startPolling(): void {
     if (this.#timer !== undefined) return;
-    this.#timer = setInterval(() => void this.pollNow(), this.#options.pollMs);
+    this.#timer = setInterval(() => void this.pollNow(), timerDelay(this.#options.pollMs));
     this.#timer.unref();
   }
 

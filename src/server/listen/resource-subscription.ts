@@ -12,6 +12,7 @@ import type { ListenOptions } from './options.js';
 import type { ListenRequest } from './request.js';
 import type { ListenSink } from './sse-sink.js';
 import { META, SUBSCRIPTION_ACK_NOTIFICATION } from '../../protocol/constants.js';
+import { timerDelay } from '../../task/timers.js';
 
 const RESOURCE_UPDATED_NOTIFICATION = 'notifications/resources/updated';
 
@@ -183,7 +184,7 @@ export class ResourceSubscription {
   }
 
   #startTimer(): void {
-    this.#timer = setInterval(() => void this.#tick(), this.#deps.options.keepAliveMs);
+    this.#timer = setInterval(() => void this.#tick(), timerDelay(this.#deps.options.keepAliveMs));
     this.#timer.unref();
   }
 

@@ -1,3 +1,4 @@
+import { timerDelay } from '../../task/timers.js';
 /** At most this many `notifications/resources/updated` a second per subscribed resource. */
 export const NOTIFY_INTERVAL_MS = 250;
 
@@ -18,7 +19,7 @@ export function coalesced(
       if (timer !== undefined) return;
       const wait = last + intervalMs - Date.now();
       if (wait <= 0) run();
-      else timer = setTimeout(run, wait);
+      else timer = setTimeout(run, timerDelay(wait));
     },
     stop: () => clearTimeout(timer),
   };

@@ -1,3 +1,4 @@
+import { timerDelay } from '../../task/timers.js';
 /** An SSE body read up to the end of its first event, and the whole body again to send on. */
 export interface PeekedStream {
   /** The first event's data, or undefined when none was complete in time (or the body ended). */
@@ -30,7 +31,9 @@ export async function peekFirstEvent(
   let ended = false;
   let pending: ReturnType<typeof reader.read> | undefined;
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((resolve) => (timer = setTimeout(resolve, waitMs, 'late')));
+  const late = new Promise<'late'>(
+    (resolve) => (timer = setTimeout(resolve, timerDelay(waitMs), 'late')),
+  );
   try {
     while (!/\r?\n\r?\n/.test(text)) {
       pending ??= reader.read();

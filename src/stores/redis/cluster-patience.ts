@@ -1,4 +1,5 @@
 import type { Cluster, Command } from 'ioredis';
+import { timerDelay } from '../../task/timers.js';
 
 /**
  * A Redis Cluster's commands get a bound that a failover cannot cut. A single Redis's commands
@@ -58,7 +59,7 @@ function watchCommand(command: Command, view: ClusterView, patience: Patience): 
   let settled = false;
   let timer: NodeJS.Timeout | undefined;
   const schedule = (ms: number) => {
-    timer = setTimeout(() => void look(), ms);
+    timer = setTimeout(() => void look(), timerDelay(ms));
     timer.unref();
   };
   const look = async (): Promise<void> => {
@@ -141,7 +142,7 @@ class ClusterView {
 function within<T>(work: Promise<T>, patience: Patience): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error('no answer')), patience.probeMs);
+    timer = setTimeout(() => reject(new Error('no answer')), timerDelay(patience.probeMs));
   });
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }

@@ -4,6 +4,7 @@ import { boundClusterCommands } from './cluster-patience.js';
 import type { RedisClient } from './scripts.js';
 import type { RedisLocation } from './url.js';
 import { backoffDelayMs, type Backoff } from '../../task/backoff.js';
+import { timerDelay } from '../../task/timers.js';
 
 export type WarningSink = (message: string) => void;
 
@@ -35,7 +36,9 @@ const QUIT_WAIT_MS = 2_000;
  */
 export async function quitWithin(client: RedisClient, ms = QUIT_WAIT_MS): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), ms)));
+  const late = new Promise<'late'>(
+    (resolve) => (timer = setTimeout(() => resolve('late'), timerDelay(ms))),
+  );
   const quit = client.quit().then(
     () => 'quit' as const,
     () => 'quit' as const,

@@ -1,4 +1,5 @@
 import type { Clock } from '../../task/time.js';
+import { timerDelay } from '../../task/timers.js';
 import type { Statements } from './statements.js';
 
 /** What the alarm reads from the file (each on the store's clock). */
@@ -80,8 +81,9 @@ export class WaitAlarm {
     if (this.#armedFor !== undefined && this.#armedFor <= at) return;
     clearTimeout(this.#timer);
     this.#armedFor = at;
-    // A timer may fire a moment before the clock reaches `at`: #fire then arms again.
-    this.#timer = setTimeout(() => this.#fire(), Math.max(0, at - this.#clock()));
+    // A timer may fire a moment before the clock reaches `at`, or long before a wake time past
+    // the longest timer (a sleep of months): #fire then finds nothing due and arms again.
+    this.#timer = setTimeout(() => this.#fire(), timerDelay(at - this.#clock()));
     this.#timer.unref();
   }
 
