@@ -34,8 +34,11 @@ export {
   PROTOCOL_VERSION,
   TASKS_EXTENSION_ID,
   type HttpDispatchOptions,
+  type JsonRecord,
+  type JsonValue,
   type RawDispatch,
   type RequestFraming,
+  type RpcErrorObject,
   type RpcReply,
 } from './rpc-http.js';
 export { SchemaChecker } from './schema-check.js';

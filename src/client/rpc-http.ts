@@ -17,12 +17,28 @@ export const TASKS_EXTENSION_ID = TASKS_EXTENSION;
 
 type JsonObject = Record<string, unknown>;
 
-/** A JSON-RPC reply, shaped like `@modelcontextprotocol/ext-tasks`' `JsonRpcResponse`. */
+/** Any value `JSON.parse` can return; the same type as ext-tasks' `JsonValue`. */
+export type JsonValue = null | boolean | number | string | readonly JsonValue[] | JsonRecord;
+
+/** A parsed JSON object. */
+export interface JsonRecord {
+  readonly [key: string]: JsonValue;
+}
+
+/** A JSON-RPC error as it arrived: its `data`, like everything parsed, is JSON. */
+export interface RpcErrorObject extends JsonRpcErrorObject {
+  data?: JsonValue;
+}
+
+/**
+ * A JSON-RPC reply, assignable to `@modelcontextprotocol/ext-tasks`' `JsonRpcResponse`: the result
+ * is a parsed JSON object, so its values are `JsonValue`, not `unknown`.
+ */
 export type RpcReply =
-  | { readonly kind: 'result'; readonly result: JsonObject }
+  | { readonly kind: 'result'; readonly result: JsonRecord }
   | {
       readonly kind: 'error';
-      readonly error: JsonRpcErrorObject;
+      readonly error: RpcErrorObject;
       /** The server's own trouble (HTTP 503, or `data.retryable`): the same request may succeed later. */
       readonly retryable?: boolean;
     };
@@ -171,7 +187,7 @@ async function readReply(response: HttpAnswer, id: string | number, url: URL): P
       `${url.href} answered HTTP ${response.status} without a JSON-RPC response`,
     );
   }
-  const reply = message as { result?: unknown; error?: JsonRpcErrorObject };
+  const reply = message as { result?: JsonValue; error?: RpcErrorObject };
   if (reply.error !== undefined) {
     const error = normaliseError(reply.error);
     return isRetryable(response.status, error)
@@ -182,10 +198,10 @@ async function readReply(response: HttpAnswer, id: string | number, url: URL): P
   if (result === null || typeof result !== 'object' || Array.isArray(result)) {
     throw new TaskrailClientError('PROTOCOL', `${url.href} sent a result that is not an object`);
   }
-  return { kind: 'result', result: result as JsonObject };
+  return { kind: 'result', result: result as JsonRecord };
 }
 
-function isRetryable(status: number, error: JsonRpcErrorObject): boolean {
+function isRetryable(status: number, error: RpcErrorObject): boolean {
   if (error.code !== RPC.INTERNAL_ERROR) return false;
   const data = error.data as { retryable?: unknown } | undefined;
   return status === 503 || data?.retryable === true;
@@ -198,7 +214,7 @@ function isResponseFor(message: unknown, id: string | number): boolean {
 }
 
 /** Early builds used -32003 for "missing required client capability"; treat it as -32021. */
-function normaliseError(error: JsonRpcErrorObject): JsonRpcErrorObject {
+function normaliseError(error: RpcErrorObject): RpcErrorObject {
   const code = typeof error.code === 'number' ? error.code : RPC.INTERNAL_ERROR;
   const message = typeof error.message === 'string' ? error.message : 'unknown error';
   const current =

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { RPC, type JsonRpcErrorObject } from '../task/errors.js';
+import { RPC } from '../task/errors.js';
 import { TaskrailClientError, unauthorizedError } from './errors.js';
-import type { RpcReply } from './rpc-http.js';
+import type { JsonRecord, RpcErrorObject, RpcReply } from './rpc-http.js';
 import { readBoundedText, readSseMessages } from './sse.js';
 import {
   HEADER,
@@ -249,10 +249,10 @@ async function readReply(
   }
   const found: JsonObject = reply;
   if (isObject(found['error']))
-    return { kind: 'error', error: found['error'] as unknown as JsonRpcErrorObject };
+    return { kind: 'error', error: found['error'] as unknown as RpcErrorObject };
   if (!isObject(found['result']))
     throw new TaskrailClientError('PROTOCOL', `${url} sent a result that is not an object`);
-  return { kind: 'result', result: found['result'] };
+  return { kind: 'result', result: found['result'] as JsonRecord };
 }
 
 function parseJson(text: string): unknown {

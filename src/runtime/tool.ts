@@ -6,7 +6,8 @@ import type { InputRequest, JsonObject } from '../task/record.js';
  */
 export type TaskMode = 'optional' | 'required' | 'forbidden';
 
-export interface TaskSettings {
+/** `Args`: what a `concurrency.key` function is handed (the tool's parsed arguments). */
+export interface TaskSettings<Args = JsonObject> {
   mode: TaskMode;
   /** Suggested polling interval for clients, in ms. */
   pollIntervalMs?: number;
@@ -29,21 +30,21 @@ export interface TaskSettings {
    * At most `limit` attempts with the same key run at once, across every process on the store.
    * A task over the limit stays `working`, holds no slot, and starts as soon as a permit frees.
    */
-  concurrency?: ConcurrencyOptions;
+  concurrency?: ConcurrencyOptions<Args>;
 }
 
 /** `concurrency` (see "Run policy" in docs/tool-authors.md). */
-export interface ConcurrencyOptions {
+export interface ConcurrencyOptions<Args = JsonObject> {
   /** Attempts with the same key that may run at once; a positive integer. */
   limit: number;
   /**
    * `'tool'` (default): the tool's name; `'principal'`: the caller; or a function of the call,
    * computed once at creation and stored with the task. Keys are one namespace across tools.
    */
-  key?: 'tool' | 'principal' | ConcurrencyKeyFunction;
+  key?: 'tool' | 'principal' | ConcurrencyKeyFunction<Args>;
 }
 
-export type ConcurrencyKeyFunction = (args: JsonObject, principal: string) => string;
+export type ConcurrencyKeyFunction<Args = JsonObject> = (args: Args, principal: string) => string;
 
 /** `retry` as an object (see "Run policy" in docs/tool-authors.md). */
 export interface RetryOptions {
@@ -60,7 +61,7 @@ export interface RetryOptions {
 }
 
 /** `true` = optional, `false` = forbidden, or the full settings. */
-export type TaskOption = boolean | TaskSettings;
+export type TaskOption<Args = JsonObject> = boolean | TaskSettings<Args>;
 
 export function normalizeTaskOption(option: TaskOption | undefined): TaskSettings {
   if (option === undefined || option === false) return { mode: 'forbidden' };

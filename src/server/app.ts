@@ -26,7 +26,15 @@ import { wireOfSdkEra } from './sdk/era.js';
 import { RequestLog } from './http/request-log.js';
 import type { TaskRuntimePort } from './tasks/runtime-port.js';
 import { guardedRuntime, TroubleReporter } from './tasks/server-trouble.js';
-import type { McpConfigurer, HandlerFor, NoUnknownKeys, TaskToolConfig } from './tasks/types.js';
+import type {
+  McpConfigurer,
+  HandlerFor,
+  NoUnknownKeys,
+  TaskToolConfig,
+  TaskTyped,
+  ToolConfigShape,
+  ToolSchema,
+} from './tasks/types.js';
 import { FairBound } from './tasks/fair-bound.js';
 import { SocketGuard } from './http/sockets.js';
 
@@ -177,9 +185,9 @@ export interface TaskServer {
    * the `inputSchema` (a zod object: its output type) and its `structuredContent` by the
    * `outputSchema`. Returns the server.
    */
-  tool<Config extends TaskToolConfig>(
+  tool<Config extends ToolConfigShape, InputSchema extends ToolSchema | undefined = undefined>(
     name: string,
-    config: Config & NoUnknownKeys<Config, TaskToolConfig>,
+    config: Config & NoUnknownKeys<Config, TaskToolConfig> & TaskTyped<InputSchema>,
     handler: HandlerFor<Config>,
   ): TaskServer;
   /** Registers raw SDK things (resources, prompts, plain tools) on every server instance. */
@@ -345,8 +353,8 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
 
   const server: TaskServer = {
     tool(name, config, handler) {
-      // The arguments are parsed with the inputSchema before the handler sees them.
-      tools.add(name, config, handler as unknown as ToolHandler);
+      // The arguments are parsed with the inputSchema before the handler or the key sees them.
+      tools.add(name, config as TaskToolConfig, handler as unknown as ToolHandler);
       return server;
     },
     configure(configurer) {

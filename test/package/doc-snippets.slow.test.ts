@@ -65,6 +65,8 @@ declare global {
   const client: Client;
   const call: ToolCall;
   const url: string;
+  const sdkClient: import('@modelcontextprotocol/client').Client;
+  const info: { name: string; version: string };
   const id: string;
   const signal: AbortSignal;
   const BILLING: string;

@@ -41,6 +41,57 @@ function registerTyped(app: TaskServer, seen: unknown[]): void {
   );
 }
 
+/** A keyed tool: its `concurrency.key` gets the handler's args, parsed and typed. */
+function registerKeyed(app: TaskServer, keyed: unknown[]): void {
+  const concurrency = {
+    limit: 1,
+    key: (args: { chars: number; unit: string }, principal: string) => {
+      keyed.push(args);
+      return `${principal}:${args.unit}:${args.chars.toFixed(0)}`;
+    },
+  };
+  app.tool(
+    'keyed',
+    { description: 'keyed', inputSchema: Measure, task: { mode: 'required', concurrency } },
+    (args) => ({ content: [{ type: 'text', text: args.unit }] }),
+  );
+  app.tool(
+    'keyed_inline',
+    {
+      description: 'keyed inline',
+      inputSchema: Measure,
+      task: {
+        mode: 'required',
+        concurrency: {
+          limit: 1,
+          key: (args) => {
+            expectTypeOf(args).toEqualTypeOf<{ chars: number; unit: string }>();
+            return args.unit;
+          },
+        },
+      },
+    },
+    () => ({ content: [] }),
+  );
+  app.tool(
+    'keyed_untyped',
+    {
+      description: 'no schema',
+      task: {
+        mode: 'required',
+        concurrency: {
+          limit: 1,
+          key: (args) => {
+            expectTypeOf(args).toEqualTypeOf<JsonObject>();
+            return String(args['region']);
+          },
+        },
+      },
+    },
+    () => ({ content: [] }),
+  );
+}
+
 function registerUntyped(app: TaskServer): void {
   app.tool('free', { description: 'no schema' }, (args) => {
     expectTypeOf(args).toEqualTypeOf<JsonObject>();
@@ -79,6 +130,32 @@ function registerMistakes(app: TaskServer): void {
     () => ({ content: [{ type: 'text', text: 'done' }] }),
   );
   app.tool(
+    'wrong_key',
+    {
+      description: 'x',
+      inputSchema: Measure,
+      // @ts-expect-error: chars is a number, so this key function returns no string
+      task: {
+        mode: 'required',
+        concurrency: { limit: 1, key: (args) => args.chars },
+      },
+    },
+    () => ({ content: [] }),
+  );
+  app.tool(
+    'wrong_key_arg',
+    {
+      description: 'x',
+      inputSchema: Measure,
+      task: {
+        mode: 'required',
+        // @ts-expect-error: no such argument
+        concurrency: { limit: 1, key: (args) => String(args.width) },
+      },
+    },
+    () => ({ content: [] }),
+  );
+  app.tool(
     'misspelt',
     // @ts-expect-error: `tasks` is no setting (`task` is)
     { description: 'x', tasks: true },
@@ -94,10 +171,12 @@ describe('typed tools', () => {
   const store = new MemoryTaskStore();
   const app = createTaskServer({ store, name: 'types', version: '1.0.0' });
   const seen: unknown[] = [];
+  const keyed: unknown[] = [];
   let url = '';
 
   before(async () => {
     registerTyped(app, seen);
+    registerKeyed(app, keyed);
     registerUntyped(app);
     registerMistakes(app);
     ({ url } = await app.listen(0, '127.0.0.1'));
@@ -111,5 +190,11 @@ describe('typed tools', () => {
     const reply = await rpc(url, 'tools/call', { name: 'double', arguments: { chars: 21 } });
     assert.deepEqual(seen, [{ chars: 21, unit: 'chars' }]);
     assert.deepEqual(reply.body.result?.['structuredContent'], { doubled: 42, unit: 'chars' });
+  });
+
+  it("hands the concurrency key the same parsed args, at the task's creation", async () => {
+    const reply = await rpc(url, 'tools/call', { name: 'keyed', arguments: { chars: 7 } });
+    assert.equal(reply.body.result?.['resultType'], 'task', JSON.stringify(reply.body));
+    assert.deepEqual(keyed, [{ chars: 7, unit: 'chars' }]);
   });
 });

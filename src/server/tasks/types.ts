@@ -72,10 +72,22 @@ export type TypedToolHandler<
  * schema type parameters: a parameter with nothing to infer from, like a missing outputSchema,
  * would leave a handler's bare `new Promise(...)` without a result type.)
  */
-export type HandlerFor<Config extends TaskToolConfig> = TypedToolHandler<
+export type HandlerFor<Config extends ToolConfigShape> = TypedToolHandler<
   Config extends { inputSchema?: infer Schema extends ToolSchema } ? Schema : undefined,
   Config extends { outputSchema?: infer Schema extends ToolSchema } ? Schema : undefined
 >;
+
+/**
+ * What `app.tool` infers a config as: its `task` is checked, and a `concurrency.key` typed, by
+ * `TaskTyped`, from the `inputSchema` inferred on its own.
+ */
+export type ToolConfigShape = Omit<TaskToolConfig, 'task'> & { task?: unknown };
+
+/** The `task` option of a tool whose `inputSchema` is `InputSchema`: the key gets its args. */
+export interface TaskTyped<InputSchema extends ToolSchema | undefined> {
+  inputSchema?: InputSchema;
+  task?: TaskOption<ToolArgs<InputSchema>>;
+}
 
 /** Makes a misspelt key an error (a generic config is otherwise not checked for extra keys). */
 export type NoUnknownKeys<Given, Known> = { [Key in Exclude<keyof Given, keyof Known>]: never };
@@ -98,7 +110,7 @@ export interface TaskToolConfig<
   outputSchema?: OutputSchema;
   annotations?: ToolAnnotations;
   /** `true` = optional, `false` (default) = forbidden, or `{ mode, pollIntervalMs, ttlMs, retry }`. */
-  task?: TaskOption;
+  task?: TaskOption<ToolArgs<InputSchema>>;
   beforeTask?: BeforeTaskHook;
   /**
    * Client capabilities a call needs (e.g. `{ sampling: {} }`). A 2026-07-28 request that does not

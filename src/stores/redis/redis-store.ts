@@ -172,11 +172,13 @@ export class RedisTaskStore implements TaskStore {
     // The stored fixed part with the data just written (encoded once, above).
     const written = decodeRecord(reply[1], data);
     const previous = reply[2] as TaskStatus;
+    // The fenced release first: it names the waiters and forgets the permit, so the lease's end
+    // only releases a permit no fence named (one release script run either way, not two).
+    const wake = await wakeAfterWrite(this.#permits, fence, written);
     if (written.status !== 'working') await this.#clusterPermits?.leaseEnded(next.id);
     if (this.#listened(next.id, previous, written.status)) {
       this.events.emitWrite(decodeRecord(reply[1], data), previous);
     }
-    const wake = await wakeAfterWrite(this.#permits, fence, written);
     return wake === undefined ? { ok: true, task: written } : { ok: true, task: written, wake };
   }
 
