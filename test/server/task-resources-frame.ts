@@ -28,6 +28,7 @@ import {
   updatesOf,
 } from '../listen/resource-listen.js';
 import { ackOf, getTask, rpc } from '../listen/support.js';
+import { describeAnonymousResources } from './anonymous-resources-frame.js';
 
 const AS_ALICE = { bearer: 'tok-a', name: 'big_rows' };
 
@@ -100,6 +101,7 @@ export function describeTaskResources(storeName: string, open: () => Promise<Ope
   for (const wire of ['2025-11-25', '2026-07-28'] as const) {
     describe(`task resources on ${storeName}, ${wire} wire`, () => taskResourceCases(wire, open));
   }
+  describeAnonymousResources(storeName, open);
 }
 
 function taskResourceCases(wire: Wire, open: () => Promise<OpenedStore>): void {

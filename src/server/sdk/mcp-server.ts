@@ -115,8 +115,10 @@ export function buildMcpServer(
   // After the configurers: their resources (a proxy's upstream, or registered with the SDK)
   // answer the URIs that are not taskrail's.
   if (deps.resources !== undefined) {
-    registerTaskResources(mcp, deps.resources);
-    registerResourceSubscriptions(mcp, deps.resources);
+    const resources =
+      ctx.session === undefined ? deps.resources : { ...deps.resources, session: ctx.session };
+    registerTaskResources(mcp, resources);
+    registerResourceSubscriptions(mcp, resources);
   }
   return mcp;
 }

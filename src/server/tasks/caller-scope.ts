@@ -1,0 +1,45 @@
+import type { TaskRecord } from '../../task/record.js';
+import { ANONYMOUS } from './principal.js';
+import { CALL_SESSION_META, SESSION_META } from './task-uri.js';
+
+/**
+ * Who is asking, as far as task ownership goes: the principal and, on a 2025-11-25 session
+ * (or the one stdio session), that session. A stateless 2026-07-28 caller has none.
+ */
+export interface Asker {
+  principal: string;
+  session: string | undefined;
+}
+
+/**
+ * The session an anonymous task belongs to: the one that created it, or that ran it behind a
+ * plain `tools/call`. Undefined for a task made statelessly (2026-07-28): it is its id's
+ * holder's, and nobody lists it.
+ */
+export function sessionOfTask(task: TaskRecord): string | undefined {
+  const made = task.meta[SESSION_META] ?? task.meta[CALL_SESSION_META];
+  return typeof made === 'string' ? made : undefined;
+}
+
+/**
+ * Whether `asker` may open `task`'s texts (read, subscribe, listen to a task resource). Every
+ * anonymous caller shares one principal, so its tasks are kept apart by session: a task a
+ * session made is that session's alone; a task made statelessly is its id's holder's.
+ */
+export function opensTexts(task: TaskRecord, asker: Asker): boolean {
+  if (task.principal !== asker.principal) return false;
+  if (asker.principal !== ANONYMOUS) return true;
+  const session = sessionOfTask(task);
+  return session === undefined || session === asker.session;
+}
+
+/**
+ * Whether `task` is in `asker`'s lists (`resources/list`): an authenticated caller lists all its
+ * principal's tasks; an anonymous one only what its own session made, so a stateless anonymous
+ * caller lists none (nothing tells one anonymous caller from another there).
+ */
+export function listedFor(task: TaskRecord, asker: Asker): boolean {
+  if (task.principal !== asker.principal) return false;
+  if (asker.principal !== ANONYMOUS) return true;
+  return asker.session !== undefined && sessionOfTask(task) === asker.session;
+}
