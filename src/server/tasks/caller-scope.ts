@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { TaskRecord } from '../../task/record.js';
 import { ANONYMOUS } from './principal.js';
 import { CALL_SESSION_META, SESSION_META } from './task-uri.js';
@@ -19,6 +20,26 @@ export interface Asker {
 export function sessionOfTask(task: TaskRecord): string | undefined {
   const made = task.meta[SESSION_META] ?? task.meta[CALL_SESSION_META];
   return typeof made === 'string' ? made : undefined;
+}
+
+/**
+ * Where an anonymous caller's task made without a session remembers the connection that made
+ * it (a digest, never the address): the caller its fair shares count it against.
+ */
+export const CONNECTION_META = 'callerConnection';
+
+/** A connection (`address:port`) as an anonymous caller's scope: a short digest. */
+export function connectionScope(connection: string): string {
+  return `c:${createHash('sha256').update(connection).digest('base64url').slice(0, 16)}`;
+}
+
+/**
+ * Whom an anonymous task counts against in a fair bound: the session that made it, else the
+ * connection; undefined when neither is known.
+ */
+export function fairScopeOfTask(task: TaskRecord): string | undefined {
+  const connection = task.meta[CONNECTION_META];
+  return sessionOfTask(task) ?? (typeof connection === 'string' ? connection : undefined);
 }
 
 /**

@@ -60,6 +60,21 @@ export function principalOfAuthInfo(authInfo: AuthInfo | undefined): string {
 }
 
 /**
+ * The AuthInfo of an anonymous HTTP caller: no token, only its connection's scope (for the
+ * SDK path, where the task it makes learns whom its fair shares count against).
+ */
+export function anonymousAuthInfo(connectionScope: string): AuthInfo {
+  const info = authInfoFor(ANONYMOUS, '');
+  return { ...info, extra: { ...info.extra, connection: connectionScope } };
+}
+
+/** The connection scope anonymousAuthInfo put there, if any. */
+export function connectionOfAuthInfo(authInfo: AuthInfo | undefined): string | undefined {
+  if (authInfo?.extra?.[OWN] !== true) return undefined;
+  return nonEmpty(authInfo.extra['connection']);
+}
+
+/**
  * A host's AuthInfo as taskrail's own: the same fields, with the principal decided once (a
  * second reading must not add another `~`).
  */
