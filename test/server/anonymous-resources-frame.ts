@@ -8,6 +8,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client as HostClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { serveTaskServerStdio } from '../../src/server/stdio.js';
+import { stdioPair } from './stdio-pair.js';
 import { createTaskServer, type TaskServer } from '../../src/server/index.js';
 import { waitFor } from '../helpers/wait.js';
 import { assertUnknownTo, readPage } from '../helpers/shortened.js';
@@ -83,6 +86,37 @@ export function describeAnonymousResources(storeName: string, open: () => Promis
       }
       assert.deepEqual(await listenGrant(url, uri), [], 'a stateless listen is granted nothing');
       await maker.subscribeResource({ uri });
+    });
+
+    it('a stdio host is its one session: it and the HTTP callers never see each other’s', async () => {
+      const pair = stdioPair();
+      const served = serveTaskServerStdio(app, undefined, pair.server);
+      const host = new HostClient({ name: 'stdio-host', version: '1.0.0' });
+      await host.connect(pair.host);
+      try {
+        const session = await client('2025-11-25');
+        await session.callTool({ name: 'printer', arguments: {} });
+        const theirs = (await session.listResources()).resources.map((r) => r.uri);
+        assert.ok(theirs.length > 0, 'the HTTP session lists its own');
+        const hostLists = (await host.listResources()).resources.map((r) => r.uri);
+        assert.deepEqual(
+          hostLists.filter((uri) => theirs.includes(uri)),
+          [],
+          'the stdio host lists none of an HTTP session’s',
+        );
+        await assert.rejects(host.readResource({ uri: theirs[0] as string }));
+        await host.callTool({ name: 'printer', arguments: {} });
+        const own = (await host.listResources()).resources.map((r) => r.uri);
+        assert.ok(own.length > 0, 'the stdio host lists its own');
+        for (const wire of ['2025-11-25', '2026-07-28'] as const) {
+          const other = await client(wire);
+          assert.ok(!(await listed(other, own[0] as string)), `not listed on ${wire}`);
+          await assertUnknownTo(other, own[0] as string);
+        }
+      } finally {
+        await host.close();
+        await served.close();
+      }
     });
 
     it('a stateless 2026-07-28 task: nobody lists it; its id’s holder reads and follows it', async () => {

@@ -48,6 +48,8 @@ export interface ToolCallSettings {
   fallbackTools?: boolean;
   /** How long a call from a host without tasks waits for its task (default 45 s). */
   inlineWaitMs?: number;
+  /** The session of a connection whose requests name none (stdio's 2025-11-25 session). */
+  session?: string | undefined;
 }
 
 /**
@@ -106,7 +108,7 @@ async function callOnce(
     throw new ProtocolError(error.code, error.message, error.data);
   }
   if (settings.mode !== 'forbidden') {
-    const session = wire2026 ? undefined : ctx.sessionId;
+    const session = wire2026 ? undefined : (ctx.sessionId ?? options.session);
     const caller = {
       principal,
       clientCapabilities: caps,
