@@ -96,4 +96,25 @@ describe('clients ride out a server restart (kill -9, back 3 s later)', () => {
       });
     }
   }
+
+  for (const wire of ['2026-07-28', '2025-11-25'] as const) {
+    it(`resources.followOutput() on the ${wire} wire`, async () => {
+      const target = wire === '2025-11-25' ? front.url : url;
+      const client = new TaskrailClient({ url: target, ledger: new MemoryLedger() });
+      try {
+        const call = await client.callTool('stream_log', { lines: 6, seconds: SECONDS });
+        const chunks: string[] = [];
+        const following = (async () => {
+          for await (const chunk of client.resources.followOutput(call.taskId as string))
+            chunks.push(chunk);
+        })();
+        await restartWhen(() => chunks.length > 0 || undefined);
+        await following;
+        assert.match(chunks.join(''), /step 6\/6: ok\n$/, 'followed to the end');
+        assert.equal((await call.result()).kind, 'completed');
+      } finally {
+        client.close();
+      }
+    });
+  }
 });
