@@ -16,9 +16,15 @@ import { waitFor } from '../helpers/wait.js';
 import { readPage } from '../helpers/shortened.js';
 import { ended, granted, listenResources } from '../listen/resource-listen.js';
 import { ackOf, getTask, rpc } from '../listen/support.js';
-import type { OpenedStore } from './task-resources-frame.js';
+import type { TaskStore } from '../../src/store/port.js';
 
 type Wire = '2025-11-25' | '2026-07-28';
+
+/** A store for one describe block, and how to give it back. */
+export interface OpenedStore {
+  store: TaskStore;
+  dispose(): Promise<void>;
+}
 
 const LINES = 'one\ntwo\nthree\n';
 
