@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { accepts2025ToolTasks, relatedTaskMeta } from '../protocol/wire-2025.js';
+import { backoffDelayMs, type Backoff } from '../task/backoff.js';
 import type { JsonRpcErrorObject } from '../task/errors.js';
 import { sameCaller } from './credentials.js';
 import { isClientError, TaskrailClientError, unknownUnderCredentialsError } from './errors.js';
@@ -32,6 +33,8 @@ export interface Peer2025Options {
   /** False: never task-augment (`--no-tasks`). */
   tasks: boolean;
   onEvent?: (event: TaskEvent) => void;
+  /** How long following a task rides out a dropped connection (a server restart); 10 s. */
+  connectionGraceMs?: number;
 }
 
 /**
@@ -198,6 +201,8 @@ export class Peer2025 {
 }
 
 const ACTIVE = new Set(['working', 'input_required']);
+/** Riding out a restart: 100 ms, 200 ms, … up to 2 s between tries. */
+const RIDE_OUT: Backoff = { backoffMs: 100, maxBackoffMs: 2000 };
 
 /**
  * Follows one 2025-11-25 task: polls `tasks/get`, then collects `tasks/result` (answering its
@@ -257,16 +262,38 @@ class TaskCall2025 implements ToolCall {
     if (ledger.get(this.taskId)?.ownerPid === process.pid) ledger.setOwner(this.taskId, undefined);
   }
 
-  #request(method: string, timeoutMs: number, onRequest?: ServerRequestHandler): Promise<RpcReply> {
-    return this.#peer.session.request(
-      method,
-      { taskId: this.taskId },
-      {
-        signal: this.#controller.signal,
-        timeoutMs,
-        ...(onRequest === undefined ? {} : { onRequest }),
-      },
-    );
+  /**
+   * One request about the task. The server was reached (it made the task, or the session is
+   * open), so a dropped connection is a restart to ride out: the request is sent again, with
+   * backoff, until `connectionGraceMs` passes without an answer (a forgotten session is
+   * reopened by the session itself; the task outlives it).
+   */
+  async #request(
+    method: string,
+    timeoutMs: number,
+    onRequest?: ServerRequestHandler,
+  ): Promise<RpcReply> {
+    const options = {
+      signal: this.#controller.signal,
+      timeoutMs,
+      ...(onRequest === undefined ? {} : { onRequest }),
+    };
+    const graceMs = this.#peer.options.connectionGraceMs ?? 10_000;
+    let graceEnds: number | undefined;
+    for (let retry = 1; ; retry += 1) {
+      try {
+        return await this.#peer.session.request(method, { taskId: this.taskId }, options);
+      } catch (error) {
+        this.#controller.signal.throwIfAborted();
+        if (!isClientError(error, 'CONNECTION')) throw error;
+        // Counted from the first failure: a long `tasks/result` had the server until then.
+        graceEnds ??= Date.now() + graceMs;
+        if (Date.now() > graceEnds) throw error;
+        await sleep(backoffDelayMs(RIDE_OUT, retry), undefined, {
+          signal: this.#controller.signal,
+        });
+      }
+    }
   }
 
   async #run(): Promise<CallOutcome> {

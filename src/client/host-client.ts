@@ -287,7 +287,7 @@ export class TaskrailClient {
   #peer2025Options(): Peer2025Options {
     return {
       url: this.url,
-      ...pick(this.#options, ['bearer', 'headers', 'fetch', 'onEvent']),
+      ...pick(this.#options, ['bearer', 'headers', 'fetch', 'onEvent', 'connectionGraceMs']),
       clientInfo: this.#options.clientInfo ?? clientInfo(),
       ledger: this.ledger,
       input: this.#options.input ?? {},
@@ -344,7 +344,9 @@ export class TaskrailClient {
     if (entry !== undefined && isEntry2025(entry)) {
       return (await this.#openedPeer2025()).attach(taskId, options);
     }
-    const call = new WatchedCall(new TaskWatch(this.#watchDeps(), taskId), options.signal);
+    // A task this process has just created or read: its server was reached, ride out a restart.
+    const watch = new TaskWatch(this.#watchDeps(), taskId, { reached: known !== undefined });
+    const call = new WatchedCall(watch, options.signal);
     const background = options.background ?? this.#options.background ?? true;
     if (!background) await call.result();
     return call;

@@ -1,9 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { backoffDelayMs, type Backoff } from '../task/backoff.js';
+import { isClientError } from './errors.js';
 import type { OutputPush } from './push-notes.js';
 import { PAGE_CHARS, withRange, type ReadPage } from './resources.js';
 import { timerDelay } from '../task/timers.js';
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+/** Riding out a restart: 100 ms, 200 ms, … up to 2 s between tries. */
+const RIDE_OUT: Backoff = { backoffMs: 100, maxBackoffMs: 2000 };
 const MAX_PAGES = 100_000;
 /** Once the task is known to have ended, how long its last update may take before a read. */
 const LAST_UPDATE_MS = 2000;
@@ -28,6 +32,8 @@ export interface FollowOptions {
   signal?: AbortSignal;
   /** Says the caller has seen the task end: the last of its output is awaited, then the end. */
   wake?: AbortSignal;
+  /** Once the server answered, how long a dropped connection (a restart) is ridden out; 10 s. */
+  connectionGraceMs?: number;
 }
 
 /** What to do after a wait: read what is new, stop (nothing more will come), or poll on. */
@@ -48,6 +54,7 @@ export async function* followOutputOf(
   const { signal } = options;
   const poll = options.pollIntervalMs ?? 1000;
   let offset = options.offset ?? 0;
+  source = ridingOut(source, options.connectionGraceMs ?? 10_000);
   try {
     let push =
       source.push !== undefined && (await source.push.ready(signal)) ? source.push : undefined;
@@ -70,6 +77,35 @@ export async function* followOutputOf(
   } finally {
     source.push?.close();
   }
+}
+
+/**
+ * The source with its reads sent again, with backoff, after a dropped connection once the
+ * server has answered one: a restart is ridden out until `graceMs` after the first failure.
+ */
+function ridingOut(source: OutputSource, graceMs: number): OutputSource {
+  let reached = false;
+  async function ride<T>(send: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    let graceEnds: number | undefined;
+    for (let retry = 1; ; retry += 1) {
+      try {
+        const value = await send();
+        reached = true;
+        return value;
+      } catch (error) {
+        if (!reached || !isClientError(error, 'CONNECTION') || signal?.aborted === true)
+          throw error;
+        graceEnds ??= Date.now() + graceMs;
+        if (Date.now() > graceEnds) throw error;
+        await sleep(backoffDelayMs(RIDE_OUT, retry), undefined, signal ? { signal } : {});
+      }
+    }
+  }
+  return {
+    ...source,
+    read: (uri, signal) => ride(() => source.read(uri, signal), signal),
+    ended: (signal) => ride(() => source.ended(signal), signal),
+  };
 }
 
 /**

@@ -238,9 +238,17 @@ async function readReply(
     return true;
   };
   const type = response.headers.get('content-type') ?? '';
-  if (type.includes('text/event-stream') && response.body !== null)
-    await readSseMessages(response.body, take);
-  else take(parseJson(await readBoundedText(response.body)));
+  try {
+    if (type.includes('text/event-stream') && response.body !== null)
+      await readSseMessages(response.body, take);
+    else take(parseJson(await readBoundedText(response.body)));
+  } catch (error) {
+    if (error instanceof TaskrailClientError) throw error;
+    // The connection broke mid-reply (the server went away): the request's fate is unknown.
+    throw new TaskrailClientError('CONNECTION', `${url} broke off its reply: ${String(error)}`, {
+      cause: error,
+    });
+  }
   if (reply === undefined) {
     throw new TaskrailClientError(
       'CONNECTION',

@@ -54,9 +54,11 @@ export class TaskWatch {
   #cancelRequested = false;
   #reached = false;
 
-  constructor(deps: WatchDeps, taskId: string) {
+  /** `reached`: this process has just heard from the server about the task (it created it). */
+  constructor(deps: WatchDeps, taskId: string, { reached = false }: { reached?: boolean } = {}) {
     this.#deps = deps;
     this.taskId = taskId;
+    this.#reached = reached;
   }
 
   /**
@@ -81,6 +83,8 @@ export class TaskWatch {
       for (;;) {
         if (isFinal(entry.status)) return outcomeFromEntry(entry);
         const pushed = await waitForTurn(follower, entry.nextPollAt, signal);
+        // A pushed state came from the server as surely as a polled one: a restart is a blip.
+        if (pushed !== undefined) this.#reached = true;
         const answer =
           pushed ?? (await this.#retrying(() => this.#deps.rpc.get(this.taskId, signal), signal));
         if (!answer.ok) {

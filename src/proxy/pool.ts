@@ -36,7 +36,8 @@ export class UpstreamPool {
 
   constructor(options: PoolOptions) {
     this.#options = options;
-    this.#slots = new FairBound({ capacity: options.size });
+    // The last slot is kept for a caller holding none: callers at their share leave room.
+    this.#slots = new FairBound({ capacity: options.size, reserve: 1 });
   }
 
   /**

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { fairScopeOfTask } from '../server/tasks/caller-scope.js';
 import { fairKeyOf } from '../server/tasks/fair-bound.js';
+import { ANONYMOUS } from '../server/tasks/principal.js';
 import { isParkSignal } from '../runtime/park.js';
 import type { TaskContext, ToolHandler, ToolResult } from '../runtime/tool.js';
 import { RpcError, RPC } from '../task/errors.js';
@@ -79,7 +81,7 @@ async function attach(
   const plan = fresh
     ? await firstRunPlan(tool, args, ctx)
     : await rerunPlan(tool, args, ctx, deps, steps.task);
-  const live = new LiveCall(plan, deps, upstreamHolder(ctx.principal, ctx.taskId));
+  const live = new LiveCall(plan, deps, await upstreamHolder(ctx, deps));
   deps.calls.set(key, live);
   return { key, live };
 }
@@ -213,7 +215,7 @@ async function callWithoutTask(
   deps: ProxyToolDeps,
 ): Promise<ToolResult> {
   const plan: CallPlan = { kind: 'call', tool: tool.name, args, asTask: false };
-  const live = new LiveCall(plan, deps, upstreamHolder(ctx.principal, undefined));
+  const live = new LiveCall(plan, deps, await upstreamHolder(ctx, deps));
   const stop = () => live.cancel(false);
   ctx.signal.addEventListener('abort', stop, { once: true });
   try {
@@ -233,11 +235,15 @@ async function callWithoutTask(
 
 /**
  * Whom an upstream call's slot counts against: its principal. A proxy without auth knows its
- * callers only as "anonymous", so each anonymous call counts on its own (first come, first
- * served, as before the fair share) rather than all of them sharing one half of the slots.
+ * callers only as "anonymous", so an anonymous call counts against the session or connection
+ * that made its task (caller-scope.ts); a call whose caller is unknown counts on its own.
  */
-function upstreamHolder(principal: string, taskId: string | undefined): string {
-  return fairKeyOf(principal, taskId ?? randomUUID());
+async function upstreamHolder(ctx: TaskContext, deps: ProxyToolDeps): Promise<string> {
+  if (ctx.principal !== ANONYMOUS) return ctx.principal;
+  const task =
+    ctx.taskId === undefined ? undefined : await deps.store.get(ctx.taskId).catch(() => undefined);
+  const scope = task === undefined ? undefined : fairScopeOfTask(task);
+  return fairKeyOf(ANONYMOUS, scope ?? ctx.taskId ?? randomUUID());
 }
 
 /** A recorded step's value, or undefined, without recording anything. */

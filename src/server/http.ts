@@ -29,6 +29,8 @@ import {
 } from './wire-2026/call.js';
 import type { Wire2025Sessions } from './wire-2025/sessions.js';
 import { describeRefusal, fairKeyOf, type FairBound } from './tasks/fair-bound.js';
+import { connectionScope } from './tasks/caller-scope.js';
+import { ANONYMOUS, anonymousAuthInfo } from './tasks/principal.js';
 import type { AuthReply } from './http/auth.js';
 import { refusalOf, withRefusalStatus } from './tasks/queue-full.js';
 
@@ -173,6 +175,12 @@ function holdConnection<Out>(
   };
 }
 
+/** An anonymous caller's connection, for the SDK path (tasks it makes count against it). */
+function anonymousInfo(principal: string, connection: string | undefined) {
+  if (principal !== ANONYMOUS || connection === undefined) return undefined;
+  return anonymousAuthInfo(connectionScope(connection));
+}
+
 function carrierOf<Out>(ex: Exchange<Out>, principal: string): Carrier {
   return {
     headers: ex.headers,
@@ -205,7 +213,7 @@ async function serveHttp<Out>(deps: HttpDeps, sdk: HttpHandler, ex: Exchange<Out
   // Anonymous and token callers are known at once: no await, no turn of the microtask queue.
   const auth = pending instanceof Promise ? await pending : pending;
   if (!auth.ok) return ex.reply(auth.reply);
-  ex.authenticated(auth.authInfo);
+  ex.authenticated(auth.authInfo ?? anonymousInfo(auth.principal, ex.connection));
   const refused = holdConnection(deps, ex, auth.principal);
   if (refused !== undefined) return ex.reply(refused);
   const session = deps.wire2025?.claimsSession(ex.headers(HEADER.sessionId))

@@ -14,7 +14,7 @@ import {
 } from '../protocol/index.js';
 import type { TaskServer } from './app.js';
 import { buildMcpServer, followToolChanges } from './sdk/mcp-server.js';
-import { ANONYMOUS, authInfoFor } from './tasks/principal.js';
+import { ANONYMOUS, authenticatedPrincipal, authInfoFor } from './tasks/principal.js';
 import { wireOfSdkEra, type SdkEra } from './sdk/era.js';
 import { listenHubOf, openMessageListen } from './listen/index.js';
 import { errorReply, type Answer, type Carrier, type Wire2026Deps } from './wire-2026/call.js';
@@ -191,7 +191,8 @@ export function serveTaskServerStdio(
   transport: Transport = new StdioServerTransport(),
 ): StdioServerHandle {
   if (server.tools.hasTaskTools()) server.runtime.start();
+  const acting = principal === ANONYMOUS ? ANONYMOUS : authenticatedPrincipal(principal);
   const factory = (ctx: { era: SdkEra }): McpServer =>
-    actingAs(connectionServer(server, ctx.era, principal), principal);
-  return serveStdio(factory, { transport: frontedTransport(transport, server, principal) });
+    actingAs(connectionServer(server, ctx.era, acting), acting);
+  return serveStdio(factory, { transport: frontedTransport(transport, server, acting) });
 }

@@ -34,6 +34,8 @@ export interface TokenClaims {
   /** Seconds from now; negative = already expired. Default 300. */
   expiresIn?: number;
   notBefore?: number;
+  /** The JWT `typ` header; null leaves it out. Default `at+jwt` (RFC 9068). */
+  typ?: string | null;
 }
 
 /**
@@ -89,7 +91,11 @@ export class TestAuthServer {
       client_id: claims.client_id ?? 'test-client',
     };
     const jwt = new SignJWT(payload)
-      .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'at+jwt' })
+      .setProtectedHeader({
+        alg: key.alg,
+        kid: key.kid,
+        ...(claims.typ === null ? {} : { typ: claims.typ ?? 'at+jwt' }),
+      })
       .setIssuer(claims.iss ?? this.issuer)
       .setSubject(claims.sub ?? 'alice')
       .setAudience(claims.aud ?? audience)

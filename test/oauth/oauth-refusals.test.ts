@@ -109,6 +109,28 @@ describe('OAuth resource server: which tokens get in', () => {
     assert.equal(runs, 0, 'no refused request ran the tool');
   });
 
+  it('takes only access tokens: typ at+jwt (or application/at+jwt), with a clear refusal else', async () => {
+    for (const typ of ['JWT', 'logout+jwt', null]) {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bearer ${await as.token(rsa, { typ }, url)}`,
+        },
+        body: '{}',
+      });
+      const body = (await res.json()) as Record<string, unknown>;
+      assert.equal(res.status, 401, String(typ));
+      assert.match(res.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
+      assert.match(String(body['error_description']), /"typ" header .*"at\+jwt" \(RFC 9068\)/);
+    }
+    for (const typ of ['application/at+jwt', 'AT+JWT']) {
+      const token = await as.token(rsa, { typ }, url);
+      assert.equal((await challengeOf(token)).status, 400, `${typ} gets past auth to the body`);
+    }
+    assert.equal(runs, 0, 'no refused request ran the tool');
+  });
+
   it('accepts RS256 and ES256 tokens; the principal is sub', async () => {
     for (const [key, sub] of [
       [rsa, 'alice'],

@@ -64,6 +64,19 @@ describe('FairBound', () => {
     assert.equal(fairKeyOf('anonymous', undefined), 'anonymous');
   });
 
+  it('with a reserve, keeps the last unit for a key holding none', async () => {
+    const bound = new FairBound({ capacity: 4, reserve: 1 });
+    const held = ['alice', 'alice', 'bob'].map((key) => bound.tryTake(key));
+    assert.ok(held.every((ticket) => typeof ticket !== 'string'));
+    assert.equal(bound.tryTake('bob'), 'share', 'bob may not take the last unit');
+    const waiting = bound.take('bob', AbortSignal.timeout(5000));
+    const carol = bound.tryTake('carol');
+    assert.equal(typeof carol, 'object', 'a newcomer gets it');
+    assert.equal(bound.tryTake('dave'), 'full');
+    (held[2] as FairTicket).give();
+    assert.equal((await waiting).key, 'bob');
+  });
+
   it('refuses a capacity that is not a whole number of at least 1', () => {
     assert.throws(() => new FairBound({ capacity: 0 }), /whole number/);
   });

@@ -28,6 +28,7 @@ import {
   updatesOf,
 } from '../listen/resource-listen.js';
 import { ackOf, getTask, rpc } from '../listen/support.js';
+import { describeAnonymousResources, type OpenedStore } from './anonymous-resources-frame.js';
 
 const AS_ALICE = { bearer: 'tok-a', name: 'big_rows' };
 
@@ -37,11 +38,7 @@ export const LINES = Array.from({ length: 40 }, (_, i) => `step ${i}\n`).join(''
 const ROWS = { rows: Array.from({ length: 300 }, (_, n) => ({ n, name: `name ${n} ✓` })) };
 const ROWS_JSON = JSON.stringify(ROWS);
 
-/** A store for one describe block, and how to give it back. */
-export interface OpenedStore {
-  store: TaskStore;
-  dispose(): Promise<void>;
-}
+export type { OpenedStore } from './anonymous-resources-frame.js';
 
 /** `slow_printer` prints `first`, waits for its key's gate, prints `second`. */
 class KeyedGates {
@@ -100,6 +97,7 @@ export function describeTaskResources(storeName: string, open: () => Promise<Ope
   for (const wire of ['2025-11-25', '2026-07-28'] as const) {
     describe(`task resources on ${storeName}, ${wire} wire`, () => taskResourceCases(wire, open));
   }
+  describeAnonymousResources(storeName, open);
 }
 
 function taskResourceCases(wire: Wire, open: () => Promise<OpenedStore>): void {

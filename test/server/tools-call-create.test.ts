@@ -52,7 +52,10 @@ describe('tools/call creating a task, answered before the SDK', () => {
     for (const reply of [fast, sdk]) {
       const stored = await store.get(reply.body.result?.['taskId'] as string);
       assert.deepEqual(stored?.arguments, { n: 1, label: 'none' });
-      assert.deepEqual(stored?.meta, {
+      // An anonymous caller's connection, as a digest: whom its fair shares count against.
+      const { callerConnection, ...meta } = stored?.meta ?? {};
+      assert.match(String(callerConnection), /^c:[\w-]{16}$/);
+      assert.deepEqual(meta, {
         clientCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } },
         'taskrail/run': { maxAttempts: 3 },
       });

@@ -2,7 +2,13 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { AuthInfo } from '@modelcontextprotocol/server';
 import { TaskrailError } from '../../task/errors.js';
-import { ANONYMOUS, authInfoFor, principalOfAuthInfo } from '../tasks/principal.js';
+import {
+  ANONYMOUS,
+  authenticatedPrincipal,
+  authInfoFor,
+  ownAuthInfo,
+  principalOfAuthInfo,
+} from '../tasks/principal.js';
 
 /** Bearer tokens → principal names (`{"s3cret-a": "alice"}`). */
 export type TokenMap = Readonly<Record<string, string>>;
@@ -42,7 +48,7 @@ export const anonymousAuth: CallerAuth = {
   authenticate: (_authorization, preset) =>
     preset === undefined
       ? { ok: true, principal: ANONYMOUS }
-      : { ok: true, principal: principalOfAuthInfo(preset), authInfo: preset },
+      : { ok: true, principal: principalOfAuthInfo(preset), authInfo: ownAuthInfo(preset) },
   wellKnown: () => undefined,
 };
 
@@ -82,8 +88,9 @@ export function tokenAuth(tokens: TokenMap): CallerAuth {
   return {
     authenticate(authorization) {
       const token = bearerOf(authorization);
-      const principal = table.find(token);
-      if (token === undefined || principal === undefined) return { ok: false, reply: UNAUTHORIZED };
+      const name = table.find(token);
+      if (token === undefined || name === undefined) return { ok: false, reply: UNAUTHORIZED };
+      const principal = authenticatedPrincipal(name);
       return { ok: true, principal, authInfo: authInfoFor(principal, token) };
     },
     wellKnown: () => undefined,

@@ -1,7 +1,7 @@
 import type { Logger } from '../../runtime/api.js';
 import { TaskrailError } from '../../task/errors.js';
 import { bearerOf, type Authentication, type AuthReply, type CallerAuth } from '../http/auth.js';
-import { authInfoFor } from '../tasks/principal.js';
+import { authenticatedPrincipal, authInfoFor } from '../tasks/principal.js';
 import {
   bearerChallenge,
   metadataPaths,
@@ -103,7 +103,8 @@ export function oauthAuth(
 
   const judge = (token: string, check: TokenCheck): Authentication => {
     if (check.ok) {
-      const { principal, clientId, scopes, expiresAt } = check.token;
+      const { clientId, scopes, expiresAt } = check.token;
+      const principal = authenticatedPrincipal(check.token.principal);
       if (logger !== undefined) noteCaller(seen, logger, principal, clientId);
       return {
         ok: true,

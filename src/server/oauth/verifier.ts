@@ -64,6 +64,26 @@ function clientIdOf(payload: JWTPayload): string | undefined {
   return typeof azp === 'string' ? azp : undefined;
 }
 
+/** RFC 9068's media type; jose also takes it as `application/at+jwt`, in any case. */
+const ACCESS_TOKEN_TYP = 'at+jwt';
+
+function isWrongTyp(errors: Jose['errors'], error: unknown): boolean {
+  return error instanceof errors.JWTClaimValidationFailed && error.claim === 'typ';
+}
+
+/** Says what the token's `typ` header was and what an access token's must be. */
+function wrongTypReason(token: string): string {
+  let typ: unknown;
+  try {
+    const header = token.split('.')[0] ?? '';
+    typ = (JSON.parse(Buffer.from(header, 'base64url').toString('utf8')) as { typ?: unknown }).typ;
+  } catch {
+    typ = undefined;
+  }
+  const given = typeof typ === 'string' ? `"${typ}"` : 'missing';
+  return `not an access token: its JWT "typ" header is ${given}, and an access token's must be "at+jwt" (RFC 9068); send the access token, not an ID token`;
+}
+
 /** A key-set fetch that timed out or failed is the server's trouble, not a bad token. */
 function isUnavailable(errors: Jose['errors'], error: unknown): boolean {
   if (error instanceof errors.JWKSTimeout) return true;
@@ -114,10 +134,12 @@ export class OAuthVerifier {
         algorithms: ALLOWED_ALGORITHMS,
         clockTolerance: this.#options.clockToleranceSec ?? 30,
         requiredClaims: ['sub', 'exp'],
+        // RFC 9068: a JWT access token says so; an ID token or a logout token must not pass.
+        typ: ACCESS_TOKEN_TYP,
       });
       return this.#accept(payload);
     } catch (error) {
-      const reason = (error as Error).message;
+      const reason = isWrongTyp(errors, error) ? wrongTypReason(token) : (error as Error).message;
       return {
         ok: false,
         error: isUnavailable(errors, error) ? 'unavailable' : 'invalid_token',

@@ -55,6 +55,9 @@ export function registeredTool(mcp: McpServer, name: string): RegisteredTool | u
   return registeredTools.get(mcp)?.get(name);
 }
 
+/** The session of a server that serves one without an id (stdio's), by server instance. */
+const fixedSessions = new WeakMap<McpServer, string>();
+
 function registerTaskTool(mcp: McpServer, deps: InstanceDeps, tool: RegisteredTaskTool): void {
   const { config } = tool;
   // A task's CreateTaskResult has no structuredContent, so only forbidden tools keep the
@@ -76,6 +79,7 @@ function registerTaskTool(mcp: McpServer, deps: InstanceDeps, tool: RegisteredTa
       callTaskTool(deps.runtime(), tool, (args ?? {}) as JsonObject, ctx, {
         fallbackTools: deps.fallbackTools === true,
         ...(deps.inlineWaitMs === undefined ? {} : { inlineWaitMs: deps.inlineWaitMs }),
+        session: fixedSessions.get(mcp),
       }),
   );
   let mine = registeredTools.get(mcp);
@@ -100,6 +104,7 @@ export function buildMcpServer(
     },
   );
   mcp.server.registerCapabilities({ extensions: { [TASKS_EXTENSION]: {} } });
+  if (ctx.session !== undefined) fixedSessions.set(mcp, ctx.session);
   // Before the first tool: McpServer installs its tools/call handler with it.
   const wrapped = wrapToolsCall(mcp, (sdk) =>
     surfaceCallTrouble(toolsCall === undefined ? sdk : toolsCall(sdk, mcp), mcp),
@@ -115,8 +120,10 @@ export function buildMcpServer(
   // After the configurers: their resources (a proxy's upstream, or registered with the SDK)
   // answer the URIs that are not taskrail's.
   if (deps.resources !== undefined) {
-    registerTaskResources(mcp, deps.resources);
-    registerResourceSubscriptions(mcp, deps.resources);
+    const resources =
+      ctx.session === undefined ? deps.resources : { ...deps.resources, session: ctx.session };
+    registerTaskResources(mcp, resources);
+    registerResourceSubscriptions(mcp, resources);
   }
   return mcp;
 }

@@ -11,8 +11,9 @@ import type { StoredText, TaskStore, TaskTextKind } from '../../store/port.js';
 import { readRange, sliceText, type TextSlice } from '../../store/text.js';
 import type { TaskRecord } from '../../task/record.js';
 import type { TaskRuntimePort } from '../tasks/runtime-port.js';
+import { listedFor, type Asker } from '../tasks/caller-scope.js';
 import { ANONYMOUS, principalOf } from '../tasks/principal.js';
-import { CALL_SESSION_META, SESSION_META, taskUriParts } from '../tasks/task-uri.js';
+import { taskUriParts } from '../tasks/task-uri.js';
 
 /** What the task resources need: the caller's tasks, their texts, and the read limit. */
 export interface TaskResourceDeps {
@@ -20,6 +21,8 @@ export interface TaskResourceDeps {
   store: TaskStore;
   /** The most characters one read returns (`--max-result-chars`). */
   maxChars: number;
+  /** The session of a server that serves one session without an id (stdio's). */
+  session?: string | undefined;
 }
 
 const MIME: Record<TaskTextKind, string> = {
@@ -99,25 +102,21 @@ function droppedMarker(slice: TextSlice, offset: number): string {
   return `[… ${slice.dropped} earlier characters of this output were dropped to keep it bounded; it continues at offset ${slice.dropped} …]\n`;
 }
 
-/**
- * Whether the caller of `ctx` may see `task`: its principal's, and for an anonymous caller on a
- * 2025-11-25 session one that session created (as `tasks/list` rules): anonymous sessions do
- * not see each other's tasks.
- */
-export function seenBy(task: TaskRecord, ctx: ServerContext): boolean {
-  if (principalOf(ctx) !== ANONYMOUS || ctx.sessionId === undefined) return true;
-  const session = ctx.sessionId;
-  return task.meta[SESSION_META] === session || task.meta[CALL_SESSION_META] === session;
+/** Who asks through `ctx` (caller-scope.ts decides what it may see). */
+export function askerOf(deps: TaskResourceDeps, ctx: ServerContext): Asker {
+  return { principal: principalOf(ctx), session: ctx.sessionId ?? deps.session };
 }
 
-/** The caller's task of `taskId`, or undefined: unknown, another's, another session's. */
-export async function callersTask(
+/**
+ * The caller's task of `taskId`, or undefined: unknown or another principal's. Asked by id, an
+ * anonymous task is its id's holder's, whichever session asks (caller-scope.ts).
+ */
+export function callersTask(
   deps: TaskResourceDeps,
   taskId: string,
   ctx: ServerContext,
 ): Promise<TaskRecord | undefined> {
-  const task = await deps.runtime().getTask(taskId, principalOf(ctx));
-  return task !== undefined && seenBy(task, ctx) ? task : undefined;
+  return deps.runtime().getTask(taskId, principalOf(ctx));
 }
 
 async function read(deps: TaskResourceDeps, uri: string, ctx: ServerContext) {
@@ -219,13 +218,15 @@ async function ownResources(
   if (cursor !== undefined && typeof cursor !== 'string') {
     throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'cursor must be a string');
   }
+  const asker = askerOf(deps, ctx);
+  if (asker.principal === ANONYMOUS && asker.session === undefined) return { resources: [] };
   const page = await deps.store.list({
-    principal: principalOf(ctx),
+    principal: asker.principal,
     limit: LIST_PAGE,
     ...(cursor === undefined ? {} : { cursor }),
   });
   const resources: object[] = [];
-  for (const task of page.tasks.filter((task) => seenBy(task, ctx))) {
+  for (const task of page.tasks.filter((task) => listedFor(task, asker))) {
     const output = await deps.store.readText(task.id, 'output', 0, 0);
     if (output !== undefined && output.end > 0) {
       resources.push({

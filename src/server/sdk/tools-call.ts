@@ -14,7 +14,7 @@ import {
 } from '../../protocol/index.js';
 import { normalizeTaskOption } from '../../runtime/tool.js';
 import type { InputRequest, JsonObject } from '../../task/record.js';
-import { envelopeCapabilities, principalOf } from '../tasks/principal.js';
+import { connectionOfAuthInfo, envelopeCapabilities, principalOf } from '../tasks/principal.js';
 import { isServerTrouble } from '../tasks/server-trouble.js';
 import { isQueueFull, queueFullProtocolError } from '../tasks/queue-full.js';
 import { noteCallTrouble } from './call-trouble.js';
@@ -48,6 +48,8 @@ export interface ToolCallSettings {
   fallbackTools?: boolean;
   /** How long a call from a host without tasks waits for its task (default 45 s). */
   inlineWaitMs?: number;
+  /** The session of a connection whose requests name none (stdio's 2025-11-25 session). */
+  session?: string | undefined;
 }
 
 /**
@@ -94,9 +96,10 @@ async function callOnce(
   const caps = clientCapabilities(ctx);
   const wire2026 = ctx.mcpReq.envelope !== undefined;
   const principal = principalOf(ctx);
+  const connection = connectionOfAuthInfo(ctx.http?.authInfo);
   const inputResponses = objectResponses(ctx.mcpReq.inputResponses);
   if (settings.mode !== 'forbidden' && wire2026 && declaresTasks(caps)) {
-    const pre = { principal, inputResponses, clientCapabilities: caps };
+    const pre = { principal, inputResponses, clientCapabilities: caps, connection };
     return createTask(runtime, tool, args, pre, ctx.mcpReq._meta);
   }
   const fallbackTools = options.fallbackTools === true;
@@ -105,8 +108,15 @@ async function callOnce(
     throw new ProtocolError(error.code, error.message, error.data);
   }
   if (settings.mode !== 'forbidden') {
-    const session = wire2026 ? undefined : ctx.sessionId;
-    const caller = { principal, clientCapabilities: caps, wire2026, inputResponses, session };
+    const session = wire2026 ? undefined : (ctx.sessionId ?? options.session);
+    const caller = {
+      principal,
+      clientCapabilities: caps,
+      wire2026,
+      inputResponses,
+      session,
+      connection,
+    };
     const wait = { fallbackTools, inlineWaitMs: options.inlineWaitMs ?? DEFAULT_INLINE_WAIT_MS };
     return callBehindTheScenes(runtime, tool, args, caller, inlineRequestOf(ctx), wait);
   }
@@ -141,6 +151,7 @@ async function createTask(
     principal: string;
     inputResponses: Record<string, JsonObject>;
     clientCapabilities: JsonObject;
+    connection: string | undefined;
   },
   meta: unknown,
 ): Promise<CallOutcome> {

@@ -3,6 +3,8 @@ import type { CreateTaskInput } from '../../runtime/api.js';
 import { assertIdempotencyKey } from '../../runtime/idempotency.js';
 import { normalizeTaskOption } from '../../runtime/tool.js';
 import type { JsonObject, TaskRecord } from '../../task/record.js';
+import { CONNECTION_META } from './caller-scope.js';
+import { ANONYMOUS } from './principal.js';
 import type { TaskRuntimePort } from './runtime-port.js';
 import type { RegisteredTaskTool } from './types.js';
 import { WIRE_2026_VERSION } from '../../protocol/constants.js';
@@ -11,6 +13,8 @@ import { WIRE_2026_VERSION } from '../../protocol/constants.js';
 export interface TaskCaller {
   principal: string;
   clientCapabilities: JsonObject;
+  /** An anonymous caller's connection scope (caller-scope.ts), where the transport knows it. */
+  connection?: string | undefined;
 }
 
 /** What differs between the ways a task is made (its wire, and what that wire adds). */
@@ -45,8 +49,18 @@ export function taskCreationInput(
     ...(ttlMs === undefined ? {} : { ttlMs }),
     ...(settings.pollIntervalMs === undefined ? {} : { pollIntervalMs: settings.pollIntervalMs }),
     wire: creation.wire,
-    meta: { clientCapabilities: caller.clientCapabilities, ...creation.meta },
+    meta: {
+      clientCapabilities: caller.clientCapabilities,
+      ...connectionMeta(caller),
+      ...creation.meta,
+    },
   };
+}
+
+/** An anonymous caller's connection, kept with its task (its fair shares count against it). */
+function connectionMeta(caller: TaskCaller): JsonObject {
+  if (caller.principal !== ANONYMOUS || caller.connection === undefined) return {};
+  return { [CONNECTION_META]: caller.connection };
 }
 
 /** Creates the task of one 2026-07-28 `tools/call` (on the SDK path and the fast path alike). */

@@ -14,6 +14,12 @@ export interface FairBoundOptions {
   capacity: number;
   /** A key alone may go past its share (its units must be reclaimable). Default false. */
   lend?: boolean;
+  /**
+   * The last this-many free units go only to a key that holds none, so that two callers at
+   * their share still leave room for a third (units that cannot be taken back: the proxy's
+   * stalled upstream calls). Default 0; less than the capacity.
+   */
+  reserve?: number;
 }
 
 /** A held unit: `give()` returns it (a second call does nothing). */
@@ -31,6 +37,7 @@ export class FairBound {
   readonly capacity: number;
   readonly share: number;
   readonly #lend: boolean;
+  readonly #reserve: number;
   readonly #held = new Map<string, number>();
   readonly #waiters: Waiter[] = [];
   #total = 0;
@@ -44,6 +51,7 @@ export class FairBound {
     this.capacity = options.capacity;
     this.share = Math.max(1, Math.floor(options.capacity / 2));
     this.#lend = options.lend === true;
+    this.#reserve = Math.min(options.reserve ?? 0, options.capacity - 1);
   }
 
   get total(): number {
@@ -67,6 +75,7 @@ export class FairBound {
     const own = this.heldBy(key);
     if (own >= this.share && !(this.#lend && this.#alone(key))) return 'share';
     if (this.#total >= this.capacity) return 'full';
+    if (own > 0 && this.capacity - this.#total <= this.#reserve) return 'share';
     return undefined;
   }
 

@@ -31,6 +31,8 @@ export interface InlineCaller {
   inputResponses: Record<string, JsonObject>;
   /** The 2025-11-25 session the call came on: an anonymous caller's task belongs to it. */
   session?: string | undefined;
+  /** An anonymous caller's connection scope, where the transport knows it (create-input.ts). */
+  connection?: string | undefined;
 }
 
 /**

@@ -141,6 +141,8 @@ export interface InstanceContext {
   wire: typeof WIRE_2026_VERSION | typeof WIRE_2025_VERSION;
   /** The authenticated principal, or `anonymous`. */
   principal: string;
+  /** The session of a connection whose requests name none (stdio's 2025-11-25 session). */
+  session?: string | undefined;
 }
 
 /** Registers anything on the SDK server directly (resources, prompts, raw tools). */

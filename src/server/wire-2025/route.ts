@@ -21,7 +21,7 @@ import { TASK_STATUS_NOTIFICATION_2025, WIRE_2025_VERSION } from '../../protocol
 export function buildSessionServer(deps: Wire2025Deps, principal: string): McpServer {
   const mcp = buildMcpServer(
     deps.instanceDeps,
-    { wire: WIRE_2025_VERSION, principal },
+    { wire: WIRE_2025_VERSION, principal, session: deps.session },
     toolsCall2025(deps),
   );
   mcp.server.registerCapabilities({ tasks: WIRE_2025_SERVER_TASK_CAPABILITIES } as never);

@@ -129,7 +129,7 @@ async function listTasks(deps: Wire2025Deps, request: Request, ctx: ServerContex
   const session = sessionOf(deps, ctx);
   const mine = (task: TaskRecord): boolean =>
     !isExpired(task, Date.now()) &&
-    (principal !== ANONYMOUS || task.meta[SESSION_META] === session);
+    (principal !== ANONYMOUS || (session !== undefined && task.meta[SESSION_META] === session));
   const tasks: WireTask2025[] = [];
   let cursor = cursorParam;
   for (let page = 0; page < MAX_SCANNED_PAGES && tasks.length < PAGE_SIZE; page++) {

@@ -17,6 +17,7 @@ import type { ToolRegistry } from '../tasks/tool-registry.js';
 import { isServerTrouble, troubleWire } from '../tasks/server-trouble.js';
 import { isQueueFull, queueFullWire } from '../tasks/queue-full.js';
 import { errorReply, type Carrier, type Reply, type Wire2026Deps } from './call.js';
+import { connectionScope } from '../tasks/caller-scope.js';
 import { startToolTask } from '../tasks/create-input.js';
 import type { RegisteredTaskTool } from '../tasks/types.js';
 
@@ -44,6 +45,8 @@ export async function createInFront(
     const task = await startToolTask(deps.runtime(), tool, args, {
       principal: carrier.principal,
       clientCapabilities: envelope.clientCapabilities,
+      connection:
+        carrier.connection === undefined ? undefined : connectionScope(carrier.connection),
       meta: (req.params as JsonObject)['_meta'],
     });
     // `content: []` as the SDK's CallToolResult projection adds it on its path.
