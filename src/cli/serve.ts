@@ -47,12 +47,13 @@ export interface ServeOptions extends AuthFlags {
   store?: string;
   tools?: string;
   worker: boolean;
-  maxBody: number;
+  maxBody?: number;
   logLevel: LogLevel;
   logFormat?: LogFormat;
   stdio?: boolean;
   fallbackTools?: boolean;
   maxConnections?: number;
+  maxConnectionsPerAddress?: number;
   headersTimeout?: number;
   requestTimeout?: number;
   keepAliveTimeout?: number;
@@ -103,7 +104,11 @@ export function addServeOptions(command: Command): Command {
       '--no-worker',
       'do not run tasks here; leave them to `taskrail worker` (redis or postgres only)',
     )
-    .option('--max-body <size>', 'largest request body', parseSize, 4 * 1024 * 1024)
+    .option(
+      '--max-body <size>',
+      'largest request body, refused (413) before it is parsed (default 1.25mb: the 1mb argument limit and room for the rest)',
+      parseSize,
+    )
     .option('--log-level <level>', 'debug, info, warn, error or silent', parseLogLevel, 'info')
     .option(
       '--log-format <format>',
@@ -148,7 +153,12 @@ export function addServeOptions(command: Command): Command {
     )
     .option(
       '--max-connections <n>',
-      `open sockets at most; one caller's busy ones at most half (default ${HTTP_DEFAULTS.maxConnections})`,
+      `open sockets at most; one caller's busy ones at most half; above 80% idle ones are closed (default ${HTTP_DEFAULTS.maxConnections})`,
+      parseCount,
+    )
+    .option(
+      '--max-connections-per-address <n>',
+      'open sockets at most from one remote address; raise it behind a reverse proxy (default half of --max-connections)',
       parseCount,
     )
     .option(
@@ -178,7 +188,7 @@ export function addServeOptions(command: Command): Command {
     )
     .option(
       '--session-idle <minutes>',
-      `close a 2025-11-25 session after this long without a request (default ${SESSION_DEFAULTS.idleMs / 60_000})`,
+      `close a 2025-11-25 session after this long without a request; pings do not count (default ${SESSION_DEFAULTS.idleMs / 60_000})`,
       parseMinutes,
     )
     .option(
@@ -228,7 +238,7 @@ export async function serve(
     store,
     name: 'taskrail',
     version: packageVersion(),
-    maxBodyBytes: options.maxBody,
+    ...defined({ maxBodyBytes: options.maxBody }),
     logger,
     ...auth,
     ...(auth.admin === undefined ? {} : { admin: { ...auth.admin, gauges } }),
@@ -246,6 +256,7 @@ export async function serve(
     fallbackTools: options.fallbackTools !== false,
     http: defined({
       maxConnections: options.maxConnections,
+      maxConnectionsPerAddress: options.maxConnectionsPerAddress,
       headersTimeoutMs: options.headersTimeout,
       requestTimeoutMs: options.requestTimeout,
       keepAliveTimeoutMs: options.keepAliveTimeout,

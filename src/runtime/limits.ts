@@ -21,6 +21,9 @@ export function resolveTtl(
   return Math.min(Math.round(wanted), policy.maxTtlMs);
 }
 
+/** Tool arguments larger than this (bytes of JSON) are refused, unless `maxArgumentsBytes` says otherwise. */
+export const DEFAULT_MAX_ARGUMENTS_BYTES = 1024 * 1024;
+
 export function jsonSize(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
 }

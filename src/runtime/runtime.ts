@@ -26,7 +26,7 @@ import { runInline } from './inline.js';
 import { outageGraceMs } from './heartbeat.js';
 import { newOwnerId } from './owner.js';
 import { runnableTasks, takeOverFromGone } from './takeover.js';
-import { assertArgumentsSize } from './limits.js';
+import { assertArgumentsSize, DEFAULT_MAX_ARGUMENTS_BYTES } from './limits.js';
 import { LocalExecutor } from './local-executor.js';
 import * as queueCap from './queue-cap.js';
 import { stderrLogger } from './logger.js';
@@ -44,7 +44,7 @@ const DEFAULTS = {
   defaultTtlMs: 60 * 60 * 1000,
   maxTtlMs: 7 * 24 * 60 * 60 * 1000,
   defaultPollIntervalMs: 1000,
-  maxArgumentsBytes: 1024 * 1024,
+  maxArgumentsBytes: DEFAULT_MAX_ARGUMENTS_BYTES,
   maxResultBytes: 4 * 1024 * 1024,
   maxResultChars: 40_000,
   maxResultTextChars: 64 * 1024 * 1024,

@@ -7,6 +7,7 @@ import {
 } from '@modelcontextprotocol/server';
 import type { Logger, RunObserver, RuntimeOptions } from '../runtime/api.js';
 import { stderrLogger } from '../runtime/logger.js';
+import { DEFAULT_MAX_ARGUMENTS_BYTES } from '../runtime/limits.js';
 import { TaskRuntime } from '../runtime/runtime.js';
 import type { ToolHandler } from '../runtime/tool.js';
 import type { TaskStore } from '../store/port.js';
@@ -17,8 +18,7 @@ import { checkResourceUrl, oauthAuth, type OAuthOptions } from './oauth/caller-a
 import { createFetchHandler, createNodeHandler, type HttpDeps } from './http.js';
 import { buildMcpServer, type InstanceDeps } from './sdk/mcp-server.js';
 import { DEFAULT_MAX_READ_CHARS } from './sdk/task-resources.js';
-import { onResourceListChanges } from './sdk/resource-list-changes.js';
-import { withTaskSupportHints } from './sdk/task-support-hint.js';
+import { handlerForHosts } from './sdk/task-support-hint.js';
 import { createListenHub, DEFAULT_LISTEN_OPTIONS, type ListenOptions } from './listen/index.js';
 import type { Wire2025Deps } from './wire-2025/deps.js';
 import { createWire2025Sessions, type Wire2025SessionsOption } from './wire-2025/sessions.js';
@@ -31,8 +31,22 @@ import type { TaskRuntimePort } from './tasks/runtime-port.js';
 import { guardedRuntime, TroubleReporter } from './tasks/server-trouble.js';
 import type { McpConfigurer, HandlerFor, NoUnknownKeys, TaskToolConfig } from './tasks/types.js';
 import { FairBound } from './tasks/fair-bound.js';
+import { SocketGuard } from './http/sockets.js';
 
-export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** Room a request needs besides its tool arguments: the JSON-RPC envelope, `_meta`, MRTR answers. */
+export const BODY_ENVELOPE_BYTES = 256 * 1024;
+/** The largest argument the runtime takes by default, plus the envelope (1.25 MiB). */
+export const DEFAULT_MAX_BODY_BYTES = DEFAULT_MAX_ARGUMENTS_BYTES + BODY_ENVELOPE_BYTES;
+
+/**
+ * Request bodies are refused past what the largest acceptable request needs, before they are
+ * read whole or parsed: parsing is what a wide body costs everyone else.
+ */
+function bodyLimit(options: TaskServerOptions): number {
+  if (options.maxBodyBytes !== undefined) return options.maxBodyBytes;
+  const args = options.runtime?.maxArgumentsBytes ?? DEFAULT_MAX_ARGUMENTS_BYTES;
+  return args + BODY_ENVELOPE_BYTES;
+}
 
 export interface TaskServerOptions {
   store: TaskStore;
@@ -48,7 +62,10 @@ export interface TaskServerOptions {
   auth?: { tokens: TokenMap } | { oauth: OAuthOptions };
   /** Operator endpoints `/dashboard` and `/metrics`, for admin tokens or scopes only. Off by default. */
   admin?: AdminOptions;
-  /** Request bodies over this many bytes get HTTP 413. Default 4 MiB. */
+  /**
+   * Request bodies over this many bytes get HTTP 413, refused before they are parsed. Default:
+   * the runtime's `maxArgumentsBytes` (1 MiB) plus 256 KiB for the rest of the request.
+   */
   maxBodyBytes?: number;
   /**
    * Host names accepted in the Host and Origin headers. Default: when `listen` binds a
@@ -99,8 +116,11 @@ export interface HttpLimits {
   /**
    * Sockets open at once; more are refused at accept. Default 1024. One caller's connections
    * busy with a request are at most half of them (HTTP 429 past that, docs/operations.md).
+   * Above 80% of it, sockets with no request in flight are closed, longest idle first.
    */
   maxConnections?: number;
+  /** Sockets open at once from one remote address; more are closed at once. Default half of `maxConnections`. */
+  maxConnectionsPerAddress?: number;
 }
 
 export const HTTP_DEFAULTS = {
@@ -124,6 +144,35 @@ function applyLimits(server: Server, limits: HttpLimits = {}): void {
 function checkingInterval(limits: HttpLimits = {}): number {
   const headersTimeout = limits.headersTimeoutMs ?? HTTP_DEFAULTS.headersTimeoutMs;
   return Math.min(30_000, Math.max(250, Math.floor(headersTimeout / 4)));
+}
+
+/** The per-address cap and idle closing of `listen`'s sockets (none without a finite cap). */
+function socketGuard(options: TaskServerOptions): SocketGuard | undefined {
+  const maxConnections = options.http?.maxConnections ?? HTTP_DEFAULTS.maxConnections;
+  if (!Number.isFinite(maxConnections) || maxConnections <= 0) return undefined;
+  const maxPerAddress =
+    options.http?.maxConnectionsPerAddress ?? Math.max(1, Math.ceil(maxConnections / 2));
+  return new SocketGuard({
+    maxConnections,
+    maxPerAddress,
+    onRefused: (address, open, more) =>
+      options.logger?.warn('connection refused: its address holds the most sockets it may', {
+        address,
+        open,
+        ...(more > 0 ? { refusedSinceLastLine: more } : {}),
+        hint: 'raise --max-connections-per-address (e.g. behind a reverse proxy)',
+      }),
+  });
+}
+
+function guardedHandler(
+  sockets: SocketGuard,
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    sockets.requestStarted(req, res);
+    handler(req, res);
+  };
 }
 
 type RequestStateVerify = NonNullable<InstanceDeps['requestState']>['verify'];
@@ -267,26 +316,21 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
   };
   const onError = (error: unknown): void =>
     options.logger?.error('request failed', { error: String(error) });
+  const maxBodyBytes = bodyLimit(options);
   const sdkHandler: McpHttpHandler = createMcpHandler(
     (ctx) =>
       buildMcpServer(instanceDeps, {
         wire: wireOfSdkEra(ctx.era),
         principal: principalOf({ http: { authInfo: ctx.authInfo } }),
       }),
-    { maxRequestBodySize: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES },
+    { maxRequestBodySize: maxBodyBytes },
   );
-  const sdk: McpHttpHandler = {
-    ...sdkHandler,
-    fetch: withTaskSupportHints(sdkHandler.fetch, tools),
-  };
-  // Without auth every 2026-07-28 caller is the one anonymous principal, so the SDK's
-  // broadcast reaches only those who can see the resource; with auth it would reach others.
-  const stopListChanges =
-    options.auth === undefined
-      ? onResourceListChanges(options.store, { principal: ANONYMOUS }, () =>
-          sdk.notify.resourcesChanged(),
-        )
-      : undefined;
+  const { sdk, stop: stopListChanges } = handlerForHosts(
+    sdkHandler,
+    tools,
+    options.store,
+    options.auth === undefined,
+  );
   const wire2025Deps: Wire2025Deps = {
     instanceDeps,
     runtime,
@@ -294,11 +338,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     ...(options.logger === undefined ? {} : { logger: options.logger }),
     inFlight: new Set(),
   };
-  const wire2025 = createWire2025Sessions(
-    options.wire2025Sessions,
-    wire2025Deps,
-    options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
-  );
+  const wire2025 = createWire2025Sessions(options.wire2025Sessions, wire2025Deps, maxBodyBytes);
   const debug = options.logger?.debug?.bind(options.logger);
   const requestLog = debug === undefined ? undefined : new RequestLog(debug);
   const httpDeps: HttpDeps = {
@@ -311,7 +351,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     listen: createListenHub(runtime, options.listen),
     sdk,
     path,
-    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    maxBodyBytes,
     auth,
     onError,
     allowedHosts: options.allowedHosts === undefined ? undefined : new Set(options.allowedHosts),
@@ -351,12 +391,14 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
         if (isLoopbackHost(host)) httpDeps.allowedHosts = localHostSet();
         else httpDeps.hostsBySocket = false;
       }
+      const sockets = socketGuard(options);
       http = createServer(
         // The sweep interval is fixed at creation: pick it from the limits.
         { connectionsCheckingInterval: checkingInterval(options.http) },
-        nodeHandler,
+        sockets === undefined ? nodeHandler : guardedHandler(sockets, nodeHandler),
       );
       applyLimits(http, options.http);
+      if (sockets !== undefined) http.on('connection', sockets.admit);
       if (Number.isFinite(http.maxConnections)) {
         httpDeps.connections = new FairBound({ capacity: http.maxConnections });
       }
@@ -380,7 +422,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
         });
       }
       admin?.close();
-      stopListChanges?.();
+      stopListChanges();
       await wire2025?.close();
       await sdk.close();
       await runtime.stop(graceMs);

@@ -54,11 +54,17 @@ export interface HttpDeps extends Wire2026Deps {
   connections?: FairBound | undefined;
 }
 
-const TOO_LARGE = JSON.stringify({
-  jsonrpc: '2.0',
-  id: null,
-  error: { code: RPC.INVALID_REQUEST, message: 'Request body too large' },
-});
+/** Refused before the body is read whole or parsed (its Content-Length, or the bytes so far). */
+function tooLarge(limit: number): string {
+  const message =
+    `Request body too large: this server accepts at most ${limit} bytes ` +
+    '(raise it with taskrail serve --max-body, or maxBodyBytes of createTaskServer)';
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    id: null,
+    error: { code: RPC.INVALID_REQUEST, message },
+  });
+}
 /** Malformed or too deeply nested JSON, refused before any parse on every wire (body.ts). */
 const PARSE_FAILED: Reply = errorReply(null, parseError());
 const NOT_FOUND = JSON.stringify({ error: 'not_found' });
@@ -190,7 +196,9 @@ async function serveHttp<Out>(deps: HttpDeps, sdk: HttpHandler, ex: Exchange<Out
   if (ex.method !== 'POST') return ex.hand(session ?? sdk);
   const body = await ex.readBody(deps.maxBodyBytes);
   if (!body.ok) {
-    return body.reason === 'too-large' ? ex.json(413, TOO_LARGE, true) : ex.json(400, '', true);
+    return body.reason === 'too-large'
+      ? ex.json(413, tooLarge(deps.maxBodyBytes), true)
+      : ex.json(400, '', true);
   }
   ex.note(body.text, auth.principal);
   if (session !== undefined) {

@@ -63,6 +63,32 @@ export async function post2026(url: string, token: string, key: string): Promise
   return answerOf(res);
 }
 
+/** A plain (not task-augmented) 2026-07-28 call: the host waits inline for the result. */
+export async function postPlain2026(url: string, token: string): Promise<CallAnswer> {
+  const meta = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientInfo': { name: 'cap', version: '0' },
+    'io.modelcontextprotocol/clientCapabilities': {},
+  };
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      authorization: `Bearer ${token}`,
+      'mcp-method': 'tools/call',
+      'mcp-name': 'busy',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { ...BUSY, _meta: meta },
+    }),
+  });
+  return answerOf(res);
+}
+
 function headers2025(token: string, session?: string): Record<string, string> {
   return {
     'content-type': 'application/json',

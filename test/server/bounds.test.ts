@@ -50,8 +50,8 @@ async function initialize(url: string, token: string) {
   return { status: res.status, session: res.headers.get('mcp-session-id'), error: body.error };
 }
 
-/** A request on an open session: 404 once the session is gone. */
-async function ping(url: string, token: string, session: string): Promise<number> {
+/** A request on an open session (`ping` unless said): 404 once the session is gone. */
+async function ping(url: string, token: string, session: string, method = 'ping'): Promise<number> {
   const res = await fetch(url, {
     method: 'POST',
     headers: {
@@ -61,7 +61,7 @@ async function ping(url: string, token: string, session: string): Promise<number
       'mcp-session-id': session,
       'mcp-protocol-version': '2025-11-25',
     },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }),
+    body: JSON.stringify({ jsonrpc: '2.0', id: 2, method }),
   });
   await res.text();
   return res.status;
@@ -98,7 +98,8 @@ describe('2025-11-25 session caps', () => {
   it('closes the least recently used idle session to make room', async () => {
     const first = (await initialize(evicting.url, 'tok-a')).session as string;
     const second = (await initialize(evicting.url, 'tok-a')).session as string;
-    assert.equal(await ping(evicting.url, 'tok-a', second), 200, 'second used last');
+    // Work, not a ping: a ping does not renew a session (session-pings.test.ts).
+    assert.equal(await ping(evicting.url, 'tok-a', second, 'tools/list'), 200, 'second used last');
     const third = await initialize(evicting.url, 'tok-a');
     assert.ok(third.session, JSON.stringify(third));
     assert.equal(await ping(evicting.url, 'tok-a', first), 404, 'the oldest idle one was closed');
@@ -151,21 +152,28 @@ describe('socket limits of listen()', () => {
 describe('connection cap of listen()', () => {
   let server: { app: TaskServer; url: string };
   before(async () => {
-    server = await start({}, { maxConnections: 2 });
+    server = await start({}, { maxConnections: 2, maxConnectionsPerAddress: 2 });
   });
   after(async () => server.app.close(500));
 
-  /** A keep-alive socket the server has surely accepted: it answered one request on it. */
-  async function heldSocket(): Promise<Socket> {
+  /**
+   * A socket busy with a request (idle ones are closed near the cap, idle-sockets.test.ts): a
+   * POST whose body never comes. Node answers `Expect: 100-continue` just before it hands the
+   * request on, so the 100 shows the request is in flight.
+   */
+  async function busySocket(token: string): Promise<Socket> {
     const socket = await rawSocket(server.url);
-    const answered = new Promise((resolve) => socket.once('data', resolve));
-    socket.write('GET /nothing HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n');
-    await answered;
+    const continued = new Promise((resolve) => socket.once('data', resolve));
+    socket.write(
+      'POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n' +
+        `Authorization: Bearer ${token}\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n`,
+    );
+    await continued;
     return socket;
   }
 
   it('drops sockets past the cap and accepts again once one closes', async () => {
-    const held = [await heldSocket(), await heldSocket()];
+    const held = [await busySocket('tok-a'), await busySocket('tok-b')];
     const extra = await rawSocket(server.url);
     const done = closed(extra);
     extra.write('GET /nothing HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');

@@ -292,7 +292,9 @@ describe('busy connections of listen(), shared fairly', () => {
   const streams: RawListen[] = [];
   before(async () => {
     // Twelve sockets: room for idle keep-alive ones beside the streams (they count at accept).
-    const options = { listen: { maxSubscriptions: 100 }, http: { maxConnections: 12 } };
+    // Every caller here is 127.0.0.1: the per-address cap (half, by default) is lifted.
+    const http = { maxConnections: 12, maxConnectionsPerAddress: 12 };
+    const options = { listen: { maxSubscriptions: 100 }, http };
     ({ app, url } = await appWith({
       store: new MemoryTaskStore(),
       auth: { tokens: TOKENS },

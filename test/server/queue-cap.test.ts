@@ -17,6 +17,7 @@ import {
   call2025,
   open2025,
   post2026,
+  postPlain2026,
   taskIdIn,
 } from '../helpers/queue-cap-calls.js';
 import { startServing } from '../helpers/taskrail.js';
@@ -100,6 +101,7 @@ for (const store of stores(dir)) {
     it('a create past the cap is refused with 429 and Retry-After on both wires, creating nothing', async () => {
       assertQueueFull(await post2026(url, 'tok-a', 'k-new'), '2026-07-28');
       assertQueueFull(await call2025(url, 'tok-a', session, 'k-new'), '2025-11-25 session');
+      assertQueueFull(await postPlain2026(url, 'tok-a'), '2026-07-28 plain call');
       assert.equal(await tasksOf('alice'), CAP, 'the refused creates made no task');
       assert.equal((await post2026(url, 'tok-b', 'k-bob')).status, 200, 'bob is still served');
     });

@@ -33,6 +33,10 @@ export interface WebSse {
   write(frame: string): boolean;
   /** Ends the body after the frames already written; nothing when already over. */
   close(): void;
+  /** Bytes enqueued and not yet read (0 without `maxBufferedBytes`). */
+  buffered(): number;
+  /** Runs `listener` each time the reader asks for more. */
+  onPull(listener: () => void): void;
 }
 
 /**
@@ -44,6 +48,7 @@ export function webSse(onCancel: () => void, maxBufferedBytes?: number): WebSse 
   const encoder = new TextEncoder();
   let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
   let open = true;
+  const pulled: (() => void)[] = [];
   const strategy =
     maxBufferedBytes === undefined
       ? undefined
@@ -53,7 +58,13 @@ export function webSse(onCancel: () => void, maxBufferedBytes?: number): WebSse 
     onCancel();
   };
   const body = new ReadableStream<Uint8Array>(
-    { start: (c) => void (controller = c), cancel },
+    {
+      start: (c) => void (controller = c),
+      pull: () => {
+        for (const listener of pulled) listener();
+      },
+      cancel,
+    },
     strategy,
   );
   return {
@@ -71,5 +82,8 @@ export function webSse(onCancel: () => void, maxBufferedBytes?: number): WebSse 
       open = false;
       controller?.close();
     },
+    buffered: () =>
+      maxBufferedBytes === undefined ? 0 : maxBufferedBytes - (controller?.desiredSize ?? 0),
+    onPull: (listener) => void pulled.push(listener),
   };
 }

@@ -15,7 +15,17 @@ export interface ListenSink {
   /** Runs once when the stream is over, whoever ended it (us, the client, a broken socket). */
   onClose(listener: () => void): void;
   readonly closed: boolean;
+  /**
+   * The reader is behind: more than LISTEN_HIGH_WATER_BYTES wait unsent. Task notifications are
+   * then held back (the subscription sends each task's latest state once it catches up).
+   */
+  readonly backedUp: boolean;
+  /** Runs `listener` whenever the reader has caught up again (never on a message transport). */
+  onDrain(listener: () => void): void;
 }
+
+/** Unsent bytes past which a stream's task notifications are coalesced instead of queued. */
+export const LISTEN_HIGH_WATER_BYTES = 64 * 1024;
 
 class CloseSignal {
   #closed = false;
@@ -42,11 +52,16 @@ function sseSink(
   close: CloseSignal,
   write: (frame: string) => boolean,
   end: () => void,
+  pressure: { backedUp: () => boolean; onDrain: (listener: () => void) => void },
 ): ListenSink {
   return {
     get closed() {
       return close.closed;
     },
+    get backedUp() {
+      return pressure.backedUp();
+    },
+    onDrain: pressure.onDrain,
     // One JSON-RPC message as one SSE event (JSON.stringify never emits a raw newline).
     send: (message) => write(sseEvent('message', JSON.stringify(message))),
     keepAlive: () => write(sseComment('keep-alive')),
@@ -75,6 +90,10 @@ export function nodeSink(res: ServerResponse, maxBufferedBytes: number): ListenS
     () => {
       if (!close.closed) res.end();
     },
+    {
+      backedUp: () => res.writableLength > Math.min(LISTEN_HIGH_WATER_BYTES, maxBufferedBytes),
+      onDrain: (listener) => void res.on('drain', listener),
+    },
   );
 }
 
@@ -90,7 +109,11 @@ export function webSink(maxBufferedBytes: number): { sink: ListenSink; response:
     sse.close();
     close.fire();
   };
-  const sink = sseSink(close, write, end);
+  const soft = Math.min(LISTEN_HIGH_WATER_BYTES, maxBufferedBytes);
+  const sink = sseSink(close, write, end, {
+    backedUp: () => sse.buffered() > soft,
+    onDrain: (listener) => sse.onPull(() => (sse.buffered() <= soft ? listener() : undefined)),
+  });
   return { sink, response: new Response(sse.body, { status: 200, headers: SSE_HEADERS }) };
 }
 
@@ -111,6 +134,8 @@ export function messageSink(send: (message: object) => void): ListenSink & { clo
       return true;
     },
     keepAlive: () => !close.closed,
+    backedUp: false,
+    onDrain: () => undefined,
     end: () => close.fire(),
     close: () => close.fire(),
     onClose: (listener) => close.add(listener),

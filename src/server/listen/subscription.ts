@@ -46,12 +46,15 @@ export class TaskSubscription {
   readonly #live = new Map<string, number>();
   #held: Map<string, TaskRecord> | undefined = new Map();
   #timer: NodeJS.Timeout | undefined;
+  /** A notification was held back while the reader was behind: catch up when it drains. */
+  #behind = false;
 
   constructor(deps: SubscriptionDeps) {
     this.#deps = deps;
     this.id = deps.request.id;
     this.principal = deps.principal;
     deps.sink.onClose(() => this.#stopTimer());
+    deps.sink.onDrain(() => this.#caughtUp());
   }
 
   get taskIds(): readonly string[] {
@@ -123,7 +126,16 @@ export class TaskSubscription {
     if (!this.#finishWhenDone()) this.#startTimer();
   }
 
+  /**
+   * Sends the task's state, unless the reader is behind: then nothing is queued and the task's
+   * last sent revision stays, so the re-read on drain sends only each task's latest state
+   * (unsent bytes stay near LISTEN_HIGH_WATER_BYTES however often tasks change).
+   */
   #notify(task: TaskRecord): void {
+    if (this.#deps.sink.backedUp) {
+      this.#behind = true;
+      return;
+    }
     const params = { _meta: { [SUBSCRIPTION_ID_META]: this.id }, ...encodeDetailedTask(task) };
     this.#write({ jsonrpc: '2.0', method: TASKS_NOTIFICATION, params });
     if (!isTerminal(task.status)) return void this.#live.set(task.id, task.revision);
@@ -155,6 +167,12 @@ export class TaskSubscription {
   #stopTimer(): void {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
+  }
+
+  #caughtUp(): void {
+    if (!this.#behind) return;
+    this.#behind = false;
+    void this.reread();
   }
 
   /** Keep-alive, and a re-read that repairs any event the store could not deliver. */

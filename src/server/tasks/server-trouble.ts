@@ -105,6 +105,11 @@ export class TroubleReporter {
     return new ServerTroubleError();
   }
 
+  /** A request the client cancelled or hung up on: its caller's doing, not the store's. */
+  clientAborted(method: string): void {
+    this.#logger.debug?.('request aborted by the client', { method });
+  }
+
   /** Rethrows `error`, turned into ServerTroubleError (and logged) when it is store trouble. */
   rethrow(error: unknown, method: string): never {
     if (isStoreTrouble(error)) throw this.report(error, method);

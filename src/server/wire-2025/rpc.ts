@@ -9,9 +9,21 @@ import {
   type TroubleReporter,
 } from '../tasks/server-trouble.js';
 
-/** Errors thrown into the SDK must be ProtocolErrors, or the client only sees "Internal error". */
-export function asProtocolError(error: unknown, trouble?: TroubleReporter): unknown {
+/**
+ * Errors thrown into the SDK must be ProtocolErrors, or the client only sees "Internal error".
+ * `signal`: the request's; once the client has cancelled it, what the work threw is that abort
+ * (its reason may be any value, the cancel notification's text), never store trouble.
+ */
+export function asProtocolError(
+  error: unknown,
+  trouble?: TroubleReporter,
+  signal?: AbortSignal,
+): unknown {
   if (isServerTrouble(error)) return troubleProtocolError();
+  if (signal?.aborted === true) {
+    trouble?.clientAborted('session request');
+    return error;
+  }
   if (trouble !== undefined && isStoreTrouble(error)) {
     trouble.report(error, 'session request');
     return troubleProtocolError();
@@ -36,11 +48,15 @@ export function taskNotFound(): ProtocolError {
   return invalidParams('Failed to retrieve task: Task not found');
 }
 
-export async function rethrowing<T>(work: () => Promise<T>, trouble?: TroubleReporter): Promise<T> {
+export async function rethrowing<T>(
+  work: () => Promise<T>,
+  trouble?: TroubleReporter,
+  signal?: AbortSignal,
+): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    throw asProtocolError(error, trouble);
+    throw asProtocolError(error, trouble, signal);
   }
 }
 

@@ -27,7 +27,7 @@ export interface Wire2025SessionOptions extends SessionLimits {
 
 /** Bounds on 2025-11-25 sessions (each holds an SDK server instance, ~30 KB, in memory). */
 export interface SessionLimits {
-  /** A session with no request for this long is closed. Default 1 hour. */
+  /** A session with no request but `ping` for this long is closed. Default 1 hour. */
   idleMs?: number;
   /**
    * Open sessions at most, all callers together; one caller holds at most half while others
@@ -38,7 +38,7 @@ export interface SessionLimits {
   maxSessionsPerPrincipal?: number;
   /**
    * At a cap, the least recently used session is closed to make room if it has had no request
-   * for this long and none is in progress. Default 1 minute; fresher sessions are kept and the
+   * but `ping` for this long and none is in progress. Default 1 minute; fresher sessions are kept and the
    * new `initialize` is refused instead.
    */
   evictAfterIdleMs?: number;
@@ -61,6 +61,7 @@ interface Session {
   ticket: FairTicket;
   mcp: McpServer;
   transport: WebStandardStreamableHTTPServerTransport;
+  /** When it last did work: any request but `ping` (pings alone leave a session idle). */
   lastSeen: number;
   /** Requests of this session being served now (a busy session is never evicted). */
   busy: number;
@@ -168,14 +169,16 @@ export class Wire2025Sessions {
         headers: { 'content-type': 'application/json' },
       });
     }
-    session.lastSeen = Date.now();
+    // A ping shows the client is there, not that the session is in use: it does not renew it.
+    const work = !isPing(options.parsedBody);
+    if (work) session.lastSeen = Date.now();
     session.busy += 1;
     try {
       const response = await session.transport.handleRequest(request, options);
       return request.method === 'GET' ? openedAtOnce(response) : response;
     } finally {
       session.busy -= 1;
-      session.lastSeen = Date.now();
+      if (work) session.lastSeen = Date.now();
     }
   }
 
@@ -326,6 +329,10 @@ export function createWire2025Sessions(
 ): Wire2025Sessions | undefined {
   if (option === false) return undefined;
   return new Wire2025Sessions(deps, { maxBodyBytes, ...option });
+}
+
+function isPing(parsedBody: unknown): boolean {
+  return isObject(parsedBody) && parsedBody['method'] === 'ping';
 }
 
 const OPENING = new TextEncoder().encode(': stream open\n\n');

@@ -159,7 +159,7 @@ export function registerTaskMethods2025(mcp: McpServer, deps: Wire2025Deps): voi
   };
   for (const [method, handler] of Object.entries(methods)) {
     server.setRequestHandler(method, (request, ctx) =>
-      rethrowing(() => handler(request, ctx), deps.instanceDeps.trouble),
+      rethrowing(() => handler(request, ctx), deps.instanceDeps.trouble, ctx.mcpReq.signal),
     );
   }
 }

@@ -30,6 +30,7 @@ export function toolsCall2025(deps: Wire2025Deps): ToolsCallWrapper {
     rethrowing(
       () => toolsCall(deps, mcp, sdk, request as CallRequest, ctx),
       deps.instanceDeps.trouble,
+      ctx.mcpReq.signal,
     );
 }
 

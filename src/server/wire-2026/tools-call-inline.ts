@@ -8,6 +8,7 @@ import {
   type HeaderReader,
   type IncomingRequest,
   type Wire2026Envelope,
+  type WireError,
 } from '../../protocol/index.js';
 import { normalizeTaskOption } from '../../runtime/tool.js';
 import type { JsonObject } from '../../task/record.js';
@@ -18,6 +19,7 @@ import type { ToolRegistry } from '../tasks/tool-registry.js';
 import { callBehindTheScenes, DEFAULT_INLINE_WAIT_MS } from '../tasks/inline-wait.js';
 import { sdkResultEncoder, type EncodedReply } from '../sdk/encode-result.js';
 import { isServerTrouble, troubleWire } from '../tasks/server-trouble.js';
+import { isQueueFull, queueFullWire } from '../tasks/queue-full.js';
 import { errorReply, type Carrier, type Reply, type Wire2026Deps } from './call.js';
 import type { RegisteredTaskTool } from '../tasks/types.js';
 import { envelopeClientInfo, hostProfile, UNKNOWN_HOST } from '../tasks/host-profiles.js';
@@ -28,7 +30,7 @@ const GONE: Reply = { status: 499, body: '' };
 /** The only `tools/call` params a plain call carries. */
 const PLAIN_PARAMS = new Set(['name', 'arguments', '_meta']);
 
-type Outcome = { result: CallToolResult } | { trouble: true };
+type Outcome = { result: CallToolResult } | { trouble: true } | { refused: WireError };
 
 const encoders = new WeakMap<object, ReturnType<typeof sdkResultEncoder>>();
 
@@ -60,6 +62,8 @@ export async function callInFront(
   const outcome = await runInline(deps, tool, args, { ...caller, inputResponses: {} }, signal);
   if (signal.aborted) return GONE;
   if ('trouble' in outcome) return errorReply(req.id, troubleWire());
+  // The cap's refusal, HTTP 429 with Retry-After as on the task path: no task, nothing ran.
+  if ('refused' in outcome) return errorReply(req.id, outcome.refused);
   const plain = encodePlainResult(outcome.result, deps.serverInfo);
   if (plain !== undefined) return { status: 200, body: sdkResultMessage(req.id, plain) };
   const body = { jsonrpc: '2.0', id: req.id, method: req.method, params: req.params ?? {} };
@@ -86,6 +90,7 @@ async function runInline(
     };
   } catch (error) {
     if (isServerTrouble(error)) return { trouble: true };
+    if (isQueueFull(error)) return { refused: queueFullWire(error) };
     // McpServer answers anything else a tool callback throws as an isError result.
     const text = error instanceof Error ? error.message : String(error);
     return { result: { content: [{ type: 'text', text }], isError: true } };
