@@ -16,6 +16,8 @@ import { anonymousAuth, tokenAuth, type CallerAuth, type TokenMap } from './http
 import { checkResourceUrl, oauthAuth, type OAuthOptions } from './oauth/caller-auth.js';
 import { createFetchHandler, createNodeHandler, type HttpDeps } from './http.js';
 import { buildMcpServer, type InstanceDeps } from './sdk/mcp-server.js';
+import { DEFAULT_MAX_READ_CHARS } from './sdk/task-resources.js';
+import { handlerForHosts } from './sdk/task-support-hint.js';
 import { createListenHub, DEFAULT_LISTEN_OPTIONS, type ListenOptions } from './listen/index.js';
 import type { Wire2025Deps } from './wire-2025/deps.js';
 import { createWire2025Sessions, type Wire2025SessionsOption } from './wire-2025/sessions.js';
@@ -91,11 +93,16 @@ export interface TaskServerOptions {
    */
   inlineWaitMs?: number;
   /**
-   * Results with more text are handed out shortened, the whole text readable in pages as
-   * `taskrail://tasks/ID/result`; one `resources/read` returns at most this many characters.
-   * Default 40,000. (The runtime's `maxResultChars`, which shortens, defaults to the same.)
+   * Results with more text are handed out shortened, the whole text readable as
+   * `taskrail://tasks/ID/result`. Default 40,000. (The runtime's `maxResultChars`, which
+   * shortens, defaults to the same.)
    */
   maxResultChars?: number;
+  /**
+   * One `resources/read` of a task text returns at most this many characters; a read without
+   * `?offset=&length=` returns the whole text up to it. Default 8,388,608.
+   */
+  maxReadChars?: number;
   /** Socket limits of the server `listen` starts (not used by `fetch` / `nodeHandler`). */
   http?: HttpLimits;
 }
@@ -302,22 +309,29 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     fallbackTools: options.fallbackTools === true,
     trouble,
     ...(options.inlineWaitMs === undefined ? {} : { inlineWaitMs: options.inlineWaitMs }),
+    maxResultChars: options.maxResultChars ?? options.runtime?.maxResultChars ?? 40_000,
     resources: {
       runtime: face,
       store: options.store,
-      maxChars: options.maxResultChars ?? options.runtime?.maxResultChars ?? 40_000,
+      maxReadChars: options.maxReadChars ?? DEFAULT_MAX_READ_CHARS,
     },
   };
   const onError = (error: unknown): void =>
     options.logger?.error('request failed', { error: String(error) });
   const maxBodyBytes = bodyLimit(options);
-  const sdk: McpHttpHandler = createMcpHandler(
+  const sdkHandler: McpHttpHandler = createMcpHandler(
     (ctx) =>
       buildMcpServer(instanceDeps, {
         wire: wireOfSdkEra(ctx.era),
         principal: principalOf({ http: { authInfo: ctx.authInfo } }),
       }),
     { maxRequestBodySize: maxBodyBytes },
+  );
+  const { sdk, stop: stopListChanges } = handlerForHosts(
+    sdkHandler,
+    tools,
+    options.store,
+    options.auth === undefined,
   );
   const wire2025Deps: Wire2025Deps = {
     instanceDeps,
@@ -410,6 +424,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
         });
       }
       admin?.close();
+      stopListChanges();
       await wire2025?.close();
       await sdk.close();
       await runtime.stop(graceMs);
@@ -418,4 +433,4 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
   return server;
 }
 
-export { ANONYMOUS, DEFAULT_LISTEN_OPTIONS };
+export { ANONYMOUS, DEFAULT_LISTEN_OPTIONS, DEFAULT_MAX_READ_CHARS };

@@ -19,11 +19,14 @@ import { taskUriParts } from '../tasks/task-uri.js';
 export interface TaskResourceDeps {
   runtime: () => TaskRuntimePort;
   store: TaskStore;
-  /** The most characters one read returns (`--max-result-chars`). */
-  maxChars: number;
+  /** The most characters one read returns (`--max-read-chars`); a bare read over it says how to read on. */
+  maxReadChars: number;
   /** The session of a server that serves one session without an id (stdio's). */
   session?: string | undefined;
 }
+
+/** Default `--max-read-chars`: a bare read of a result returns the whole text up to this. */
+export const DEFAULT_MAX_READ_CHARS = 8 * 1024 * 1024;
 
 const MIME: Record<TaskTextKind, string> = {
   result: 'text/plain',
@@ -52,6 +55,8 @@ export interface ParsedUri {
   kind: TaskTextKind;
   offset: number;
   length: number;
+  /** No offset or length asked: the whole text (up to the read bound). */
+  bare: boolean;
 }
 
 function whole(name: string, raw: string | null, fallback: number): number {
@@ -72,7 +77,8 @@ export function parseUri(uri: string, maxChars: number): ParsedUri | undefined {
   const query = new URLSearchParams(parts.query);
   const offset = whole('offset', query.get('offset'), 0);
   const length = Math.min(maxChars, whole('length', query.get('length'), maxChars));
-  return { taskId: parts.taskId, kind: parts.kind, offset, length };
+  const bare = !query.has('offset') && !query.has('length');
+  return { taskId: parts.taskId, kind: parts.kind, offset, length, bare };
 }
 
 /** A text held in memory (a result small enough to stay in the record) as the store gives it. */
@@ -80,10 +86,11 @@ function inMemory(text: string): StoredText {
   return { chunks: text === '' ? [] : [{ start: 0, text }], end: text.length, dropped: 0 };
 }
 
-async function readSlice(
-  deps: TaskResourceDeps,
+/** The slice of one of `task`'s texts (owner checks are the caller's), or undefined when gone. */
+export async function readSlice(
+  deps: Pick<TaskResourceDeps, 'store'>,
   task: TaskRecord,
-  { kind, offset, length }: ParsedUri,
+  { kind, offset, length }: Pick<ParsedUri, 'kind' | 'offset' | 'length'>,
 ): Promise<TextSlice | undefined> {
   if (kind === 'output' || keptApart(task.result, kind) !== undefined) {
     const range = readRange(offset, length);
@@ -119,8 +126,20 @@ export function callersTask(
   return deps.runtime().getTask(taskId, principalOf(ctx));
 }
 
+/**
+ * The line ending a bare read of a text longer than the read bound: hosts that read a URI only
+ * as listed get everything up to the bound, and a model that can page is told how to go on.
+ */
+function readOnLine(parsed: ParsedUri, next: number, total: number, max: number): string {
+  const uri = `taskrail://tasks/${encodeURIComponent(parsed.taskId)}/${parsed.kind}`;
+  return (
+    `\n[This read stops at character ${next} of ${total} (the server's --max-read-chars is ` +
+    `${max}). Read on with ${uri}?offset=${next}&length=${max}.]`
+  );
+}
+
 async function read(deps: TaskResourceDeps, uri: string, ctx: ServerContext) {
-  const parsed = parseUri(uri, deps.maxChars);
+  const parsed = parseUri(uri, deps.maxReadChars);
   if (parsed === undefined) return undefined;
   const task = await callersTask(deps, parsed.taskId, ctx);
   // Another principal's task is answered exactly as a task that never existed.
@@ -133,15 +152,18 @@ async function read(deps: TaskResourceDeps, uri: string, ctx: ServerContext) {
       ? slice.text
       : marker + slice.text.slice(0, Math.max(0, parsed.length - marker.length));
   const shown = text.length - marker.length;
+  const next = slice.start + shown;
+  const readOn =
+    parsed.bare && next < slice.end ? readOnLine(parsed, next, slice.end, deps.maxReadChars) : '';
   return {
     contents: [
       {
         uri,
         mimeType: MIME[parsed.kind],
-        text,
+        text: text + readOn,
         _meta: {
           'taskrail/offset': slice.start,
-          'taskrail/nextOffset': slice.start + shown,
+          'taskrail/nextOffset': next,
           'taskrail/total': slice.end,
           'taskrail/dropped': slice.dropped,
           'taskrail/status': task.status,

@@ -10,8 +10,8 @@ import {
   encodeCreateTaskResult,
   isObject,
   missingTasksCapability,
-  withStructuredText,
 } from '../../protocol/index.js';
+import { NO_FIT, presentFor, type HostFit } from '../tasks/host-fit.js';
 import { normalizeTaskOption } from '../../runtime/tool.js';
 import type { InputRequest, JsonObject } from '../../task/record.js';
 import { connectionOfAuthInfo, envelopeCapabilities, principalOf } from '../tasks/principal.js';
@@ -50,13 +50,18 @@ export interface ToolCallSettings {
   inlineWaitMs?: number;
   /** The session of a connection whose requests name none (stdio's 2025-11-25 session). */
   session?: string | undefined;
+  /** The calling host's profile, and how its results are fitted to it (default: any host). */
+  fit?: HostFit;
+  /** A 2025 session's capabilities from `initialize` (a 2026-07-28 request carries its own). */
+  sessionCapabilities?: unknown;
 }
 
 /**
  * One `tools/call` of a taskrail tool: a task when the tool may run as one and THIS request
  * declares the extension; a durable task behind the scenes with an inline wait when it does not;
  * a synchronous run for forbidden tools (MRTR rounds become InputRequired results). Whatever
- * the path, a structured result also carries its JSON as text.
+ * the path, the result is in the host's form (a structured result also carries its JSON as
+ * text, unless the host is known to show structuredContent).
  */
 export async function callTaskTool(
   runtime: TaskRuntimePort,
@@ -65,7 +70,8 @@ export async function callTaskTool(
   ctx: ServerContext,
   options: ToolCallSettings = {},
 ): Promise<CallOutcome> {
-  return withStructuredText(await routeCall(runtime, tool, args, ctx, options));
+  const fit = options.fit ?? NO_FIT;
+  return presentFor(fit.profile, await routeCall(runtime, tool, args, ctx, options));
 }
 
 async function routeCall(
@@ -93,12 +99,17 @@ async function callOnce(
   options: ToolCallSettings,
 ): Promise<CallOutcome> {
   const settings = normalizeTaskOption(tool.config.task);
-  const caps = clientCapabilities(ctx);
   const wire2026 = ctx.mcpReq.envelope !== undefined;
+  const session = options.sessionCapabilities;
+  const caps = wire2026 ? clientCapabilities(ctx) : isObject(session) ? session : {};
   const principal = principalOf(ctx);
   const connection = connectionOfAuthInfo(ctx.http?.authInfo);
   const inputResponses = objectResponses(ctx.mcpReq.inputResponses);
-  if (settings.mode !== 'forbidden' && wire2026 && declaresTasks(caps)) {
+  const fit = options.fit ?? NO_FIT;
+  // A host that follows only `required` tools as tasks (Copilot --experimental) cannot read a
+  // CreateTaskResult for an optional one: that call is answered as for a host without tasks.
+  const asTask = settings.mode === 'required' || fit.profile.tasksOnlyWhenRequired !== true;
+  if (settings.mode !== 'forbidden' && wire2026 && declaresTasks(caps) && asTask) {
     const pre = { principal, inputResponses, clientCapabilities: caps, connection };
     return createTask(runtime, tool, args, pre, ctx.mcpReq._meta);
   }
@@ -117,7 +128,12 @@ async function callOnce(
       session,
       connection,
     };
-    const wait = { fallbackTools, inlineWaitMs: options.inlineWaitMs ?? DEFAULT_INLINE_WAIT_MS };
+    const wait = {
+      fallbackTools,
+      inlineWaitMs: options.inlineWaitMs ?? DEFAULT_INLINE_WAIT_MS,
+      fit,
+      keepsStructured: tool.config.outputSchema !== undefined,
+    };
     return callBehindTheScenes(runtime, tool, args, caller, inlineRequestOf(ctx), wait);
   }
   const outcome = await runtime.runInline({

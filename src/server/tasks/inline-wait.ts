@@ -11,16 +11,20 @@ import { isTerminal } from '../../task/status.js';
 import { taskCreationInput } from './create-input.js';
 import type { TaskRuntimePort } from './runtime-port.js';
 import { endedWithoutResult, taskHandle } from './task-handle.js';
+import { NO_FIT, resultForHost, type HostFit } from './host-fit.js';
 import type { RegisteredTaskTool } from './types.js';
 
-/** Below the 60 s after which common hosts (Claude Code `-p`, many SDK clients) give up. */
-export const DEFAULT_INLINE_WAIT_MS = 45_000;
+export { DEFAULT_INLINE_WAIT_MS } from './host-profiles.js';
 
 export interface InlineWaitSettings {
   /** How long a call waits for its task before handing back (or, without fallback tools, on). */
   inlineWaitMs: number;
   /** Past the wait, answer with a handle naming the task and `task_result`. */
   fallbackTools: boolean;
+  /** The host's profile and how a result is fitted to it (default: as stored, for any host). */
+  fit?: HostFit;
+  /** The tool declares an outputSchema: its structuredContent is handed out whole. */
+  keepsStructured?: boolean;
 }
 
 export interface InlineCaller {
@@ -110,17 +114,25 @@ export async function followInline(
     });
     known = false;
     if (latest === undefined) return noSuchTask(task.id);
-    if (isTerminal(latest.status)) return finalResult(latest);
+    if (isTerminal(latest.status)) return finalResult(latest, settings);
     if (latest.status === 'input_required') return askOrHandOver(latest, caller, settings);
-    if (settings.fallbackTools || signal.aborted) return taskHandle(latest, settings.inlineWaitMs);
+    if (settings.fallbackTools || signal.aborted) return handleFor(latest, settings);
   }
 }
 
-function finalResult(task: TaskRecord): CallToolResult {
+function handleFor(task: TaskRecord, settings: InlineWaitSettings): CallToolResult {
+  return taskHandle(task, settings.inlineWaitMs, (settings.fit ?? NO_FIT).profile.view);
+}
+
+/** A task's final result as its host should see it (fitted to its cut-off). */
+export async function finalResult(
+  task: TaskRecord,
+  settings: Pick<InlineWaitSettings, 'fit' | 'keepsStructured'>,
+): Promise<CallToolResult> {
   if (task.status === 'completed') {
     const result = { ...(task.result ?? {}) } as CallToolResult;
     if (!Array.isArray(result.content)) result.content = [];
-    return result;
+    return resultForHost(task, result, settings.fit ?? NO_FIT, settings.keepsStructured === true);
   }
   return endedWithoutResult(task);
 }
@@ -131,7 +143,9 @@ function askOrHandOver(
   settings: InlineWaitSettings,
 ): CallToolResult {
   const pending = pendingInputRequests(task);
-  if (!caller.wire2026 || canAnswer(caller.clientCapabilities, Object.values(pending))) {
+  // Asked over the request (MRTR on 2026-07-28, real requests on a 2025 session) only when the
+  // host declared it can answer; else the handle, whose task_answer the model can call.
+  if (canAnswer(caller.clientCapabilities, Object.values(pending))) {
     const keyed = Object.fromEntries(
       Object.entries(pending).map(([key, request]) => [
         `${task.id}${KEY_SEPARATOR}${key}`,
@@ -140,8 +154,8 @@ function askOrHandOver(
     );
     return ask(keyed);
   }
-  if (settings.fallbackTools) return taskHandle(task, settings.inlineWaitMs);
-  const handle = taskHandle(task, settings.inlineWaitMs);
+  if (settings.fallbackTools) return handleFor(task, settings);
+  const handle = handleFor(task, settings);
   return {
     ...handle,
     content: [

@@ -22,6 +22,7 @@ import { isServerTrouble, troubleWire } from '../tasks/server-trouble.js';
 import { isQueueFull, queueFullWire } from '../tasks/queue-full.js';
 import { errorReply, type Carrier, type Reply, type Wire2026Deps } from './call.js';
 import type { RegisteredTaskTool } from '../tasks/types.js';
+import { envelopeClientInfo, hostProfile, UNKNOWN_HOST } from '../tasks/host-profiles.js';
 
 /** What the SDK path answers a caller that went away: nothing it can read. */
 const GONE: Reply = { status: 499, body: '' };
@@ -39,7 +40,7 @@ const encoders = new WeakMap<object, ReturnType<typeof sdkResultEncoder>>();
  * (tasks/inline-wait.ts); only the request checks and the encoding of the answer are done here.
  * Whatever the SDK might answer differently (a `progressToken`, which needs an SSE answer; MRTR
  * retries; `beforeTask`; `Mcp-Param-*` headers; arguments its schema refuses; envelope or header
- * errors) returns undefined and goes to the SDK unchanged. A result the front cannot encode
+ * errors, a known host) returns undefined and goes to the SDK unchanged. A result the front cannot encode
  * byte for byte as the SDK does is encoded by the SDK (sdk/encode-result.ts).
  */
 export async function callInFront(
@@ -117,6 +118,8 @@ function plainSyncTool(
   if (!isObject(params) || typeof params['name'] !== 'string') return undefined;
   const meta = metaOf(params);
   if (declaresTasks(meta?.[META.clientCapabilities])) return undefined;
+  // A known host's inline wait and result form are the SDK path's (sdk/host-of.ts).
+  if (hostProfile(envelopeClientInfo(meta)) !== UNKNOWN_HOST) return undefined;
   // A progressToken asks for notifications/progress: the SDK answers those over SSE.
   if (meta !== undefined && 'progressToken' in meta) return undefined;
   for (const key in params) if (!PLAIN_PARAMS.has(key)) return undefined;
