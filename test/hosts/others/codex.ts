@@ -5,7 +5,7 @@ import { cleanEnv, hostUnavailable, ROOT, runHost, tempHome, type HostRun } from
 export const CODEX_VERSION = '0.171.0';
 export const CODEX = join(ROOT, '.hosts/codex/node_modules/.bin/codex');
 /** A model in Codex's catalogue: tools behind `tool_search`, results kept whole to ~48,000. */
-export const CODEX_MODEL = "gpt-5.5";
+export const CODEX_MODEL = 'gpt-5.5';
 
 export const codexUnavailable = (): string | undefined => hostUnavailable('codex', CODEX);
 

@@ -43,7 +43,11 @@ export async function runGemini(
     mkdirSync(work);
     writeFileSync(join(home.path, '.gemini/settings.json'), JSON.stringify(settings(serverUrl)));
     const args = ['-p', 'Use the taskrail tools.', '--output-format', 'json'];
-    return await runHost(GEMINI, args, { cwd: work, env: geminiEnv(home.path, modelUrl), timeoutMs });
+    return await runHost(GEMINI, args, {
+      cwd: work,
+      env: geminiEnv(home.path, modelUrl),
+      timeoutMs,
+    });
   } finally {
     home.remove();
   }

@@ -1,5 +1,12 @@
 import type { ServerResponse } from 'node:http';
-import { sendJson, sseHead, type Exchange, type Json, type Step, type Vendor } from './scripted-model.js';
+import {
+  sendJson,
+  sseHead,
+  type Exchange,
+  type Json,
+  type Step,
+  type Vendor,
+} from './scripted-model.js';
 
 /**
  * The Gemini API (`models/M:generateContent`, `models/M:streamGenerateContent?alt=sse`), as
@@ -20,7 +27,8 @@ export const geminiApi: Vendor = {
     return { main: offered.length > 0, history: historyOf(contents), offered };
   },
   answer(res, url, step) {
-    const part = 'text' in step ? { text: step.text } : { functionCall: { name: step.tool, args: step.args } };
+    const part =
+      'text' in step ? { text: step.text } : { functionCall: { name: step.tool, args: step.args } };
     const chunk = {
       candidates: [{ content: { role: 'model', parts: [part] }, finishReason: 'STOP', index: 0 }],
       usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 },
@@ -33,7 +41,9 @@ export const geminiApi: Vendor = {
   other(res, url, body) {
     if (!/:(stream)?[gG]enerateContent/.test(url)) {
       if (url.includes('countTokens')) return sendJson(res, 200, { totalTokens: 10 });
-      return sendJson(res, 404, { error: { code: 404, message: `no ${url} here`, status: 'NOT_FOUND' } });
+      return sendJson(res, 404, {
+        error: { code: 404, message: `no ${url} here`, status: 'NOT_FOUND' },
+      });
     }
     const config = (body['generationConfig'] ?? {}) as Json;
     const schema = (config['responseJsonSchema'] ?? config['responseSchema']) as Json | undefined;
@@ -48,7 +58,9 @@ function valueFor(schema: Json): unknown {
   const type = String(schema['type'] ?? 'object').toLowerCase();
   if (type === 'object') {
     const properties = (schema['properties'] ?? {}) as Record<string, Json>;
-    return Object.fromEntries(Object.entries(properties).map(([key, inner]) => [key, valueFor(inner)]));
+    return Object.fromEntries(
+      Object.entries(properties).map(([key, inner]) => [key, valueFor(inner)]),
+    );
   }
   if (type === 'array') return [];
   if (type === 'boolean') return false;
@@ -65,7 +77,11 @@ function historyOf(contents: Json[]): Exchange[] {
       const call = part['functionCall'] as Json | undefined;
       const response = part['functionResponse'] as Json | undefined;
       if (call !== undefined) {
-        const exchange = { tool: String(call['name']), args: (call['args'] ?? {}) as Json, seen: '' };
+        const exchange = {
+          tool: String(call['name']),
+          args: (call['args'] ?? {}) as Json,
+          seen: '',
+        };
         history.push(exchange);
         pending.push(exchange);
       } else if (response !== undefined) {
@@ -74,7 +90,8 @@ function historyOf(contents: Json[]): Exchange[] {
       } else if (typeof part['text'] === 'string' && content['role'] === 'user') {
         // Extra parts after a function response (e.g. resource text) reach the model too.
         const last = history.at(-1);
-        if (last !== undefined && last.seen !== '' && pending.length === 0) last.seen += part['text'];
+        if (last !== undefined && last.seen !== '' && pending.length === 0)
+          last.seen += part['text'];
       }
     }
   }

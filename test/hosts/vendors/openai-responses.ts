@@ -100,7 +100,8 @@ function offeredTools(tools: unknown): string[] {
   for (const tool of tools as Json[]) {
     const nested = tool['tools'];
     if (Array.isArray(nested)) {
-      for (const inner of nested as Json[]) names.push(`${String(tool['name'])}.${String(inner['name'])}`);
+      for (const inner of nested as Json[])
+        names.push(`${String(tool['name'])}.${String(inner['name'])}`);
     } else names.push(String(tool['name'] ?? tool['type']));
   }
   return names;

@@ -79,7 +79,8 @@ export class ScriptedModel {
     for (const exchange of this.history) {
       lines.push(`model calls ${exchange.tool} ${JSON.stringify(exchange.args)}`);
       const seen = exchange.seen;
-      const cut = seen.length > preview ? `${seen.slice(0, preview)}… (${seen.length} chars)` : seen;
+      const cut =
+        seen.length > preview ? `${seen.slice(0, preview)}… (${seen.length} chars)` : seen;
       lines.push(`model sees  ${cut.replace(/\n/g, '\n            ')}`);
     }
     const last = this.steps.at(-1);
