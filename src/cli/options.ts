@@ -148,3 +148,13 @@ export function parseResultChars(value: string): number {
     );
   return count;
 }
+
+/** `--max-read-chars`: a whole number of characters, at least `MIN_RESULT_CHARS`. */
+export function parseReadChars(value: string): number {
+  const count = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(count) || count < MIN_RESULT_CHARS)
+    throw new InvalidArgumentError(
+      `must be a whole number of characters, at least ${MIN_RESULT_CHARS} (default 8388608)`,
+    );
+  return count;
+}

@@ -12,6 +12,7 @@ import { DEFAULT_MAX_QUEUED_PER_PRINCIPAL } from '../runtime/queue-cap.js';
 import {
   createTaskServer,
   DEFAULT_LISTEN_OPTIONS,
+  DEFAULT_MAX_READ_CHARS,
   HTTP_DEFAULTS,
   type TaskServer,
 } from '../server/app.js';
@@ -31,6 +32,7 @@ import {
   parsePort,
   parseSeconds,
   parseSize,
+  parseReadChars,
   parseResultChars,
 } from './options.js';
 import { addAuthOptions, resolveAuth, type AuthFlags } from './serve-auth.js';
@@ -59,10 +61,11 @@ export interface ServeOptions extends AuthFlags {
   sessionIdle?: number;
   maxWaitingResults?: number;
   maxStreams?: number;
-  inlineWait: number;
+  inlineWait?: number;
   concurrency?: number;
   maxQueuedPerPrincipal?: number;
   maxResultChars: number;
+  maxReadChars: number;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
@@ -110,13 +113,16 @@ export function addServeOptions(command: Command): Command {
     .option('--stdio', 'speak MCP over standard input/output instead of HTTP')
     .option(
       '--fallback-tools',
-      'for hosts without tasks: past the inline wait a task id instead of a time-out; adds task_status, task_result, task_cancel',
+      'for hosts without tasks: past the inline wait a task id instead of a time-out; lists task_status, task_result, task_cancel to them (the default)',
+    )
+    .option(
+      '--no-fallback-tools',
+      'no task_* tools: a host without tasks waits for the result (or its own time-out), and task-required tools refuse it',
     )
     .option(
       '--inline-wait <duration>',
-      'how long a call from a host without tasks waits for its result (e.g. 45s, 1500ms)',
+      "how long a call from a host without tasks waits for its result (e.g. 45s, 1500ms; default 45s, or less than a known host's time-out)",
       parseDuration,
-      45_000,
     )
     .option(
       '--concurrency <n>',
@@ -133,6 +139,12 @@ export function addServeOptions(command: Command): Command {
       'results with more text are kept whole and handed out shortened, with a link to read the rest',
       parseResultChars,
       40_000,
+    )
+    .option(
+      '--max-read-chars <n>',
+      'the most characters one resources/read returns; a read without ?offset=&length= returns the whole text up to it',
+      parseReadChars,
+      DEFAULT_MAX_READ_CHARS,
     )
     .option(
       '--max-connections <n>',
@@ -232,7 +244,8 @@ export async function serve(
       maxResultChars: options.maxResultChars,
     },
     maxResultChars: options.maxResultChars,
-    fallbackTools: options.fallbackTools === true,
+    maxReadChars: options.maxReadChars,
+    fallbackTools: options.fallbackTools !== false,
     http: defined({
       maxConnections: options.maxConnections,
       headersTimeoutMs: options.headersTimeout,
@@ -246,7 +259,7 @@ export async function serve(
       maxWaitingResults: options.maxWaitingResults,
     }),
     listen: defined({ maxSubscriptions: options.maxStreams }),
-    inlineWaitMs: options.inlineWait,
+    ...defined({ inlineWaitMs: options.inlineWait }),
   });
   let fleet;
   let installed;

@@ -32,7 +32,7 @@ function bigStructuredJson(result: ToolResult, maxChars: number): string | undef
 }
 
 /** The result without the text block that only repeats `json` (the spec's structured copy). */
-function withoutJsonCopy(result: ToolResult, json: string): ToolResult {
+export function withoutJsonCopy(result: ToolResult, json: string): ToolResult {
   if (!Array.isArray(result.content)) return result;
   return { ...result, content: result.content.filter((b) => !(isTextBlock(b) && b.text === json)) };
 }

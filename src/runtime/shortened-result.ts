@@ -41,18 +41,25 @@ function linkTo(taskId: string, kind: KeptApartKind, bytes: number): JsonObject 
   };
 }
 
-function pagingHint(uri: string, offset: number, maxChars: number): string {
+/**
+ * How to read on, both ways: a host with a resource tool reads the URI (Codex, Claude Code,
+ * Gemini CLI); one without (Copilot CLI) calls the fallback `task_result` with an offset.
+ */
+function pagingHint(taskId: string, kind: KeptApartKind, offset: number, maxChars: number): string {
+  const uri = `taskrail://tasks/${taskId}/${kind}`;
+  const part = kind === 'structured' ? ', "part": "structured"' : '';
   return (
     `with the MCP resource ${uri}?offset=${offset}&length=${maxChars} ` +
-    `(offset and length count characters; raise offset by length for each further page).]\n`
+    `(offset and length count characters; raise offset by length for each further page), ` +
+    `or, without a resource tool, with the tool task_result ` +
+    `{"taskId": "${taskId}", "offset": ${offset}${part}}.]\n`
   );
 }
 
 function structuredNotice(taskId: string, json: string, maxChars: number): string {
-  const uri = `taskrail://tasks/${taskId}/structured`;
   return (
     `${STRUCTURED_NOTICE_START} its JSON has ${json.length} characters. ` +
-    `Read it ${pagingHint(uri, 0, maxChars)}`
+    `Read it ${pagingHint(taskId, 'structured', 0, maxChars)}`
   );
 }
 
@@ -64,10 +71,9 @@ export function structuredOverhead(taskId: string, json: string, maxChars: numbe
 
 /** The text block saying the text was shortened, with as much of the text as fits in `room`. */
 function shortenedText(taskId: string, whole: string, room: number, maxChars: number): string {
-  const uri = `taskrail://tasks/${taskId}/result`;
   const notice = (shown: number) =>
     `[This result was shortened: it has ${whole.length} characters and only the first ${shown} ` +
-    `follow. Read the rest ${pagingHint(uri, shown, maxChars)}`;
+    `follow. Read the rest ${pagingHint(taskId, 'result', shown, maxChars)}`;
   let shown = Math.max(0, Math.min(whole.length, room - notice(whole.length).length));
   if (splitsPair(whole, shown)) shown -= 1;
   return notice(shown) + whole.slice(0, shown);

@@ -16,6 +16,7 @@ import { anonymousAuth, tokenAuth, type CallerAuth, type TokenMap } from './http
 import { checkResourceUrl, oauthAuth, type OAuthOptions } from './oauth/caller-auth.js';
 import { createFetchHandler, createNodeHandler, type HttpDeps } from './http.js';
 import { buildMcpServer, type InstanceDeps } from './sdk/mcp-server.js';
+import { DEFAULT_MAX_READ_CHARS } from './sdk/task-resources.js';
 import { createListenHub, DEFAULT_LISTEN_OPTIONS, type ListenOptions } from './listen/index.js';
 import type { Wire2025Deps } from './wire-2025/deps.js';
 import { createWire2025Sessions, type Wire2025SessionsOption } from './wire-2025/sessions.js';
@@ -71,11 +72,16 @@ export interface TaskServerOptions {
    */
   inlineWaitMs?: number;
   /**
-   * Results with more text are handed out shortened, the whole text readable in pages as
-   * `taskrail://tasks/ID/result`; one `resources/read` returns at most this many characters.
-   * Default 40,000. (The runtime's `maxResultChars`, which shortens, defaults to the same.)
+   * Results with more text are handed out shortened, the whole text readable as
+   * `taskrail://tasks/ID/result`. Default 40,000. (The runtime's `maxResultChars`, which
+   * shortens, defaults to the same.)
    */
   maxResultChars?: number;
+  /**
+   * One `resources/read` of a task text returns at most this many characters; a read without
+   * `?offset=&length=` returns the whole text up to it. Default 8,388,608.
+   */
+  maxReadChars?: number;
   /** Socket limits of the server `listen` starts (not used by `fetch` / `nodeHandler`). */
   http?: HttpLimits;
 }
@@ -245,7 +251,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     resources: {
       runtime: face,
       store: options.store,
-      maxChars: options.maxResultChars ?? options.runtime?.maxResultChars ?? 40_000,
+      maxReadChars: options.maxReadChars ?? DEFAULT_MAX_READ_CHARS,
     },
   };
   const onError = (error: unknown): void =>
@@ -358,4 +364,4 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
   return server;
 }
 
-export { ANONYMOUS, DEFAULT_LISTEN_OPTIONS };
+export { ANONYMOUS, DEFAULT_LISTEN_OPTIONS, DEFAULT_MAX_READ_CHARS };

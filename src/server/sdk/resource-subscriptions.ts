@@ -23,7 +23,7 @@ export function registerResourceSubscriptions(mcp: McpServer, deps: TaskResource
   const subscriptions = new Map<string, () => void>();
   const subscribe: Handler = async (request, ctx) => {
     const uri = String(request.params?.['uri'] ?? '');
-    const parsed = parseUri(uri, deps.maxChars);
+    const parsed = parseUri(uri, deps.maxReadChars);
     if (parsed === undefined) throw new ResourceNotFoundError(uri);
     const task = await callersTask(deps, parsed.taskId, ctx);
     if (task === undefined) throw new ResourceNotFoundError(uri);

@@ -18,9 +18,12 @@ import { CALL_SESSION_META, SESSION_META, taskUriParts } from '../tasks/task-uri
 export interface TaskResourceDeps {
   runtime: () => TaskRuntimePort;
   store: TaskStore;
-  /** The most characters one read returns (`--max-result-chars`). */
-  maxChars: number;
+  /** The most characters one read returns (`--max-read-chars`); a bare read over it says how to read on. */
+  maxReadChars: number;
 }
+
+/** Default `--max-read-chars`: a bare read of a result returns the whole text up to this. */
+export const DEFAULT_MAX_READ_CHARS = 8 * 1024 * 1024;
 
 const MIME: Record<TaskTextKind, string> = {
   result: 'text/plain',
@@ -49,6 +52,8 @@ export interface ParsedUri {
   kind: TaskTextKind;
   offset: number;
   length: number;
+  /** No offset or length asked: the whole text (up to the read bound). */
+  bare: boolean;
 }
 
 function whole(name: string, raw: string | null, fallback: number): number {
@@ -69,7 +74,8 @@ export function parseUri(uri: string, maxChars: number): ParsedUri | undefined {
   const query = new URLSearchParams(parts.query);
   const offset = whole('offset', query.get('offset'), 0);
   const length = Math.min(maxChars, whole('length', query.get('length'), maxChars));
-  return { taskId: parts.taskId, kind: parts.kind, offset, length };
+  const bare = !query.has('offset') && !query.has('length');
+  return { taskId: parts.taskId, kind: parts.kind, offset, length, bare };
 }
 
 /** A text held in memory (a result small enough to stay in the record) as the store gives it. */
@@ -120,8 +126,20 @@ export async function callersTask(
   return task !== undefined && seenBy(task, ctx) ? task : undefined;
 }
 
+/**
+ * The line ending a bare read of a text longer than the read bound: hosts that read a URI only
+ * as listed get everything up to the bound, and a model that can page is told how to go on.
+ */
+function readOnLine(parsed: ParsedUri, next: number, total: number, max: number): string {
+  const uri = `taskrail://tasks/${encodeURIComponent(parsed.taskId)}/${parsed.kind}`;
+  return (
+    `\n[This read stops at character ${next} of ${total} (the server's --max-read-chars is ` +
+    `${max}). Read on with ${uri}?offset=${next}&length=${max}.]`
+  );
+}
+
 async function read(deps: TaskResourceDeps, uri: string, ctx: ServerContext) {
-  const parsed = parseUri(uri, deps.maxChars);
+  const parsed = parseUri(uri, deps.maxReadChars);
   if (parsed === undefined) return undefined;
   const task = await callersTask(deps, parsed.taskId, ctx);
   // Another principal's task is answered exactly as a task that never existed.
@@ -134,15 +152,18 @@ async function read(deps: TaskResourceDeps, uri: string, ctx: ServerContext) {
       ? slice.text
       : marker + slice.text.slice(0, Math.max(0, parsed.length - marker.length));
   const shown = text.length - marker.length;
+  const next = slice.start + shown;
+  const readOn =
+    parsed.bare && next < slice.end ? readOnLine(parsed, next, slice.end, deps.maxReadChars) : '';
   return {
     contents: [
       {
         uri,
         mimeType: MIME[parsed.kind],
-        text,
+        text: text + readOn,
         _meta: {
           'taskrail/offset': slice.start,
-          'taskrail/nextOffset': slice.start + shown,
+          'taskrail/nextOffset': next,
           'taskrail/total': slice.end,
           'taskrail/dropped': slice.dropped,
           'taskrail/status': task.status,

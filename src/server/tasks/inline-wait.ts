@@ -13,8 +13,7 @@ import type { TaskRuntimePort } from './runtime-port.js';
 import { endedWithoutResult, taskHandle } from './task-handle.js';
 import type { RegisteredTaskTool } from './types.js';
 
-/** Below the 60 s after which common hosts (Claude Code `-p`, many SDK clients) give up. */
-export const DEFAULT_INLINE_WAIT_MS = 45_000;
+export { DEFAULT_INLINE_WAIT_MS } from './host-profiles.js';
 
 export interface InlineWaitSettings {
   /** How long a call waits for its task before handing back (or, without fallback tools, on). */
