@@ -16,7 +16,7 @@ describe(
     const dir = tempDir('copilot-host');
     let serve: Serve;
     before(async () => {
-      serve = await startServe(dir.path, ['--fallback-tools', '--tools', TOOLS]);
+      serve = await startServe(dir.path, ['--tools', TOOLS]);
     });
     after(async () => {
       await serve.stop();
@@ -43,7 +43,7 @@ describe(
     const dir = tempDir('copilot-exp');
     let serve: Serve;
     before(async () => {
-      serve = await startServe(dir.path, ['--fallback-tools', '--tools', TOOLS]);
+      serve = await startServe(dir.path, ['--tools', TOOLS]);
     });
     after(async () => {
       await serve.stop();

@@ -23,7 +23,7 @@ describe('a 75 s tool in every host, side by side', { concurrency: true }, () =>
   const dir = tempDir('long-hosts');
   let serve: Serve;
   before(async () => {
-    serve = await startServe(dir.path, ['--fallback-tools', '--tools', TOOLS]);
+    serve = await startServe(dir.path, ['--tools', TOOLS]);
   });
   after(async () => {
     await serve.stop();

@@ -32,7 +32,10 @@ export async function quickTool(t: TestContext, host: Host, serverUrl: string): 
   transcript(host, 'quick tool', outcome);
 }
 
-/** A 75 s tool: a handle after the inline wait (under the host's time-out), then the result. */
+/**
+ * A 75 s tool: the result, inline when the host's own time-out leaves room for the wait, or a
+ * handle within it and then the result through task_result; never the host's time-out.
+ */
 export async function longTool(t: TestContext, host: Host, serverUrl: string): Promise<void> {
   const first = { tool: 'slow_compute', args: { seconds: 75 } };
   const outcome = await scenario(
@@ -44,27 +47,21 @@ export async function longTool(t: TestContext, host: Host, serverUrl: string): P
   const why = (what: string) => explain(host, outcome, what);
   const [call, ...follow] = outcome.calls;
   assert.ok(call !== undefined, why('the model called the tool'));
-  assert.equal(handleIn(call.seen)?.next, 'task_result', why('a handle after the inline wait'));
-  assert.ok(follow.length > 0, why('the model called task_result'));
+  if (follow.length > 0) {
+    assert.equal(handleIn(call.seen)?.next, 'task_result', why('a handle, then task_result'));
+  }
   assert.ok(
     follow.every((exchange) => exchange.tool === host.profile.tool('task_result')),
     why('only task_result after the handle'),
   );
-  assert.match(
-    follow.at(-1)?.seen ?? '',
-    /Finished the computation after 75 second\(s\)\./,
-    why('the result'),
-  );
+  const done = /Finished the computation after 75 second\(s\)\./;
+  assert.match(outcome.calls.at(-1)?.seen ?? '', done, why('the result'));
   for (const exchange of outcome.calls) {
     assert.doesNotMatch(exchange.seen, /timed? ?out|timeout/i, why('no host time-out'));
   }
-  figure(
-    t,
-    host,
-    '75 s tool',
-    `handle, then result via ${follow.length} task_result`,
-    outcome.run.ms,
-  );
+  const how =
+    follow.length === 0 ? 'result inline' : `handle, then result via ${follow.length} task_result`;
+  figure(t, host, '75 s tool', how, outcome.run.ms);
   transcript(host, '75 s tool', outcome);
 }
 
