@@ -60,6 +60,17 @@ function failuresIn(tapFile) {
   return out;
 }
 
+function hostFiguresIn(tapFile) {
+  try {
+    return readFileSync(tapFile, 'utf8')
+      .split('\n')
+      .filter((line) => /^\s*# host \S+ \S+ \|/.test(line))
+      .map((line) => line.trim());
+  } catch {
+    return [];
+  }
+}
+
 const only = process.argv.slice(2);
 const files = collect('.build/test')
   .filter((f) => only.length === 0 || only.some((o) => f.includes(o)))
@@ -77,6 +88,13 @@ const status = runFiles(
 );
 const slowStatus = runFiles(files.filter(isSlow), SLOW_FILE_LIMIT_MS, tapFiles[1]);
 const failures = tapFiles.flatMap(failuresIn);
+// The real-host tests (test/hosts) print one `# host NAME VERSION | row | figure | time` line
+// per host and row of the Hosts contract; they are gathered here so a CI log lists them all.
+const figures = tapFiles.flatMap(hostFiguresIn);
+if (figures.length > 0) {
+  console.log(`\n# hosts × rows of the Hosts contract (${figures.length}):`);
+  for (const line of figures) console.log(line);
+}
 if (failures.length > 0) {
   console.log(`\n# ${failures.length} failing entries (tests and the suites holding them):`);
   for (const failure of failures) console.log(failure);
