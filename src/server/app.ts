@@ -248,6 +248,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     fallbackTools: options.fallbackTools === true,
     trouble,
     ...(options.inlineWaitMs === undefined ? {} : { inlineWaitMs: options.inlineWaitMs }),
+    maxResultChars: options.maxResultChars ?? options.runtime?.maxResultChars ?? 40_000,
     resources: {
       runtime: face,
       store: options.store,

@@ -20,6 +20,8 @@ import { CLI } from './support.js';
 const UPSTREAM = resolve(new URL('./fixtures/big-upstream.js', import.meta.url).pathname);
 /** The proxy's default `--max-result-chars`. */
 const MAX = 40_000;
+/** The proxy's default `--max-read-chars`: one page of a read. */
+const READ_MAX = 8 * 1024 * 1024;
 
 /**
  * `taskrail proxy` in front of a stdio upstream whose results are far bigger than a host takes
@@ -71,7 +73,7 @@ describe('taskrail proxy shortens big upstream results', () => {
         const link = assertShortened(result, BIG_TEXT, MAX);
         const uri = link.uri as string;
         await assertExactSlices(alice, uri, BIG_TEXT);
-        assert.equal(await readWhole(alice, uri, MAX), BIG_TEXT);
+        assert.equal(await readWhole(alice, uri, READ_MAX), BIG_TEXT);
         await assertUnknownTo(bob, uri);
       });
 
@@ -80,7 +82,7 @@ describe('taskrail proxy shortens big upstream results', () => {
         const moved = await alice.callTool({ name: 'big_rows', arguments: {} });
         assert.equal(moved.structuredContent, undefined);
         const link = assertShortened(moved, JSON.stringify(rows), MAX, 'structured');
-        assert.deepEqual(JSON.parse(await readWhole(alice, link.uri as string, MAX)), rows);
+        assert.deepEqual(JSON.parse(await readWhole(alice, link.uri as string, READ_MAX)), rows);
         const checked = await alice.callTool({ name: 'big_checked', arguments: {} });
         assert.deepEqual(checked.structuredContent, rows);
         const content = checked.content as Block[];

@@ -70,6 +70,7 @@ function serverWithTools(store: TaskStore, gates: KeyedGates): TaskServer {
     version: '1.0.0',
     auth: { tokens: { 'tok-a': 'alice', 'tok-b': 'bob' } },
     maxResultChars: MAX,
+    maxReadChars: MAX,
     logger: { info() {}, warn() {}, error() {} },
   });
   const _meta = { 'anthropic/maxResultSizeChars': 100_000 };

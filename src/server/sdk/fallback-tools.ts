@@ -1,6 +1,19 @@
-import type { CallToolResult, McpServer, ServerContext } from '@modelcontextprotocol/server';
+import type {
+  CallToolResult,
+  McpServer,
+  RegisteredTool,
+  ServerContext,
+} from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
-import { withStructuredText } from '../../protocol/index.js';
+import { declaresTasks, withStructuredText } from '../../protocol/index.js';
+import { declares2025Tasks } from '../../protocol/wire-2025.js';
+import { presentFor, type HostFit } from '../tasks/host-fit.js';
+import { inlineWaitFor } from '../tasks/host-profiles.js';
+import { finalResult } from '../tasks/inline-wait.js';
+import type { ToolRegistry } from '../tasks/tool-registry.js';
+import { hostFit, hostOf } from './host-of.js';
+import { asksForPart, resultPart, type ResultArgs } from './result-part.js';
+import type { TaskResourceDeps } from './task-resources.js';
 import { isPlausibleTaskId } from '../../task/ids.js';
 import type { JsonObject, TaskRecord } from '../../task/record.js';
 import { isTerminal } from '../../task/status.js';
@@ -18,8 +31,25 @@ import { schemaConvertedOnce } from './schema-once.js';
  */
 export const FALLBACK_TOOL_NAMES = ['task_status', 'task_result', 'task_cancel'] as const;
 
-const TaskIdInput = schemaConvertedOnce(
-  z.object({ taskId: z.string().describe('The id a long-running tool returned') }),
+const TASK_ID = z.string().describe('The id a long-running tool returned');
+
+const TaskIdInput = schemaConvertedOnce(z.object({ taskId: TASK_ID }));
+
+const ResultInput = schemaConvertedOnce(
+  z.object({
+    taskId: TASK_ID,
+    offset: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe("Where to start reading the result's text, in characters (a shortened result says)"),
+    length: z.number().int().min(1).optional().describe('How many characters to read'),
+    part: z
+      .enum(['result', 'structured'])
+      .optional()
+      .describe('The text (default) or the JSON of a moved structuredContent'),
+  }),
 );
 
 function text(value: string, extra: JsonObject = {}): CallToolResult {
@@ -38,14 +68,14 @@ function describe(task: TaskRecord): string {
   return `Task ${task.id} (${task.tool}) is ${task.status}${message}.`;
 }
 
-function statusResult(task: TaskRecord, waitMs: number): CallToolResult {
+function statusResult(task: TaskRecord, host: CallHost): CallToolResult {
   const structured: JsonObject = {
     taskId: task.id,
     tool: task.tool,
     status: task.status,
     ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
   };
-  if (task.status === 'working') return withStructuredText(taskHandle(task, waitMs));
+  if (task.status === 'working') return taskHandle(task, host.waitMs, host.fit.profile.view);
   if (task.status === 'input_required') {
     const questions = questionsOf(task);
     const asked = questions.length === 0 ? '' : ` It asks: ${questions.join(' / ')}.`;
@@ -60,12 +90,27 @@ function statusResult(task: TaskRecord, waitMs: number): CallToolResult {
   });
 }
 
-function resultOf(task: TaskRecord, waitMs: number): CallToolResult {
-  if (task.status === 'completed') {
-    return withStructuredText((task.result ?? { content: [] }) as CallToolResult);
-  }
+/** What the fallback tools need: the runtime, the host of each call, and the task texts. */
+export interface FallbackDeps {
+  runtime: () => TaskRuntimePort;
+  /** The configured inline wait (`--inline-wait`); each host's own when absent. */
+  inlineWaitMs: number | undefined;
+  maxResultChars: number | undefined;
+  resources: TaskResourceDeps | undefined;
+  tools: ToolRegistry;
+}
+
+/** How one call is answered: the host's inline wait and result fitting. */
+interface CallHost {
+  waitMs: number;
+  fit: HostFit;
+  keepsStructured: boolean;
+}
+
+async function resultOf(task: TaskRecord, host: CallHost): Promise<CallToolResult> {
+  if (task.status === 'completed') return finalResult(task, host);
   if (isTerminal(task.status)) return withStructuredText(endedWithoutResult(task));
-  return statusResult(task, waitMs);
+  return statusResult(task, host);
 }
 
 type Act = (
@@ -73,17 +118,29 @@ type Act = (
   task: TaskRecord,
   principal: string,
   ctx: ServerContext,
+  host: CallHost,
 ) => Promise<CallToolResult>;
 
-function byTaskId(runtime: () => TaskRuntimePort, act: Act) {
-  return async (args: { taskId: string }, ctx: ServerContext): Promise<CallToolResult> => {
+function byTaskId<A extends { taskId: string }>(
+  deps: FallbackDeps,
+  mcp: McpServer,
+  act: (args: A) => Act,
+) {
+  return async (args: A, ctx: ServerContext): Promise<CallToolResult> => {
     const principal = principalOf(ctx);
-    const face = runtime();
+    const face = deps.runtime();
     try {
       const task = isPlausibleTaskId(args.taskId)
         ? await face.getTask(args.taskId, principal)
         : undefined;
-      return task === undefined ? notFound(args.taskId) : await act(face, task, principal, ctx);
+      if (task === undefined) return notFound(args.taskId);
+      const profile = hostOf(mcp);
+      const host: CallHost = {
+        waitMs: inlineWaitFor(profile, deps.inlineWaitMs),
+        fit: hostFit(profile, deps.maxResultChars, deps.resources),
+        keepsStructured: deps.tools.definition(task.tool)?.config.outputSchema !== undefined,
+      };
+      return presentFor(profile, await act(args)(face, task, principal, ctx, host));
     } catch (error) {
       // Store trouble is the retryable -32603, not this tool's isError answer.
       if (isServerTrouble(error)) noteCallTrouble(ctx);
@@ -92,34 +149,64 @@ function byTaskId(runtime: () => TaskRuntimePort, act: Act) {
   };
 }
 
-export function registerFallbackTools(
-  mcp: McpServer,
-  runtime: () => TaskRuntimePort,
-  inlineWaitMs: number,
-): void {
-  const tool = (name: string, description: string, act: Act): void => {
-    mcp.registerTool(name, { description, inputSchema: TaskIdInput }, byTaskId(runtime, act));
+/**
+ * Listed (and served) only to hosts that declare no tasks, and to those that follow only
+ * `required` tools as tasks (Copilot --experimental): a host with tasks follows its tasks itself.
+ */
+function onlyForHostsWithoutTasks(mcp: McpServer, tool: RegisteredTool): void {
+  Object.defineProperty(tool, 'enabled', {
+    get: () => {
+      const caps = mcp.server.getClientCapabilities();
+      const withTasks = declaresTasks(caps) || declares2025Tasks(caps);
+      return !withTasks || hostOf(mcp).tasksOnlyWhenRequired === true;
+    },
+    set: () => undefined,
+    configurable: true,
+  });
+}
+
+export function registerFallbackTools(mcp: McpServer, deps: FallbackDeps): void {
+  const tool = <A extends { taskId: string }>(
+    name: string,
+    description: string,
+    input: typeof TaskIdInput | typeof ResultInput,
+    act: (args: A) => Act,
+  ): void => {
+    const registered = mcp.registerTool(
+      name,
+      { description, inputSchema: input },
+      byTaskId(deps, mcp, act) as never,
+    );
+    onlyForHostsWithoutTasks(mcp, registered);
   };
   tool(
     'task_status',
     'Shows the status of a background task started by a long-running tool.',
-    async (_rt, task) => statusResult(task, inlineWaitMs),
+    TaskIdInput,
+    () => async (_rt, task, _p, _ctx, host) => statusResult(task, host),
   );
   tool(
     'task_result',
-    'Waits for the result of a background task (a while, then says it is still running).',
-    async (rt, task, principal, ctx) => {
+    'Waits for the result of a background task (a while, then says it is still running). ' +
+      'With offset (and length), returns that part of a long result\'s text.',
+    ResultInput,
+    (args: ResultArgs) => async (rt, task, principal, ctx, host) => {
       const settled = await rt.waitForSettled(task.id, principal, {
-        timeoutMs: inlineWaitMs,
+        timeoutMs: host.waitMs,
         signal: ctx.mcpReq.signal,
       });
-      return resultOf(settled ?? task, inlineWaitMs);
+      const latest = settled ?? task;
+      if (latest.status === 'completed' && asksForPart(args) && deps.resources !== undefined) {
+        return resultPart(deps.resources, latest, args, host.fit);
+      }
+      return resultOf(latest, host);
     },
   );
   tool(
     'task_cancel',
     'Cancels a background task started by a long-running tool.',
-    async (rt, task, principal) => {
+    TaskIdInput,
+    () => async (rt, task, principal) => {
       const after = (await rt.cancelTask(task.id, principal)) ?? task;
       return after.status === 'cancelled'
         ? text(`Task ${task.id} is cancelled.`)

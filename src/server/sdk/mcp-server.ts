@@ -5,12 +5,11 @@ import {
   type ServerOptions,
 } from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
-import { TASKS_EXTENSION } from '../../protocol/index.js';
+import { declaresTasks, TASKS_EXTENSION } from '../../protocol/index.js';
 import type { JsonObject } from '../../task/record.js';
 import type { ToolRegistry } from '../tasks/tool-registry.js';
 import type { TaskRuntimePort } from '../tasks/runtime-port.js';
 import { callTaskTool } from './tools-call.js';
-import { DEFAULT_INLINE_WAIT_MS } from '../tasks/inline-wait.js';
 import { registerFallbackTools } from './fallback-tools.js';
 import type { TroubleReporter } from '../tasks/server-trouble.js';
 import { surfaceCallTrouble } from './call-trouble.js';
@@ -21,6 +20,8 @@ import { schemaConvertedOnce } from './schema-once.js';
 import { registerTaskResources, type TaskResourceDeps } from './task-resources.js';
 import { registerResourceSubscriptions } from './resource-subscriptions.js';
 import { keepSdkResources } from './sdk-resources.js';
+import { hostFit, hostOf } from './host-of.js';
+import { inlineWaitFor } from '../tasks/host-profiles.js';
 
 export interface InstanceDeps {
   name: string;
@@ -33,8 +34,10 @@ export interface InstanceDeps {
   fallbackTools?: boolean;
   /** Logs store trouble once and turns it into the retryable -32603. */
   trouble?: TroubleReporter;
-  /** How long a call from a host without tasks waits for its task (default 45 s). */
+  /** How long a call from a host without tasks waits for its task (default: the host's, else 45 s). */
   inlineWaitMs?: number;
+  /** The most characters of a result handed out (`--max-result-chars`); a host may take fewer. */
+  maxResultChars?: number;
   /** The `taskrail://tasks/…` resources (absent: none are served). */
   resources?: TaskResourceDeps;
   /** Checks every echoed MRTR `requestState` before a handler runs (absent: passed through raw). */
@@ -72,15 +75,36 @@ function registerTaskTool(mcp: McpServer, deps: InstanceDeps, tool: RegisteredTa
       ...(config.annotations === undefined ? {} : { annotations: config.annotations }),
       ...(config._meta === undefined ? {} : { _meta: config._meta }),
     },
-    (args: unknown, ctx: ServerContext) =>
-      callTaskTool(deps.runtime(), tool, (args ?? {}) as JsonObject, ctx, {
+    (args: unknown, ctx: ServerContext) => {
+      const host = hostOf(mcp);
+      return callTaskTool(deps.runtime(), tool, (args ?? {}) as JsonObject, ctx, {
         fallbackTools: deps.fallbackTools === true,
-        ...(deps.inlineWaitMs === undefined ? {} : { inlineWaitMs: deps.inlineWaitMs }),
-      }),
+        inlineWaitMs: inlineWaitFor(host, deps.inlineWaitMs),
+        fit: hostFit(host, deps.maxResultChars, deps.resources),
+      });
+    },
   );
+  hintTaskSupport(mcp, registered, normalizeTaskOption(config.task).mode);
   let mine = registeredTools.get(mcp);
   if (mine === undefined) registeredTools.set(mcp, (mine = new Map()));
   mine.set(tool.name, registered);
+}
+
+/**
+ * `execution.taskSupport` in `tools/list` for a host that declares tasks but follows a call as a
+ * task only when that field says `required` (Copilot CLI --experimental). Read at list time; a
+ * 2025-11-25 session redefines it for its own rule (wire-2025/route.ts).
+ */
+function hintTaskSupport(mcp: McpServer, registered: RegisteredTool, mode: string): void {
+  Object.defineProperty(registered, 'execution', {
+    get: () => {
+      const hinted =
+        hostOf(mcp).tasksOnlyWhenRequired === true &&
+        declaresTasks(mcp.server.getClientCapabilities());
+      return hinted ? { taskSupport: mode } : undefined;
+    },
+    configurable: true,
+  });
 }
 
 /**
@@ -107,8 +131,15 @@ export function buildMcpServer(
   const tools = deps.tools.all();
   for (const tool of tools) registerTaskTool(mcp, deps, tool);
   assertToolsCallWrapped(wrapped, tools.length);
-  if (deps.fallbackTools === true)
-    registerFallbackTools(mcp, deps.runtime, deps.inlineWaitMs ?? DEFAULT_INLINE_WAIT_MS);
+  if (deps.fallbackTools === true) {
+    registerFallbackTools(mcp, {
+      runtime: deps.runtime,
+      inlineWaitMs: deps.inlineWaitMs,
+      maxResultChars: deps.maxResultChars,
+      resources: deps.resources,
+      tools: deps.tools,
+    });
+  }
   const handOnSdkResources = keepSdkResources(mcp);
   for (const configure of deps.configurers) configure(mcp, ctx);
   handOnSdkResources();

@@ -83,10 +83,11 @@ function inMemory(text: string): StoredText {
   return { chunks: text === '' ? [] : [{ start: 0, text }], end: text.length, dropped: 0 };
 }
 
-async function readSlice(
-  deps: TaskResourceDeps,
+/** The slice of one of `task`'s texts (owner checks are the caller's), or undefined when gone. */
+export async function readSlice(
+  deps: Pick<TaskResourceDeps, 'store'>,
   task: TaskRecord,
-  { kind, offset, length }: ParsedUri,
+  { kind, offset, length }: Pick<ParsedUri, 'kind' | 'offset' | 'length'>,
 ): Promise<TextSlice | undefined> {
   if (kind === 'output' || keptApart(task.result, kind) !== undefined) {
     const range = readRange(offset, length);

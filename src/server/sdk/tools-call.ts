@@ -10,8 +10,8 @@ import {
   encodeCreateTaskResult,
   isObject,
   missingTasksCapability,
-  withStructuredText,
 } from '../../protocol/index.js';
+import { NO_FIT, presentFor, type HostFit } from '../tasks/host-fit.js';
 import { normalizeTaskOption } from '../../runtime/tool.js';
 import type { InputRequest, JsonObject } from '../../task/record.js';
 import { envelopeCapabilities, principalOf } from '../tasks/principal.js';
@@ -48,13 +48,16 @@ export interface ToolCallSettings {
   fallbackTools?: boolean;
   /** How long a call from a host without tasks waits for its task (default 45 s). */
   inlineWaitMs?: number;
+  /** The calling host's profile, and how its results are fitted to it (default: any host). */
+  fit?: HostFit;
 }
 
 /**
  * One `tools/call` of a taskrail tool: a task when the tool may run as one and THIS request
  * declares the extension; a durable task behind the scenes with an inline wait when it does not;
  * a synchronous run for forbidden tools (MRTR rounds become InputRequired results). Whatever
- * the path, a structured result also carries its JSON as text.
+ * the path, the result is in the host's form (a structured result also carries its JSON as
+ * text, unless the host is known to show structuredContent).
  */
 export async function callTaskTool(
   runtime: TaskRuntimePort,
@@ -63,7 +66,8 @@ export async function callTaskTool(
   ctx: ServerContext,
   options: ToolCallSettings = {},
 ): Promise<CallOutcome> {
-  return withStructuredText(await routeCall(runtime, tool, args, ctx, options));
+  const fit = options.fit ?? NO_FIT;
+  return presentFor(fit.profile, await routeCall(runtime, tool, args, ctx, options));
 }
 
 async function routeCall(
@@ -95,7 +99,11 @@ async function callOnce(
   const wire2026 = ctx.mcpReq.envelope !== undefined;
   const principal = principalOf(ctx);
   const inputResponses = objectResponses(ctx.mcpReq.inputResponses);
-  if (settings.mode !== 'forbidden' && wire2026 && declaresTasks(caps)) {
+  const fit = options.fit ?? NO_FIT;
+  // A host that follows only `required` tools as tasks (Copilot --experimental) cannot read a
+  // CreateTaskResult for an optional one: that call is answered as for a host without tasks.
+  const asTask = settings.mode === 'required' || fit.profile.tasksOnlyWhenRequired !== true;
+  if (settings.mode !== 'forbidden' && wire2026 && declaresTasks(caps) && asTask) {
     const pre = { principal, inputResponses, clientCapabilities: caps };
     return createTask(runtime, tool, args, pre, ctx.mcpReq._meta);
   }
@@ -107,7 +115,12 @@ async function callOnce(
   if (settings.mode !== 'forbidden') {
     const session = wire2026 ? undefined : ctx.sessionId;
     const caller = { principal, clientCapabilities: caps, wire2026, inputResponses, session };
-    const wait = { fallbackTools, inlineWaitMs: options.inlineWaitMs ?? DEFAULT_INLINE_WAIT_MS };
+    const wait = {
+      fallbackTools,
+      inlineWaitMs: options.inlineWaitMs ?? DEFAULT_INLINE_WAIT_MS,
+      fit,
+      keepsStructured: tool.config.outputSchema !== undefined,
+    };
     return callBehindTheScenes(runtime, tool, args, caller, inlineRequestOf(ctx), wait);
   }
   const outcome = await runtime.runInline({

@@ -18,7 +18,11 @@ export interface HostFit {
   /** The server's hand-out bound (`--max-result-chars`). */
   serverMaxChars: number;
   /** A task's text kept apart, whole (undefined when it is gone). */
-  readWhole: (taskId: string, kind: 'result' | 'structured') => Promise<string | undefined>;
+  readWhole: (
+    taskId: string,
+    kind: 'result' | 'structured',
+    chars: number,
+  ) => Promise<string | undefined>;
 }
 
 /** Today's behaviour: the unknown host's view, results as stored. */
@@ -65,8 +69,12 @@ async function asReturned(task: TaskRecord, result: ToolResult, fit: HostFit): P
   const texts = content.filter(isTextBlock).map((block, index) => {
     return index === 0 ? { ...block, text: withoutStructuredNotice(block.text) } : block;
   });
-  const whole = text === undefined ? undefined : await fit.readWhole(task.id, 'result');
-  const json = structured === undefined ? undefined : await fit.readWhole(task.id, 'structured');
+  const whole =
+    text === undefined ? undefined : await fit.readWhole(task.id, 'result', text.chars);
+  const json =
+    structured === undefined
+      ? undefined
+      : await fit.readWhole(task.id, 'structured', structured.chars);
   if ((text !== undefined && whole === undefined) || (structured !== undefined && !json)) {
     return result;
   }

@@ -11,6 +11,7 @@ import { isTerminal } from '../../task/status.js';
 import { taskCreationInput } from './create-input.js';
 import type { TaskRuntimePort } from './runtime-port.js';
 import { endedWithoutResult, taskHandle } from './task-handle.js';
+import { NO_FIT, resultForHost, type HostFit } from './host-fit.js';
 import type { RegisteredTaskTool } from './types.js';
 
 export { DEFAULT_INLINE_WAIT_MS } from './host-profiles.js';
@@ -20,6 +21,10 @@ export interface InlineWaitSettings {
   inlineWaitMs: number;
   /** Past the wait, answer with a handle naming the task and `task_result`. */
   fallbackTools: boolean;
+  /** The host's profile and how a result is fitted to it (default: as stored, for any host). */
+  fit?: HostFit;
+  /** The tool declares an outputSchema: its structuredContent is handed out whole. */
+  keepsStructured?: boolean;
 }
 
 export interface InlineCaller {
@@ -107,17 +112,25 @@ export async function followInline(
     });
     known = false;
     if (latest === undefined) return noSuchTask(task.id);
-    if (isTerminal(latest.status)) return finalResult(latest);
+    if (isTerminal(latest.status)) return finalResult(latest, settings);
     if (latest.status === 'input_required') return askOrHandOver(latest, caller, settings);
-    if (settings.fallbackTools || signal.aborted) return taskHandle(latest, settings.inlineWaitMs);
+    if (settings.fallbackTools || signal.aborted) return handleFor(latest, settings);
   }
 }
 
-function finalResult(task: TaskRecord): CallToolResult {
+function handleFor(task: TaskRecord, settings: InlineWaitSettings): CallToolResult {
+  return taskHandle(task, settings.inlineWaitMs, (settings.fit ?? NO_FIT).profile.view);
+}
+
+/** A task's final result as its host should see it (fitted to its cut-off). */
+export async function finalResult(
+  task: TaskRecord,
+  settings: Pick<InlineWaitSettings, 'fit' | 'keepsStructured'>,
+): Promise<CallToolResult> {
   if (task.status === 'completed') {
     const result = { ...(task.result ?? {}) } as CallToolResult;
     if (!Array.isArray(result.content)) result.content = [];
-    return result;
+    return resultForHost(task, result, settings.fit ?? NO_FIT, settings.keepsStructured === true);
   }
   return endedWithoutResult(task);
 }
@@ -137,8 +150,8 @@ function askOrHandOver(
     );
     return ask(keyed);
   }
-  if (settings.fallbackTools) return taskHandle(task, settings.inlineWaitMs);
-  const handle = taskHandle(task, settings.inlineWaitMs);
+  if (settings.fallbackTools) return handleFor(task, settings);
+  const handle = handleFor(task, settings);
   return {
     ...handle,
     content: [

@@ -1,12 +1,30 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { pendingInputRequests, type JsonObject, type TaskRecord } from '../../task/record.js';
+import type { ResultView } from './host-profiles.js';
 
 /**
  * What a host without tasks gets for a task that is still going: text for models that read
  * text, and the same instruction in `structuredContent` for hosts that show only that
- * (Claude Code). Every field a model needs to follow up is in both.
+ * (Claude Code, Codex). Every field a model needs to follow up is in both; a host that shows
+ * both (`view` 'both') gets the instruction once, in the text.
  */
-export function taskHandle(task: TaskRecord, waitMs: number): CallToolResult {
+export function taskHandle(
+  task: TaskRecord,
+  waitMs: number,
+  view: ResultView = 'either',
+): CallToolResult {
+  return readOnce(handleOf(task, waitMs), view);
+}
+
+function readOnce(handle: CallToolResult, view: ResultView): CallToolResult {
+  const structured = handle.structuredContent as JsonObject | undefined;
+  if (view !== 'both' || structured === undefined) return handle;
+  const fields = { ...structured };
+  delete fields['message'];
+  return { ...handle, structuredContent: fields };
+}
+
+function handleOf(task: TaskRecord, waitMs: number): CallToolResult {
   const args = { taskId: task.id };
   const waitSeconds = Math.max(1, Math.round(waitMs / 1000));
   if (task.status === 'input_required') {

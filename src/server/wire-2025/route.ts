@@ -25,9 +25,28 @@ export function buildSessionServer(deps: Wire2025Deps, principal: string): McpSe
     toolsCall2025(deps),
   );
   mcp.server.registerCapabilities({ tasks: WIRE_2025_SERVER_TASK_CAPABILITIES } as never);
+  withoutNewerCapabilities(mcp);
   for (const tool of deps.instanceDeps.tools.all()) exposeExecution(mcp, deps, tool);
   registerTaskMethods2025(mcp, deps);
   return mcp;
+}
+
+/**
+ * A client that negotiated a protocol older than 2025-11-25 (Codex CLI, Gemini CLI: 2025-06-18)
+ * is answered without `capabilities.tasks` and `extensions`, which its version does not have.
+ */
+function withoutNewerCapabilities(mcp: McpServer): void {
+  const server = mcp.server;
+  const own = server.getCapabilities.bind(server);
+  server.getCapabilities = () => {
+    const capabilities = own();
+    const version = server.getNegotiatedProtocolVersion();
+    if (version === undefined || version >= WIRE_2025_VERSION) return capabilities;
+    const older = { ...capabilities } as Record<string, unknown>;
+    delete older['tasks'];
+    delete older['extensions'];
+    return older as typeof capabilities;
+  };
 }
 
 /**

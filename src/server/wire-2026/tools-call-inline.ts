@@ -20,6 +20,7 @@ import { sdkResultEncoder, type EncodedReply } from '../sdk/encode-result.js';
 import { isServerTrouble, troubleWire } from '../tasks/server-trouble.js';
 import { errorReply, type Carrier, type Reply, type Wire2026Deps } from './call.js';
 import type { RegisteredTaskTool } from '../tasks/types.js';
+import { envelopeClientInfo, hostProfile, UNKNOWN_HOST } from '../tasks/host-profiles.js';
 
 /** What the SDK path answers a caller that went away: nothing it can read. */
 const GONE: Reply = { status: 499, body: '' };
@@ -37,7 +38,7 @@ const encoders = new WeakMap<object, ReturnType<typeof sdkResultEncoder>>();
  * (tasks/inline-wait.ts); only the request checks and the encoding of the answer are done here.
  * Whatever the SDK might answer differently (a `progressToken`, which needs an SSE answer; MRTR
  * retries; `beforeTask`; `Mcp-Param-*` headers; arguments its schema refuses; envelope or header
- * errors) returns undefined and goes to the SDK unchanged. A result the front cannot encode
+ * errors, a known host) returns undefined and goes to the SDK unchanged. A result the front cannot encode
  * byte for byte as the SDK does is encoded by the SDK (sdk/encode-result.ts).
  */
 export async function callInFront(
@@ -112,6 +113,8 @@ function plainSyncTool(
   if (!isObject(params) || typeof params['name'] !== 'string') return undefined;
   const meta = metaOf(params);
   if (declaresTasks(meta?.[META.clientCapabilities])) return undefined;
+  // A known host's inline wait and result form are the SDK path's (sdk/host-of.ts).
+  if (hostProfile(envelopeClientInfo(meta)) !== UNKNOWN_HOST) return undefined;
   // A progressToken asks for notifications/progress: the SDK answers those over SSE.
   if (meta !== undefined && 'progressToken' in meta) return undefined;
   for (const key in params) if (!PLAIN_PARAMS.has(key)) return undefined;
