@@ -2,6 +2,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startServe, tempDir, type Serve } from '../../client/support.js';
 import { codex, copilot, gemini, type Host } from './hosts.js';
+import { claudeUnavailable } from '../claude-code/host.js';
+import { claudeLongTool } from './claude-long.js';
 import { experimentalTool, longTool } from './rows.js';
 
 /**
@@ -18,6 +20,7 @@ for (const [host, skip] of hosts) {
   if (skip !== undefined) process.stdout.write(`# skipping ${host.profile.name}: ${skip}\n`);
 }
 const skipCopilot = hosts[2]?.[1];
+const skipClaude = claudeUnavailable();
 
 describe('a 75 s tool in every host, side by side', { concurrency: true }, () => {
   const dir = tempDir('long-hosts');
@@ -31,7 +34,7 @@ describe('a 75 s tool in every host, side by side', { concurrency: true }, () =>
   });
 
   for (const [host, skip] of hosts) {
-    it(`${host.profile.name} ${host.version}: a handle, then the result`, { skip }, (t) =>
+    it(`${host.profile.name} ${host.version}: the result, inline or through a handle`, { skip }, (t) =>
       longTool(t, host, serve.url),
     );
   }

@@ -60,5 +60,5 @@ export function transcript(host: Host, row: string, outcome: Outcome): void {
   if (dir === undefined || dir === '') return;
   mkdirSync(dir, { recursive: true });
   const file = `${host.profile.name}--${row.replace(/[^a-z0-9]+/gi, '-')}.txt`;
-  writeFileSync(join(dir, file), `${outcome.model.transcript(240)}\n`);
+  writeFileSync(join(dir, file), `${outcome.model.transcript(200, 4)}\n`);
 }

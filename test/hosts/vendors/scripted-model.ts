@@ -73,16 +73,24 @@ export class ScriptedModel {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
-  /** A short transcript: each call and the first characters of what the model saw back. */
-  transcript(preview = 300): string {
+  /**
+   * A short transcript: each call and the first characters of what the model saw back; with
+   * `keep`, only the first calls and the last of a long run (the middle said in one line).
+   */
+  transcript(preview = 300, keep = Infinity): string {
     const lines: string[] = [];
-    for (const exchange of this.history) {
+    const shown = this.history.length > keep + 1;
+    this.history.forEach((exchange, i) => {
+      if (shown && i >= keep - 1 && i < this.history.length - 1) {
+        if (i === keep - 1) lines.push(`… ${this.history.length - keep} more calls like these …`);
+        return;
+      }
       lines.push(`model calls ${exchange.tool} ${JSON.stringify(exchange.args)}`);
       const seen = exchange.seen;
       const cut =
         seen.length > preview ? `${seen.slice(0, preview)}… (${seen.length} chars)` : seen;
       lines.push(`model sees  ${cut.replace(/\n/g, '\n            ')}`);
-    }
+    });
     const last = this.steps.at(-1);
     if (last !== undefined && 'text' in last) lines.push(`model says  ${last.text}`);
     return lines.join('\n');
