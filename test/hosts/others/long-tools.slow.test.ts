@@ -34,8 +34,10 @@ describe('a 75 s tool in every host, side by side', { concurrency: true }, () =>
   });
 
   for (const [host, skip] of hosts) {
-    it(`${host.profile.name} ${host.version}: the result, inline or through a handle`, { skip }, (t) =>
-      longTool(t, host, serve.url),
+    it(
+      `${host.profile.name} ${host.version}: the result, inline or through a handle`,
+      { skip },
+      (t) => longTool(t, host, serve.url),
     );
   }
   it(

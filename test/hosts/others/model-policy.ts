@@ -63,6 +63,8 @@ export interface Reading {
   notice: Notice;
   /** Text collected so far (the first part, when the model saw it whole, then each page). */
   text: string;
+  /** Characters of the first part the model took from the shortened result itself. */
+  firstPart: number;
   reads: number;
 }
 
@@ -119,6 +121,7 @@ function readingOf(profile: HostProfile, calls: Exchange[]): Reading | undefined
   const afterNotice = seen.slice(seen.indexOf(']\n', seen.search(NOTICE)) + 2);
   // The first part counts only when the model saw it whole (a host may cut or spill it).
   let text = afterNotice.length >= notice.shown ? afterNotice.slice(0, notice.shown) : '';
+  const firstPart = text.length;
   let reads = 0;
   for (const page of calls.slice(at + 1)) {
     const viaTaskResult = page.tool === profile.tool('task_result');
@@ -127,7 +130,7 @@ function readingOf(profile: HostProfile, calls: Exchange[]): Reading | undefined
     text = text.slice(0, offset) + pageTextOf(page.seen, viaTaskResult).slice(0, wanted);
     reads += 1;
   }
-  return { notice, text, reads };
+  return { notice, text, firstPart, reads };
 }
 
 /** The offset and length a read asked for: `task_result` arguments or the URI's query. */

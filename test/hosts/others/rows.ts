@@ -83,7 +83,8 @@ export async function bigResult(t: TestContext, host: Host, serverUrl: string): 
         `first difference at ${at}: ${JSON.stringify(reading.text.slice(at, at + 80))}`,
     ),
   );
-  const reads = `${reading.text.length} chars in ${reading.reads} read${reading.reads === 1 ? '' : 's'}`;
+  const pages = `${reading.reads} read${reading.reads === 1 ? '' : 's'}`;
+  const reads = `${reading.text.length} chars: ${reading.firstPart} in the result, the rest in ${pages}`;
   figure(t, host, 'big result', reads, outcome.run.ms);
   transcript(host, 'big result', outcome);
 }
