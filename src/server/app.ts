@@ -17,6 +17,7 @@ import { checkResourceUrl, oauthAuth, type OAuthOptions } from './oauth/caller-a
 import { createFetchHandler, createNodeHandler, type HttpDeps } from './http.js';
 import { buildMcpServer, type InstanceDeps } from './sdk/mcp-server.js';
 import { DEFAULT_MAX_READ_CHARS } from './sdk/task-resources.js';
+import { onResourceListChanges } from './sdk/resource-list-changes.js';
 import { createListenHub, DEFAULT_LISTEN_OPTIONS, type ListenOptions } from './listen/index.js';
 import type { Wire2025Deps } from './wire-2025/deps.js';
 import { createWire2025Sessions, type Wire2025SessionsOption } from './wire-2025/sessions.js';
@@ -265,6 +266,14 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
       }),
     { maxRequestBodySize: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES },
   );
+  // Without auth every 2026-07-28 caller is the one anonymous principal, so the SDK's
+  // broadcast reaches only those who can see the resource; with auth it would reach others.
+  const stopListChanges =
+    options.auth === undefined
+      ? onResourceListChanges(options.store, { principal: ANONYMOUS }, () =>
+          sdk.notify.resourcesChanged(),
+        )
+      : undefined;
   const wire2025Deps: Wire2025Deps = {
     instanceDeps,
     runtime,
@@ -357,6 +366,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
         });
       }
       admin?.close();
+      stopListChanges?.();
       await wire2025?.close();
       await sdk.close();
       await runtime.stop(graceMs);

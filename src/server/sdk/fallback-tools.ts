@@ -43,7 +43,9 @@ const ResultInput = schemaConvertedOnce(
       .int()
       .min(0)
       .optional()
-      .describe("Where to start reading the result's text, in characters (a shortened result says)"),
+      .describe(
+        "Where to start reading the result's text, in characters (a shortened result says)",
+      ),
     length: z.number().int().min(1).optional().describe('How many characters to read'),
     part: z
       .enum(['result', 'structured'])
@@ -188,7 +190,7 @@ export function registerFallbackTools(mcp: McpServer, deps: FallbackDeps): void 
   tool(
     'task_result',
     'Waits for the result of a background task (a while, then says it is still running). ' +
-      'With offset (and length), returns that part of a long result\'s text.',
+      "With offset (and length), returns that part of a long result's text.",
     ResultInput,
     (args: ResultArgs) => async (rt, task, principal, ctx, host) => {
       const settled = await rt.waitForSettled(task.id, principal, {

@@ -69,8 +69,7 @@ async function asReturned(task: TaskRecord, result: ToolResult, fit: HostFit): P
   const texts = content.filter(isTextBlock).map((block, index) => {
     return index === 0 ? { ...block, text: withoutStructuredNotice(block.text) } : block;
   });
-  const whole =
-    text === undefined ? undefined : await fit.readWhole(task.id, 'result', text.chars);
+  const whole = text === undefined ? undefined : await fit.readWhole(task.id, 'result', text.chars);
   const json =
     structured === undefined
       ? undefined
@@ -107,7 +106,10 @@ function shortenTo(
   const whole = resultText(texts);
   const text = whole.length > room ? whole : undefined;
   if (!move && text === undefined) return original;
-  const parts = { ...(text === undefined ? {} : { text }), ...(move ? { structuredJson: json } : {}) };
+  const parts = {
+    ...(text === undefined ? {} : { text }),
+    ...(move ? { structuredJson: json } : {}),
+  };
   return shortened(texts, taskId, parts, Math.max(1000, budget - shownJson));
 }
 

@@ -18,6 +18,7 @@ import {
 import { withRefusalStatus } from '../tasks/queue-full.js';
 import type { Wire2025Deps } from './deps.js';
 import { buildSessionServer, followSessionTools, forwardStatusNotifications } from './route.js';
+import { forwardResourceListChanges } from '../sdk/resource-list-changes.js';
 import { HEADER, INITIALIZE_METHOD, SERVER_ERROR } from '../../protocol/constants.js';
 
 export interface Wire2025SessionOptions extends SessionLimits {
@@ -229,9 +230,15 @@ export class Wire2025Sessions {
   #register(id: string, session: Session): void {
     const stopStatus = forwardStatusNotifications(session.mcp, this.#deps, id);
     const stopTools = followSessionTools(session.mcp, this.#deps);
+    const stopLists = forwardResourceListChanges(
+      session.mcp,
+      this.#deps.instanceDeps.resources?.store,
+      { principal: session.principal, session: id },
+    );
     session.stop = () => {
       stopStatus();
       stopTools();
+      stopLists();
     };
     this.#sessions.set(id, session);
     this.#startSweeper();

@@ -1,6 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import type { Wire2025Deps } from './deps.js';
 import { buildSessionServer, followSessionTools, forwardStatusNotifications } from './route.js';
+import { forwardResourceListChanges } from '../sdk/resource-list-changes.js';
 
 /**
  * The session of every 2025-11-25 stdio connection. Stdio has no session id, and a host that
@@ -19,6 +20,10 @@ export function buildStdioSessionServer(deps: Wire2025Deps, principal: string): 
   const stdioDeps: Wire2025Deps = { ...deps, session: STDIO_SESSION };
   const mcp = buildSessionServer(stdioDeps, principal);
   const stopTools = followSessionTools(mcp, stdioDeps);
+  // Every stdio process shares the stdio session: its caller sees all of its principal's tasks.
+  const stopLists = forwardResourceListChanges(mcp, deps.instanceDeps.resources?.store, {
+    principal,
+  });
   // A restarted process may update the session's tasks before the host has initialized.
   let stopStatus = (): void => undefined;
   const oninitialized = mcp.server.oninitialized;
@@ -31,6 +36,7 @@ export function buildStdioSessionServer(deps: Wire2025Deps, principal: string): 
   mcp.server.onclose = () => {
     stopStatus();
     stopTools();
+    stopLists();
     onclose?.();
   };
   return mcp;
