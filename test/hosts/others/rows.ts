@@ -83,7 +83,12 @@ export async function bigResult(t: TestContext, host: Host, serverUrl: string): 
         `first difference at ${at}: ${JSON.stringify(reading.text.slice(at, at + 80))}`,
     ),
   );
-  const pages = `${reading.reads} read${reading.reads === 1 ? '' : 's'}`;
+  if (host.profile.offersRead !== undefined) {
+    // Offered only once the host re-listed resources (notifications/resources/list_changed).
+    const offered = host.profile.offersRead(outcome.model.offered);
+    assert.ok(offered, why('the host offered its resource tool once the result existed'));
+  }
+  const pages = readsBy(outcome.calls.slice(-reading.reads));
   const reads = `${reading.text.length} chars: ${reading.firstPart} in the result, the rest in ${pages}`;
   figure(t, host, 'big result', reads, outcome.run.ms);
   transcript(host, 'big result', outcome);
@@ -162,4 +167,11 @@ export async function experimentalTool(
       : `result via ${outcome.calls.length - 1} task_result`;
   figure(t, host, `--experimental ${tool.name} ${tool.seconds} s`, how, outcome.run.ms);
   transcript(host, `experimental ${tool.name}`, outcome);
+}
+
+/** `2 read_mcp_resource` or `1 task_result + 1 read_mcp_resource`: the reads by tool. */
+function readsBy(reads: { tool: string }[]): string {
+  const counts = new Map<string, number>();
+  for (const read of reads) counts.set(read.tool, (counts.get(read.tool) ?? 0) + 1);
+  return [...counts].map(([tool, count]) => `${count} ${tool}`).join(' + ') || '0 reads';
 }
