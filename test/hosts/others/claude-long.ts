@@ -36,7 +36,8 @@ export async function claudeLongTool(t: TestContext, serverUrl: string): Promise
       model.results.every((result) => !/timed out/i.test(result.text)),
       seen,
     );
-    const follow = model.results.length - 1;
+    // Results: ToolSearch, the call (a handle), then each task_result.
+    const follow = model.results.length - 2;
     const ms = Date.now() - started;
     const line = `handle, then result via ${follow} task_result | ${(ms / 1000).toFixed(1)} s`;
     t.diagnostic(`host claude-code 2.1.328 | 75 s tool | ${line}`);

@@ -41,6 +41,11 @@ describe('a 75 s tool in every host, side by side', { concurrency: true }, () =>
     );
   }
   it(
+    'claude-code 2.1.328 -p: a handle within its 60 s, then the result',
+    { skip: skipClaude },
+    (t) => claudeLongTool(t, serve.url),
+  );
+  it(
     `copilot ${copilot.version} --experimental: an optional 75 s tool`,
     { skip: skipCopilot },
     (t) =>

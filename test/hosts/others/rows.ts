@@ -6,6 +6,21 @@ import { explain, figure, scenario, transcript } from './scenario.js';
 
 /** The rows of the Hosts contract (shared/design/interface.md), one function each. */
 
+/**
+ * Rows a host cannot do yet with taskrail's defaults, run as `todo` with what the host does
+ * (the test still runs and shows it; it turns green when taskrail catches up).
+ */
+export const NOT_YET = {
+  geminiQuestion:
+    'Gemini CLI 0.61.0 declares no elicitation and taskrail offers no task_answer yet: the call ' +
+    'ends in the SDK error "Cannot request input … the client on this 2025-era connection did ' +
+    'not declare the required capability"',
+  copilotRequired:
+    'tools/list on the 2026-07-28 wire has no execution.taskSupport for copilot-cli yet, so ' +
+    'Copilot --experimental does not follow a required tool as a task: "expected ' +
+    'CallToolResult from tools/call, got CreateTaskResult"',
+};
+
 export const BIG_CHARS = 200_000;
 /** The longest a host run may take: the 75 s tool plus the host's own start-up. */
 export const LONG_RUN_MS = 110_000;
@@ -111,6 +126,32 @@ export async function toolQuestion(
   serverUrl: string,
   way: 'elicitation' | 'task_answer',
 ): Promise<void> {
+  await listedEvenIfNotMet(t, host, 'question', () => questionRow(t, host, serverUrl, way));
+}
+
+/** The row's line in the CI listing also when the host cannot do it (then the reason), rethrown. */
+async function listedEvenIfNotMet(
+  t: TestContext,
+  host: Host,
+  row: string,
+  run: () => Promise<void>,
+): Promise<void> {
+  const started = Date.now();
+  try {
+    await run();
+  } catch (error) {
+    const seen = /model sees {2}(.*)/.exec(String(error))?.[1] ?? String(error);
+    figure(t, host, row, `NOT MET: ${seen.slice(0, 160)}`, Date.now() - started);
+    throw error;
+  }
+}
+
+async function questionRow(
+  t: TestContext,
+  host: Host,
+  serverUrl: string,
+  way: 'elicitation' | 'task_answer',
+): Promise<void> {
   const first = { tool: 'confirm_step', args: {} };
   const outcome = await scenario(host, serverUrl, followTheResult(host.profile, first), RUN_MS);
   const why = (what: string) => explain(host, outcome, what);
@@ -143,6 +184,16 @@ export async function toolQuestion(
  * an `optional` one still answers (inline or by handle), never a CreateTaskResult it fails on.
  */
 export async function experimentalTool(
+  t: TestContext,
+  host: Host,
+  serverUrl: string,
+  tool: { name: string; seconds: number; result: RegExp },
+): Promise<void> {
+  const row = `--experimental ${tool.name} ${tool.seconds} s`;
+  await listedEvenIfNotMet(t, host, row, () => experimentalRow(t, host, serverUrl, tool));
+}
+
+async function experimentalRow(
   t: TestContext,
   host: Host,
   serverUrl: string,

@@ -1,4 +1,3 @@
-import type { ServerResponse } from 'node:http';
 import {
   sendJson,
   sseHead,
