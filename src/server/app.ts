@@ -18,6 +18,7 @@ import { createFetchHandler, createNodeHandler, type HttpDeps } from './http.js'
 import { buildMcpServer, type InstanceDeps } from './sdk/mcp-server.js';
 import { DEFAULT_MAX_READ_CHARS } from './sdk/task-resources.js';
 import { onResourceListChanges } from './sdk/resource-list-changes.js';
+import { withTaskSupportHints } from './sdk/task-support-hint.js';
 import { createListenHub, DEFAULT_LISTEN_OPTIONS, type ListenOptions } from './listen/index.js';
 import type { Wire2025Deps } from './wire-2025/deps.js';
 import { createWire2025Sessions, type Wire2025SessionsOption } from './wire-2025/sessions.js';
@@ -258,7 +259,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
   };
   const onError = (error: unknown): void =>
     options.logger?.error('request failed', { error: String(error) });
-  const sdk: McpHttpHandler = createMcpHandler(
+  const sdkHandler: McpHttpHandler = createMcpHandler(
     (ctx) =>
       buildMcpServer(instanceDeps, {
         wire: wireOfSdkEra(ctx.era),
@@ -266,6 +267,10 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
       }),
     { maxRequestBodySize: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES },
   );
+  const sdk: McpHttpHandler = {
+    ...sdkHandler,
+    fetch: withTaskSupportHints(sdkHandler.fetch, tools),
+  };
   // Without auth every 2026-07-28 caller is the one anonymous principal, so the SDK's
   // broadcast reaches only those who can see the resource; with auth it would reach others.
   const stopListChanges =

@@ -5,7 +5,7 @@ import {
   type ServerOptions,
 } from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
-import { declaresTasks, TASKS_EXTENSION } from '../../protocol/index.js';
+import { TASKS_EXTENSION } from '../../protocol/index.js';
 import type { JsonObject } from '../../task/record.js';
 import type { ToolRegistry } from '../tasks/tool-registry.js';
 import type { TaskRuntimePort } from '../tasks/runtime-port.js';
@@ -84,27 +84,9 @@ function registerTaskTool(mcp: McpServer, deps: InstanceDeps, tool: RegisteredTa
       });
     },
   );
-  hintTaskSupport(mcp, registered, normalizeTaskOption(config.task).mode);
   let mine = registeredTools.get(mcp);
   if (mine === undefined) registeredTools.set(mcp, (mine = new Map()));
   mine.set(tool.name, registered);
-}
-
-/**
- * `execution.taskSupport` in `tools/list` for a host that declares tasks but follows a call as a
- * task only when that field says `required` (Copilot CLI --experimental). Read at list time; a
- * 2025-11-25 session redefines it for its own rule (wire-2025/route.ts).
- */
-function hintTaskSupport(mcp: McpServer, registered: RegisteredTool, mode: string): void {
-  Object.defineProperty(registered, 'execution', {
-    get: () => {
-      const hinted =
-        hostOf(mcp).tasksOnlyWhenRequired === true &&
-        declaresTasks(mcp.server.getClientCapabilities());
-      return hinted ? { taskSupport: mode } : undefined;
-    },
-    configurable: true,
-  });
 }
 
 /**

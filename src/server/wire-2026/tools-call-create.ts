@@ -19,12 +19,14 @@ import { isQueueFull, queueFullWire } from '../tasks/queue-full.js';
 import { errorReply, type Carrier, type Reply, type Wire2026Deps } from './call.js';
 import { startToolTask } from '../tasks/create-input.js';
 import type { RegisteredTaskTool } from '../tasks/types.js';
+import { envelopeClientInfo, hostProfile } from '../tasks/host-profiles.js';
 
 /**
  * A 2026-07-28 `tools/call` that creates a task, answered without an SDK server instance: building
  * one per request costs several times the task's own durable write. Only the plain case is
  * taken here. Whatever the SDK might answer differently (arguments its schema refuses, MRTR
- * retries, `beforeTask` hooks, envelope or header errors, a body that is not JSON) returns
+ * retries, `beforeTask` hooks, envelope or header errors, a body that is not JSON, Copilot
+ * CLI) returns
  * undefined and goes to the SDK unchanged, so both paths give the same answers.
  */
 export async function createInFront(
@@ -69,7 +71,10 @@ function plainTaskTool(
   const params = req.params;
   if (!isObject(params) || typeof params['name'] !== 'string') return undefined;
   // Most calls that are not tasks stop here, before any header or envelope parsing.
-  if (!declaresTasks(metaOf(params)?.[META.clientCapabilities])) return undefined;
+  const meta = metaOf(params);
+  if (!declaresTasks(meta?.[META.clientCapabilities])) return undefined;
+  // A host that follows only required tools as tasks (Copilot --experimental): the SDK path.
+  if (hostProfile(envelopeClientInfo(meta)).tasksOnlyWhenRequired === true) return undefined;
   if ('inputResponses' in params || 'requestState' in params) return undefined;
   if (!isJsonContentType(headers('content-type'))) return undefined;
   const tool = tools.definition(params['name']);
