@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startServe, tempDir, type Serve } from '../../client/support.js';
 import { copilot } from './hosts.js';
-import { bigResult, experimentalTool, NOT_YET, quickTool, toolQuestion } from './rows.js';
+import { bigResult, experimentalTool, quickTool, toolQuestion } from './rows.js';
 
 const TOOLS = join(process.cwd(), '.build/test/hosts/others/tools.js');
 const skip = copilot.unavailable();
@@ -50,13 +50,13 @@ describe(
       dir.remove();
     });
 
-    it('a required tool runs as a task to its result', { todo: NOT_YET.copilotRequired }, (t) =>
+    it('a required tool runs as a task to its result', (t) =>
       experimentalTool(t, copilot, serve.url, {
         name: 'required_compute',
         seconds: 3,
+        required: true,
         result: /Required task finished after 3s\./,
-      }),
-    );
+      }));
     it('an optional tool still answers', (t) =>
       experimentalTool(t, copilot, serve.url, {
         name: 'slow_compute',

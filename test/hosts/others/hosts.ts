@@ -71,6 +71,15 @@ export const copilot: Host = {
     tool: (name) => `taskrail-${name}`,
     // No resource tool; output over 20,480 bytes is spilled to a file with a 500-char preview.
     pageChars: 15_000,
+    // --experimental follows a required tool as a task in a background agent the model reads.
+    followUp: (seen) => {
+      const agent = /agent_id: ([\w-]+)\. Use read_agent/.exec(seen)?.[1];
+      const running = /agent_id: ([\w-]+)[^\n]*\b(running|in progress)\b/i.exec(seen)?.[1];
+      const id = agent ?? running;
+      return id === undefined
+        ? undefined
+        : { tool: 'read_agent', args: { agent_id: id, wait: true } };
+    },
   },
   version: COPILOT_VERSION,
   vendor: openAiChat,

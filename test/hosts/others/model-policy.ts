@@ -10,6 +10,8 @@ export interface HostProfile {
   preamble?(history: Exchange[]): Step | undefined;
   /** The host's own resource tool, as a call; undefined: the host offers none (task_result). */
   readResource?(uri: string): Step;
+  /** A host's own way to follow a call it moved to the background (Copilot's read_agent). */
+  followUp?(seen: string): Step | undefined;
   /** Whether the host offered the resource tool this turn. */
   offersRead?(offered: string[]): boolean;
   /** Characters the model asks for per page (the host shows at most so much whole). */
@@ -90,7 +92,10 @@ export function followTheResult(
       if (reading.text.length >= reading.notice.total) return { text: 'I have the whole result.' };
       return nextPage(profile, reading, offered);
     }
-    const handle = handleIn(calls.at(-1)?.seen ?? '');
+    const lastSeen = calls.at(-1)?.seen ?? '';
+    const hostWay = profile.followUp?.(lastSeen);
+    if (hostWay !== undefined) return hostWay;
+    const handle = handleIn(lastSeen);
     if (handle?.next === 'task_result') {
       return { tool: profile.tool('task_result'), args: { taskId: handle.taskId } };
     }
