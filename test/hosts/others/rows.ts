@@ -39,6 +39,20 @@ export async function quickTool(t: TestContext, host: Host, serverUrl: string): 
   const outcome = await scenario(host, serverUrl, followTheResult(host.profile, first), RUN_MS);
   const seen = outcome.calls[0]?.seen ?? '';
   assert.match(seen, /Hello, Ada!/, explain(host, outcome, 'the quick result'));
+  // The shape of what the host sends: the tool under the name the model is told to call
+  // (Codex: inside the namespace its tool_search returns).
+  const searched = outcome.model.history.filter((exchange) => exchange.tool === 'tool_search');
+  const offered = [...outcome.model.offered, ...searched.map((exchange) => exchange.seen)];
+  const name = host.profile.tool('greet');
+  const [space, fn] = name.includes('.') ? name.split('.') : [undefined, name];
+  const listed = offered.some(
+    (entry) =>
+      entry === name ||
+      (space !== undefined &&
+        entry.includes(`"name":"${space}"`) &&
+        entry.includes(`"name":"${fn}"`)),
+  );
+  assert.ok(listed, explain(host, outcome, `the host offers the tool as ${name}`));
   figure(t, host, 'quick tool', `result in ${outcome.calls.length} call`, outcome.run.ms);
   transcript(host, 'quick tool', outcome);
 }
@@ -137,7 +151,9 @@ async function listedEvenIfNotMet(
     await run();
   } catch (error) {
     const seen = /model sees {2}(.*)/.exec(String(error))?.[1] ?? String(error);
-    figure(t, host, row, `NOT MET: ${seen.slice(0, 160)}`, Date.now() - started);
+    // A tool error wrapped in the host's JSON: its own text says more than the wrapping.
+    const inner = /"text":"([^"]+)"/.exec(seen.replace(/\\+"/g, '"'))?.[1];
+    figure(t, host, row, `NOT MET: ${(inner ?? seen).slice(0, 200)}`, Date.now() - started);
     throw error;
   }
 }
