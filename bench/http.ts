@@ -240,6 +240,14 @@ const section: Section = {
       met: meets(vs.getBare, 0.6),
     },
     {
+      text: `create ≥ 0.8× the SQLite floor (${both(vs.createFloor)}; fails if either is below 0.80)`,
+      met: meets(vs.createFloor, 0.8),
+    },
+    {
+      text: `tasks/get ≥ 1.0× the SQLite floor (${both(vs.getFloor)}; fails if either is below 1.0)`,
+      met: meets(vs.getFloor, 1),
+    },
+    {
       text: `tasks/get ≥ 3× SDK v1's in-memory tasks/get (${both(vs.getV1)}; fails if either is below 3)`,
       met: meets(vs.getV1, 3),
     },

@@ -1,18 +1,8 @@
 import type { TaskRecord } from '../src/task/record.js';
-import { isRightPolicy, POLICY_TOOL, type PolicyKind } from './policy-expect.js';
+import { isRightPolicy, POLICY_TOOL } from './policy-expect.js';
+import type { Final, Kind, Spec } from './spec.js';
 
-/** What each chaos task must end as, from its tool and arguments alone. */
-export type Kind = 'short' | 'long' | 'ask' | 'fail' | 'cancel' | 'once' | PolicyKind;
-
-export interface Spec {
-  n: number;
-  kind: Kind;
-  ms: number;
-  /** For `cancel`: how long after creation the client cancels. */
-  cancelAfterMs?: number;
-  /** More arguments: a policy task's schedule of failures (chaos/policy-expect.ts). */
-  args?: Record<string, number>;
-}
+export type { Final, Kind, Spec } from './spec.js';
 
 export const TOOL: Record<Kind, string> = {
   short: 'c_short',
@@ -29,13 +19,6 @@ export const AT_MOST_ONCE = new Set(['c_once', 'p_once']);
 
 /** The answer the clients give to `c_ask` (the question says `n=N`). */
 export const answerFor = (message: string): string => `v${message.replace(/^n=/, '')}`;
-
-/** A final state as the store (or a client) saw it. */
-export interface Final {
-  status: string;
-  text?: string;
-  error?: string;
-}
 
 /** Whether `final` is a right end for `task` (its tool and arguments). */
 export function isRight(task: TaskRecord, final: Final, cancellable: boolean): boolean {

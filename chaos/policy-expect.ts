@@ -6,9 +6,9 @@
  */
 import type { TaskRecord } from '../src/task/record.js';
 import { POLICY } from './policy-tools.js';
-import type { Final, Spec } from './expect.js';
+import type { Final, PolicyKind, Spec } from './spec.js';
 
-export type PolicyKind = 'flaky' | 'slow' | 'oncep' | 'nap' | 'keyed';
+export type { PolicyKind } from './spec.js';
 
 export const POLICY_TOOL: Record<PolicyKind, string> = {
   flaky: 'p_flaky',

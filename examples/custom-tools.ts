@@ -15,7 +15,7 @@ export default function register(app: TaskServer): void {
       task: { mode: 'optional', pollIntervalMs: 100, ttlMs: 60 * 60 * 1000 },
     },
     async (args, ctx) => {
-      const paragraphs = String(args['text']).split(/\n\s*\n/);
+      const paragraphs = args.text.split(/\n\s*\n/);
       let total = 0;
       for (const [index, paragraph] of paragraphs.entries()) {
         ctx.signal.throwIfAborted();

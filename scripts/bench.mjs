@@ -111,6 +111,12 @@ function existingSections() {
   return new Map([...sections].map(([k, v]) => [k, v.join('\n').trimEnd() + '\n']));
 }
 
+/** The mains the `previous` section builds and compares with: kept from the page, moved by hand each round. */
+function previousMainsLine() {
+  const line = existsSync(PAGE) ? /^Previous mains[^\n]*$/m.exec(readFileSync(PAGE, 'utf8')) : null;
+  return line?.[0] ?? "Previous mains (the `previous` section's baselines): none named yet.";
+}
+
 const header = [
   '# Benchmarks',
   '',
@@ -124,6 +130,10 @@ const header = [
   'then `npm run pretest && node .build/bench/compare/builds.js --before OTHER/dist/cli/main.js`.',
   'It serves both builds on SQLite and drives the same 2026-07-28 calls at each, interleaved',
   'round by round, and prints after/before ratios of req/s and of server CPU per request.',
+  'The `previous` section does the same for the mains named below, each built in a worktree of its',
+  'own, and holds this build to ≥ 1.0× them: the guard against giving speed away in a round.',
+  '',
+  previousMainsLine(),
   '',
   `Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}.`,
   '',

@@ -6,9 +6,13 @@ import {
   cyclesOf,
   folderOf,
   readModuleGraph,
+  readRepositoryGraph,
   sourceFiles,
   type Edge,
 } from './helpers/module-graph.js';
+
+/** Every folder of the repository that holds its own code. */
+const REPOSITORY_FOLDERS = ['src', 'test', 'bench', 'chaos', 'scripts', 'examples', 'conformance'];
 
 /**
  * The layers of docs/architecture.md, checked on the resolved module graph of `src/` (static
@@ -231,6 +235,19 @@ describe('architecture (the resolved module graph of src/)', () => {
       arrows.set(edge.from, (arrows.get(edge.from) ?? new Set()).add(edge.to));
     assert.deepEqual(
       cyclesOf(graph.files, (file) => arrows.get(file) ?? []),
+      [],
+    );
+  });
+
+  it('has no file cycles anywhere in the repository (src, test, bench, chaos, scripts, examples)', () => {
+    const repository = readRepositoryGraph(resolve('.'), REPOSITORY_FOLDERS);
+    const arrows = new Map<string, Set<string>>();
+    for (const edge of repository.edges.filter((e) => e.kind === 'file'))
+      arrows.set(edge.from, (arrows.get(edge.from) ?? new Set()).add(edge.to));
+    assert.ok(repository.files.includes('chaos/expect.ts'), 'the graph reads chaos/');
+    assert.ok(repository.files.includes('scripts/run-tests.mjs'), 'the graph reads scripts/');
+    assert.deepEqual(
+      cyclesOf(repository.files, (file) => arrows.get(file) ?? []),
       [],
     );
   });

@@ -5,8 +5,9 @@
  * interleaved round by round, so both see the same machine. Prints a table of after/before
  * ratios: req/s and server CPU per request (before / after, so above 1 means the new build
  * spends less). Not a section of `npm run bench`: it needs a second build. Used for a
- * refactor's promise that the figures stay within 5%. The 2025-11-25 session path answers in
- * SSE frames, which the raw-socket generator does not read, so only the 2026-07-28 wire is here.
+ * refactor's promise that the figures stay within 5%. Only the 2026-07-28 wire is here; the
+ * `previous` section (bench/previous.ts) builds the previous mains itself and adds the
+ * 2025-11-25 session path (its SSE frames read and checked for a result).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -11,6 +11,8 @@ import type { Call } from './http.js';
 
 const HEADER_END = Buffer.from('\r\n\r\n');
 const CRLF = Buffer.from('\r\n');
+/** In every JSON-RPC success, whether a JSON body or the `data:` line of an SSE frame. */
+const RESULT = Buffer.from('"result":');
 
 /** The exact bytes of one keep-alive POST of `call` to `url`. */
 export function rawRequest(url: string, call: Call): Buffer {
@@ -86,7 +88,13 @@ export interface LoadResult {
  * One connection's loop: send, read one full response, repeat until the deadline. Reads land
  * in one buffer per connection (`onread`), so a reply costs no allocation here.
  */
-function lane(port: number, next: () => Buffer, deadline: number, onReply: () => void) {
+function lane(
+  port: number,
+  next: () => Buffer,
+  deadline: number,
+  onReply: () => void,
+  checkResult: boolean,
+) {
   return new Promise<void>((resolve, reject) => {
     const inbox = Buffer.allocUnsafe(1 << 20);
     let filled = 0;
@@ -104,6 +112,10 @@ function lane(port: number, next: () => Buffer, deadline: number, onReply: () =>
       if (reply.status !== 200)
         return fail(new Error(`HTTP ${reply.status}: ${inbox.toString('utf8', 0, 300)}`));
       if (reply.length !== filled) return fail(new Error('more than one response in flight'));
+      // An HTTP 200 can carry a JSON-RPC error (always so in an SSE frame): it is no throughput.
+      if (checkResult && inbox.subarray(0, filled).indexOf(RESULT) < 0) {
+        return fail(new Error(`no JSON-RPC result: ${inbox.toString('utf8', 0, filled)}`));
+      }
       filled = 0;
       onReply();
       if (performance.now() < deadline) socket.write(next());
@@ -133,21 +145,25 @@ export async function drive(
   pid: number,
   connections: number,
   ms: number,
+  checkResult = false,
 ): Promise<LoadResult> {
   const request = rawRequest(url, call);
-  return driveEach(url, () => request, pid, connections, ms);
+  return driveEach(url, () => request, pid, connections, ms, checkResult);
 }
 
 /**
  * As `drive`, but each request sent is `next()`: e.g. tasks/get of a different task each time
- * (requests built beforehand, so the generator's cost stays that of a copy).
+ * (requests built beforehand, so the generator's cost stays that of a copy); `next` is told
+ * which connection sends (a session's requests in flight need ids of their own). With
+ * `checkResult`, a reply without a JSON-RPC result (an error in a 200) fails the run.
  */
 export async function driveEach(
   url: string,
-  next: () => Buffer,
+  next: (connection: number) => Buffer,
   pid: number,
   connections: number,
   ms: number,
+  checkResult = false,
 ): Promise<LoadResult> {
   const port = Number(new URL(url).port);
   let requests = 0;
@@ -155,8 +171,14 @@ export async function driveEach(
   const client0 = process.cpuUsage();
   const started = performance.now();
   const deadline = started + ms;
-  const lanes = Array.from({ length: connections }, () =>
-    lane(port, next, deadline, () => (requests += 1)),
+  const lanes = Array.from({ length: connections }, (_, i) =>
+    lane(
+      port,
+      () => next(i),
+      deadline,
+      () => (requests += 1),
+      checkResult,
+    ),
   );
   await Promise.all(lanes);
   const client = process.cpuUsage(client0);

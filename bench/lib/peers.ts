@@ -51,9 +51,13 @@ export async function v1CompletedTaskGet(
   );
   const taskId = (created['task'] as { taskId: string }).taskId;
   const get = call('tasks/get', { taskId });
-  const task = await checked(ep, get);
-  if (task['status'] !== 'completed') throw new Error(`SDK v1 task is ${String(task['status'])}`);
-  return get;
+  // SDK v1 stores the result at once; a durable server (taskrail's sessions) runs it after.
+  for (let i = 0; i < 1000; i += 1) {
+    const task = await checked(ep, get);
+    if (task['status'] === 'completed') return get;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  throw new Error(`2025-11-25 task ${taskId} did not complete`);
 }
 
 /** A completed taskrail task (the no-op run as a task): its tasks/get call. */

@@ -16,6 +16,7 @@ import { isTaskOutcome, outcomeOf, splitOutcomeList, type TaskOutcome } from '..
 import { cancel } from '../task/transitions.js';
 import { attemptsText, isWaitKind, runViewOf, waitText, type WaitKind } from '../task/run-meta.js';
 import { runFieldsOf } from '../server/admin/views.js';
+import { alignColumns } from './table.js';
 
 interface StoreFlag {
   store?: string;
@@ -139,20 +140,21 @@ async function list(store: TaskStore, flags: ListFlags): Promise<number> {
     return 0;
   }
   const now = Date.now();
-  for (const task of tasks) {
+  const rows = tasks.map((task) => {
     const run = runViewOf(task, now);
-    const fields = [
+    return [
       task.id,
       outcomeOf(task),
       task.tool,
       task.principal,
       age(task),
-      `attempt ${attemptsText(run)}`,
+      attemptsText(run),
       run.waiting === undefined ? '-' : waitText(run.waiting),
-      task.statusMessage ?? '',
+      (task.statusMessage ?? '').replace(/\s+/g, ' '),
     ];
-    process.stdout.write(`${fields.join('  ')}\n`);
-  }
+  });
+  const header = ['ID', 'STATUS', 'TOOL', 'PRINCIPAL', 'AGE', 'ATTEMPT', 'WAITING', 'MESSAGE'];
+  for (const line of alignColumns([header, ...rows])) process.stdout.write(`${line}\n`);
   return 0;
 }
 

@@ -1,24 +1,23 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { TaskrailClient, clientOptionsFromEnv } from '../client/index.js';
-import { bearerFrom } from './options.js';
+import { addConnectionOptions, connectionOf, type ConnectionFlags } from './options.js';
 import { follow, parseArguments, printOutcome, reportError, SigintRouter } from './host-output.js';
 import { ProgressLine } from './host-progress.js';
 import { followHandle, handleOf } from './call-handle.js';
 import { terminalInput } from './host-prompt.js';
 import { OutputPrinter, withWholeResult } from './host-task-output.js';
 
-interface CallFlags {
+interface CallFlags extends ConnectionFlags {
   args?: string;
   argsFile?: string;
   tasks: boolean;
   json?: boolean;
   detach?: boolean;
-  bearer?: string;
 }
 
 export function registerCall(program: Command): void {
-  program
+  const call = program
     .command('call')
     .description('call a tool the way a host does, following the task it may become')
     .argument('<url>', 'the MCP endpoint, e.g. http://127.0.0.1:3000/mcp')
@@ -30,17 +29,15 @@ export function registerCall(program: Command): void {
       'do not declare the tasks extension (the answer comes inline, or as a handle this follows)',
     )
     .option('--json', 'print the raw JSON result')
-    .option('--detach', 'print the task id and return as soon as the task exists')
-    .option('--bearer <token>', 'send Authorization: Bearer <token> (default: $TASKRAIL_BEARER)')
-    .action(async (url: string, tool: string, flags: CallFlags) => {
-      process.exitCode = await runCall(url, tool, flags);
-    });
+    .option('--detach', 'print the task id and return as soon as the task exists');
+  addConnectionOptions(call).action(async (url: string, tool: string, flags: CallFlags) => {
+    process.exitCode = await runCall(url, tool, flags);
+  });
 }
 
 async function runCall(url: string, tool: string, flags: CallFlags): Promise<number> {
   const args = readArguments(flags);
   if (!URL.canParse(url)) throw new Error(`not a URL: ${url}`);
-  const bearer = bearerFrom(flags.bearer);
   const progress = new ProgressLine();
   const interrupt = new AbortController();
   const env = clientOptionsFromEnv(process.env);
@@ -51,7 +48,7 @@ async function runCall(url: string, tool: string, flags: CallFlags): Promise<num
     background: env.background ?? true,
     input: terminalInput(progress, interrupt.signal),
     onEvent: progress.onEvent,
-    ...(bearer === undefined ? {} : { bearer }),
+    ...connectionOf(flags),
   });
   // A SIGINT while tools/call is in flight is held until the task exists, then cancels it.
   const sigint = new SigintRouter((count) => {

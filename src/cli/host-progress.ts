@@ -1,5 +1,5 @@
 import ora, { type Ora } from 'ora';
-import type { TaskEvent } from '../client/index.js';
+import { isFinal, type TaskEvent } from '../client/index.js';
 
 /**
  * The live status line of `call`, `tasks wait` and `tasks resume`, on standard error so that
@@ -18,7 +18,11 @@ export class ProgressLine {
 
   readonly onEvent = (event: TaskEvent): void => {
     if (event.type === 'status') {
-      const message = event.statusMessage === undefined ? '' : `: ${event.statusMessage}`;
+      // An ended task's message is printed once, with its outcome.
+      const message =
+        event.statusMessage === undefined || isFinal(event.status)
+          ? ''
+          : `: ${event.statusMessage}`;
       this.#show(`${event.taskId} ${event.status}${message}`);
     } else if (event.type === 'input') {
       this.note(`${event.taskId} answered ${event.keys.join(', ')}`);

@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 
 /** `--port`: an integer 0–65535 (0 picks a free port). */
 export function parsePort(value: string): number {
@@ -157,4 +157,56 @@ export function parseReadChars(value: string): number {
       `must be a whole number of characters, at least ${MIN_RESULT_CHARS} (default 8388608)`,
     );
   return count;
+}
+
+/** The connection flags of every command that talks to a server. */
+export interface ConnectionFlags {
+  bearer?: string;
+  header?: string[];
+}
+
+/** What a client needs to reach a server as the user asked: the bearer and extra headers. */
+export interface Connection {
+  bearer?: string;
+  headers?: Record<string, string>;
+}
+
+/** Adds `--bearer` and `--header` (the same on `call`, `tools` and every `tasks` subcommand). */
+export function addConnectionOptions(command: Command): Command {
+  return command
+    .option('--bearer <token>', 'send Authorization: Bearer <token> (default: $TASKRAIL_BEARER)')
+    .option(
+      '--header <name: value>',
+      "send this HTTP header with every request (repeatable), e.g. --header 'X-Team: blue'",
+      collectHeader,
+      [],
+    );
+}
+
+function collectHeader(value: string, previous: string[]): string[] {
+  const colon = value.indexOf(':');
+  const name = colon < 0 ? '' : value.slice(0, colon).trim();
+  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || value.slice(colon + 1).trim() === '') {
+    throw new InvalidArgumentError("must be 'Name: value', e.g. --header 'X-Team: blue'");
+  }
+  return [...previous, value];
+}
+
+/**
+ * The connection for a command: `--bearer`, else `$TASKRAIL_BEARER`, else `saved` (the token a
+ * task was created with: a fresh one from the flag or the environment beats it, as OAuth
+ * tokens expire), and the `--header`s.
+ */
+export function connectionOf(flags: ConnectionFlags, saved?: string): Connection {
+  const bearer = bearerFrom(flags.bearer) ?? saved;
+  const headers = Object.fromEntries(
+    (flags.header ?? []).map((line) => {
+      const colon = line.indexOf(':');
+      return [line.slice(0, colon).trim(), line.slice(colon + 1).trim()];
+    }),
+  );
+  return {
+    ...(bearer === undefined ? {} : { bearer }),
+    ...(Object.keys(headers).length === 0 ? {} : { headers }),
+  };
 }

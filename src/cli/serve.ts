@@ -21,7 +21,7 @@ import { SESSION_DEFAULTS } from '../server/wire-2025/sessions.js';
 import { serveTaskServerStdio } from '../server/stdio.js';
 import { DEFAULT_STORE_URL, openStore, storePeers } from '../stores/open.js';
 import { METRICS_PEERS } from '../server/admin/peers.js';
-import { missingPeersError } from '../task/peer-dependency.js';
+import { missingPeersError, peerInstalled } from '../task/peer-dependency.js';
 import { packageVersion } from './package-info.js';
 import {
   parseCount,
@@ -207,10 +207,8 @@ export async function serve(
       '--no-worker needs a redis:// or postgres:// store (a local store has no other process to run tasks)',
     );
   }
-  const missing = missingPeersError([
-    storePeers(storeUrl, true),
-    options.admin === undefined ? undefined : METRICS_PEERS,
-  ]);
+  // prom-client is for /metrics only: without it the dashboard works, and /metrics says what to install.
+  const missing = missingPeersError([storePeers(storeUrl, true)]);
   if (missing !== undefined) throw missing;
   const auth = await resolveAuth(options);
   const store = await openStore(storeUrl);
@@ -358,9 +356,19 @@ async function serveOverHttp(
     );
   }
   onShutdown(stop, logger);
+  const operators = options.admin === undefined ? '' : `, ${adminPages(info.url)}`;
   process.stdout.write(
-    `taskrail serving ${info.url} (store: ${app.store.description}, tools: ${options.tools})\n`,
+    `taskrail serving ${info.url} (store: ${app.store.description}, tools: ${options.tools}${operators})\n`,
   );
+}
+
+/** Where operators look: the dashboard, and the metrics (or why there are none). */
+function adminPages(mcpUrl: string): string {
+  const origin = new URL(mcpUrl).origin;
+  const metrics = METRICS_PEERS.packages.every(peerInstalled)
+    ? `${origin}/metrics`
+    : 'no /metrics until prom-client is installed: npm install prom-client';
+  return `dashboard: ${origin}/dashboard, ${metrics}`;
 }
 
 function serveOverStdio(

@@ -11,20 +11,31 @@ import { Session2025 } from '../client/session-2025.js';
 import { WIRE_2025_VERSION } from '../protocol/constants.js';
 import { packageVersion } from '../client/package-version.js';
 import { outcomeOfStatus, splitOutcomeList } from '../task/outcome.js';
-import { bearerFrom } from './options.js';
+import { connectionOf, type ConnectionFlags } from './options.js';
 import { alignColumns } from './table.js';
 import { formatAge, showJson } from './tasks-format.js';
 
 /** How long `tasks list` waits for servers' live answers before showing the ledger's view. */
 const LIVE_TIMEOUT_MS = 2000;
 
-interface Row {
+export interface Row {
   entry: LedgerEntry;
   status: string;
   statusMessage: string | undefined;
-  /** False when the status is the ledger's last record (server unreachable or unknown). */
+  /** False when the status is the ledger's last record (the server did not answer in time). */
   live: boolean;
+  /**
+   * Where the status comes from: the server's answer; the ledger because the task had ended
+   * (nothing to ask), the server said it does not know the task (shown `lost`), or did not answer.
+   */
+  source: 'server' | 'ended' | 'not_found' | 'unreachable';
 }
+
+/** What the server said of one task: its state, that it does not know it, or nothing in time. */
+type LiveAnswer =
+  { kind: 'task'; task: LiveStatus } | { kind: 'not_found' } | { kind: 'unreachable' };
+
+const NOT_FOUND_MESSAGE = 'the server does not know this task (expired, or its store was reset)';
 
 /** The `--status` values: the ledger's statuses, and `tool_error` (completed, `isError`). */
 const STATUS_FILTERS = [
@@ -63,9 +74,10 @@ function shownStatus(row: Row): string {
 export async function listTasks(
   ledger: Ledger,
   json: boolean,
-  statuses?: ReadonlySet<string>,
+  statuses: ReadonlySet<string> | undefined,
+  flags: ConnectionFlags,
 ): Promise<number> {
-  const all = await withLiveStatus(ledger.list());
+  const all = await withLiveStatus(ledger.list(), flags);
   const rows = statuses === undefined ? all : all.filter((row) => statuses.has(shownStatus(row)));
   if (json) {
     const records = rows.map((row) => ({
@@ -93,26 +105,31 @@ export async function listTasks(
   return 0;
 }
 
-async function withLiveStatus(entries: LedgerEntry[]): Promise<Row[]> {
+/** The entries with the status their servers report now (asked at once, two seconds at most). */
+export async function withLiveStatus(
+  entries: LedgerEntry[],
+  flags: ConnectionFlags,
+): Promise<Row[]> {
   const signal = AbortSignal.timeout(LIVE_TIMEOUT_MS);
   const clients = new Map<string, TaskrailClient>();
   const sessions = new Map<string, Promise<Session2025>>();
   try {
     return await Promise.all(
       entries.map(async (entry): Promise<Row> => {
-        const ledgerRow = {
-          entry,
-          status: entry.status,
-          statusMessage: entry.statusMessage,
-          live: isFinal(entry.status),
-        };
-        if (isFinal(entry.status)) return ledgerRow;
-        const task =
+        const ledgerRow = { entry, status: entry.status, statusMessage: entry.statusMessage };
+        if (isFinal(entry.status)) return { ...ledgerRow, live: true, source: 'ended' };
+        const answer =
           entry.protocolVersion === WIRE_2025_VERSION
-            ? await fetch2025(sessionFor(sessions, entry, signal), entry.id, signal)
-            : await fetchLive(clientFor(clients, entry), entry.id, signal);
-        if (task === undefined) return ledgerRow;
-        return { entry, status: task.status, statusMessage: task.statusMessage, live: true };
+            ? await fetch2025(sessionFor(sessions, entry, flags, signal), entry.id, signal)
+            : await fetchLive(clientFor(clients, entry, flags), entry.id, signal);
+        if (answer.kind === 'unreachable')
+          return { ...ledgerRow, live: false, source: 'unreachable' };
+        if (answer.kind === 'not_found') {
+          const gone = { status: 'lost', statusMessage: NOT_FOUND_MESSAGE };
+          return { entry, ...gone, live: true, source: 'not_found' };
+        }
+        const { status, statusMessage } = answer.task;
+        return { entry, status, statusMessage, live: true, source: 'server' };
       }),
     );
   } finally {
@@ -129,27 +146,30 @@ async function fetch2025(
   session: Promise<Session2025>,
   id: string,
   signal: AbortSignal,
-): Promise<LiveStatus | undefined> {
+): Promise<LiveAnswer> {
   try {
     const reply = await (await session).request('tasks/get', { taskId: id }, { signal });
-    if (reply.kind === 'error' || typeof reply.result['status'] !== 'string') return undefined;
+    if (reply.kind === 'error') return { kind: 'not_found' };
+    if (typeof reply.result['status'] !== 'string') return { kind: 'unreachable' };
     const message = reply.result['statusMessage'];
+    const status = reply.result['status'] as DetailedTask['status'];
     return {
-      status: reply.result['status'] as DetailedTask['status'],
-      ...(typeof message === 'string' ? { statusMessage: message } : {}),
+      kind: 'task',
+      task: { status, ...(typeof message === 'string' ? { statusMessage: message } : {}) },
     };
   } catch {
-    return undefined;
+    return { kind: 'unreachable' };
   }
 }
 
 function sessionFor(
   sessions: Map<string, Promise<Session2025>>,
   entry: LedgerEntry,
+  flags: ConnectionFlags,
   signal: AbortSignal,
 ): Promise<Session2025> {
-  const bearer = bearerFrom(undefined) ?? entry.bearer;
-  const key = `${entry.server}\n${bearer ?? ''}`;
+  const connection = connectionOf(flags, entry.bearer);
+  const key = `${entry.server}\n${connection.bearer ?? ''}`;
   let session = sessions.get(key);
   if (session === undefined) {
     session = Session2025.open({
@@ -157,7 +177,7 @@ function sessionFor(
       clientInfo: { name: 'taskrail', version: packageVersion() },
       capabilities: { tasks: {} },
       signal,
-      ...(bearer === undefined ? {} : { bearer }),
+      ...connection,
     });
     session.catch(() => undefined);
     sessions.set(key, session);
@@ -169,26 +189,30 @@ async function fetchLive(
   client: TaskrailClient,
   id: string,
   signal: AbortSignal,
-): Promise<DetailedTask | undefined> {
+): Promise<LiveAnswer> {
   try {
-    return await client.fetchTask(id, signal);
+    const task = await client.fetchTask(id, signal);
+    return task === undefined ? { kind: 'not_found' } : { kind: 'task', task };
   } catch {
-    return undefined;
+    return { kind: 'unreachable' };
   }
 }
 
 /** One read-only client per server and credential; the ledger is never written by `list`. */
-function clientFor(clients: Map<string, TaskrailClient>, entry: LedgerEntry): TaskrailClient {
-  // A fresh token from the environment beats the one saved with the call (OAuth tokens expire).
-  const bearer = bearerFrom(undefined) ?? entry.bearer;
-  const key = `${entry.server}\n${bearer ?? ''}`;
+function clientFor(
+  clients: Map<string, TaskrailClient>,
+  entry: LedgerEntry,
+  flags: ConnectionFlags,
+): TaskrailClient {
+  const connection = connectionOf(flags, entry.bearer);
+  const key = `${entry.server}\n${connection.bearer ?? ''}`;
   let client = clients.get(key);
   if (client === undefined) {
     client = new TaskrailClient({
       url: entry.server,
       ledger: new MemoryLedger(),
       push: false,
-      ...(bearer === undefined ? {} : { bearer }),
+      ...connection,
     });
     clients.set(key, client);
   }

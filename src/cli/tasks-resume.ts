@@ -1,17 +1,23 @@
 import { isClientError, resumeLedger, type Ledger } from '../client/index.js';
 import { ProgressLine } from './host-progress.js';
 import { terminalInput } from './host-prompt.js';
+import type { Connection } from './options.js';
 
 /**
  * `tasks resume [--all]`: reattaches to every unfinished task, prints `ID STATUS TOOL MESSAGE`
  * as each one ends, and exits 0 when all ended, 4 when a server could not be reached (or a task
  * needs input nobody can give here).
  */
-export async function runResume(ledger: Ledger, all: boolean): Promise<number> {
+export async function runResume(
+  ledger: Ledger,
+  all: boolean,
+  connection: Connection,
+): Promise<number> {
   const progress = new ProgressLine();
   const resumption = await resumeLedger({
     ledger,
     all,
+    ...connection,
     input: terminalInput(progress, new AbortController().signal),
     onEvent: progress.onEvent,
   });

@@ -10,8 +10,8 @@ import {
 import { follow, printOutcome, reportError, SigintRouter } from './host-output.js';
 import { ProgressLine } from './host-progress.js';
 import { terminalInput } from './host-prompt.js';
-import { bearerFrom } from './options.js';
-import { showJson, showText } from './tasks-format.js';
+import { addConnectionOptions, connectionOf, type ConnectionFlags } from './options.js';
+import { showTask } from './tasks-show.js';
 import { listTasks, parseStatusFilter } from './tasks-list.js';
 import { runResume } from './tasks-resume.js';
 import { OutputPrinter, withWholeResult } from './host-task-output.js';
@@ -20,8 +20,8 @@ export function registerTasks(program: Command): void {
   const tasks = program
     .command('tasks')
     .description("work on the client's task ledger ($TASKRAIL_HOME)");
-  tasks
-    .command('list')
+  const sub = (name: string): Command => addConnectionOptions(tasks.command(name));
+  sub('list')
     .description(
       "one line per task: id, server, tool, status (the server's, live; `?` when unreachable), age, last message",
     )
@@ -31,49 +31,44 @@ export function registerTasks(program: Command): void {
       'only these statuses (comma-separated); tool_error: completed with an isError result',
       parseStatusFilter,
     )
-    .action((flags: { json?: boolean; status?: Set<string> }) =>
-      withLedger((ledger) => listTasks(ledger, flags.json === true, flags.status)),
+    .action((flags: TaskFlags & { status?: Set<string> }) =>
+      withLedger((ledger) => listTasks(ledger, flags.json === true, flags.status, flags)),
     );
-  tasks
-    .command('show')
+  sub('show')
     .argument('<id>')
+    .description("the task as its server reports it now, else the ledger's last copy")
     .option('--json', 'print the record as one JSON object')
-    .action((id: string, flags: { json?: boolean }) =>
-      withLedger((ledger) => show(ledger, id, flags.json === true)),
-    );
-  tasks
-    .command('wait')
+    .action((id: string, flags: TaskFlags) => withLedger((ledger) => show(ledger, id, flags)));
+  sub('wait')
     .argument('<id>')
     .option('--json', 'print the raw JSON result')
     .description('wait for the task to end; exits with the codes of `call`')
-    .action((id: string, flags: { json?: boolean }) =>
-      withLedger((ledger) => wait(ledger, id, flags.json === true)),
-    );
-  tasks
-    .command('output')
+    .action((id: string, flags: TaskFlags) => withLedger((ledger) => wait(ledger, id, flags)));
+  sub('output')
     .argument('<id>')
     .option('--follow', 'keep printing as the output grows, until the task ends')
     .description("print the task's output (what the tool wrote with ctx.output) so far")
-    .action((id: string, flags: { follow?: boolean }) =>
-      withLedger((ledger) => output(ledger, id, flags.follow === true)),
+    .action((id: string, flags: TaskFlags & { follow?: boolean }) =>
+      withLedger((ledger) => output(ledger, id, flags)),
     );
-  tasks
-    .command('cancel')
+  sub('cancel')
     .argument('<id>')
     .description('send tasks/cancel and wait for a terminal status')
-    .action((id: string) => withLedger((ledger) => cancel(ledger, id)));
-  tasks
-    .command('answer')
+    .action((id: string, flags: TaskFlags) => withLedger((ledger) => cancel(ledger, id, flags)));
+  sub('answer')
     .argument('<id>')
     .description("answer a parked task's questions at the terminal")
-    .action((id: string) => withLedger((ledger) => answer(ledger, id)));
-  tasks
-    .command('resume')
+    .action((id: string, flags: TaskFlags) => withLedger((ledger) => answer(ledger, id, flags)));
+  sub('resume')
     .option('--all', 'also take tasks another live process is still waiting on')
     .description('reattach to unfinished tasks after a crash or restart')
-    .action((flags: { all?: boolean }) =>
-      withLedger((ledger) => runResume(ledger, flags.all === true)),
+    .action((flags: TaskFlags & { all?: boolean }) =>
+      withLedger((ledger) => runResume(ledger, flags.all === true, connectionOf(flags))),
     );
+}
+
+interface TaskFlags extends ConnectionFlags {
+  json?: boolean;
 }
 
 async function withLedger(run: (ledger: Ledger) => Promise<number> | number): Promise<void> {
@@ -85,10 +80,8 @@ async function withLedger(run: (ledger: Ledger) => Promise<number> | number): Pr
   }
 }
 
-function show(ledger: Ledger, id: string, json: boolean): number {
-  const entry = find(ledger, id);
-  process.stdout.write(json ? `${JSON.stringify(showJson(entry))}\n` : showText(entry));
-  return 0;
+function show(ledger: Ledger, id: string, flags: TaskFlags): Promise<number> {
+  return showTask(find(ledger, id), flags);
 }
 
 /** The full id, or a unique prefix of one (ids are long). */
@@ -107,25 +100,25 @@ export function find(ledger: Ledger, id: string): LedgerEntry {
 function clientFor(
   ledger: Ledger,
   entry: LedgerEntry,
+  flags: ConnectionFlags,
   progress: ProgressLine,
   interrupt: AbortSignal,
 ): TaskrailClient {
-  // A fresh token from the environment beats the one saved with the call (OAuth tokens expire).
-  const bearer = bearerFrom(undefined) ?? entry.bearer;
   return new TaskrailClient({
     url: entry.server,
     ledger,
     input: terminalInput(progress, interrupt),
     onEvent: progress.onEvent,
-    ...(bearer === undefined ? {} : { bearer }),
+    ...connectionOf(flags, entry.bearer),
   });
 }
 
-async function wait(ledger: Ledger, id: string, json: boolean): Promise<number> {
+async function wait(ledger: Ledger, id: string, flags: TaskFlags): Promise<number> {
+  const json = flags.json === true;
   const entry = find(ledger, id);
   const progress = new ProgressLine();
   const interrupt = new AbortController();
-  const client = clientFor(ledger, entry, progress, interrupt.signal);
+  const client = clientFor(ledger, entry, flags, progress, interrupt.signal);
   const sigint = new SigintRouter();
   let printer: OutputPrinter | undefined;
   try {
@@ -142,10 +135,10 @@ async function wait(ledger: Ledger, id: string, json: boolean): Promise<number> 
   }
 }
 
-async function cancel(ledger: Ledger, id: string): Promise<number> {
+async function cancel(ledger: Ledger, id: string, flags: TaskFlags): Promise<number> {
   const entry = find(ledger, id);
   const progress = new ProgressLine();
-  const client = clientFor(ledger, entry, progress, new AbortController().signal);
+  const client = clientFor(ledger, entry, flags, progress, new AbortController().signal);
   try {
     const outcome = isFinal(entry.status)
       ? await (await client.attach(entry.id)).result()
@@ -159,10 +152,10 @@ async function cancel(ledger: Ledger, id: string): Promise<number> {
   }
 }
 
-async function answer(ledger: Ledger, id: string): Promise<number> {
+async function answer(ledger: Ledger, id: string, flags: TaskFlags): Promise<number> {
   const entry = find(ledger, id);
   const progress = new ProgressLine();
-  const client = clientFor(ledger, entry, progress, new AbortController().signal);
+  const client = clientFor(ledger, entry, flags, progress, new AbortController().signal);
   try {
     const { outcome, answered } = await client.answerTask(entry.id);
     progress.stop();
@@ -182,9 +175,14 @@ async function answer(ledger: Ledger, id: string): Promise<number> {
 }
 
 /** `tasks output ID [--follow]`: the output so far, or all of it as it grows. */
-async function output(ledger: Ledger, id: string, following: boolean): Promise<number> {
+async function output(
+  ledger: Ledger,
+  id: string,
+  flags: ConnectionFlags & { follow?: boolean },
+): Promise<number> {
+  const following = flags.follow === true;
   const entry = find(ledger, id);
-  const client = clientFor(ledger, entry, new ProgressLine(), new AbortController().signal);
+  const client = clientFor(ledger, entry, flags, new ProgressLine(), new AbortController().signal);
   const sigint = new SigintRouter();
   try {
     if (!following) {

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { packageDir } from '../client/package-version.js';
 import type { TaskServer } from '../server/app.js';
 import { TaskrailError } from '../task/errors.js';
@@ -32,9 +33,10 @@ export async function loadToolSet(
   try {
     module = (await import(specifier)) as { default?: unknown };
   } catch (error) {
+    const where = builtIn === undefined ? syntaxErrorPlace(specifier, error) : undefined;
     throw new TaskrailError(
       'CONFIG',
-      `cannot load the tools module '${spec}': ${(error as Error).message}${typeScriptHint(spec, error)}`,
+      `cannot load the tools module '${spec}'${where === undefined ? '' : ` (${where})`}: ${(error as Error).message}${typeScriptHint(spec, error)}`,
     );
   }
   if (typeof module.default !== 'function') {
@@ -43,7 +45,41 @@ export async function loadToolSet(
       `the tools module '${spec}' must default-export a function (app) => void`,
     );
   }
-  await (module.default as Register)(app);
+  try {
+    await (module.default as Register)(app);
+  } catch (error) {
+    const where = placeIn(specifier, error);
+    throw new TaskrailError(
+      'CONFIG',
+      `the tools module '${spec}' failed in its register function${where === undefined ? '' : ` (${where})`}: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  }
+}
+
+/** `file:line:column` of the first stack frame in the module, if the error passed through it. */
+function placeIn(moduleUrl: string, error: unknown): string | undefined {
+  const stack = error instanceof Error ? (error.stack ?? '') : '';
+  const frame = stack.split('\n').find((line) => line.includes(moduleUrl));
+  const place = frame?.slice(frame.indexOf(moduleUrl) + moduleUrl.length).match(/^:(\d+):(\d+)/);
+  return place === null || place === undefined
+    ? undefined
+    : `${fileURLToPath(moduleUrl)}:${place[1]}:${place[2]}`;
+}
+
+/**
+ * Node 20 reports an ES module's syntax error without its place; `node --check` names it. Run
+ * only on that failure, so a start costs nothing.
+ */
+function syntaxErrorPlace(moduleUrl: string, error: unknown): string | undefined {
+  if (!(error instanceof SyntaxError)) return undefined;
+  const file = fileURLToPath(moduleUrl);
+  const check = spawnSync(process.execPath, ['--check', file], {
+    encoding: 'utf8',
+    timeout: 10_000,
+  });
+  const first = (check.stderr ?? '').split('\n')[0] ?? '';
+  return /:\d+$/.test(first) ? first : undefined;
 }
 
 /** Where a clone's compiled fixture is, or an error that says how to get it. */

@@ -4,26 +4,30 @@ import { Session2025 } from '../client/session-2025.js';
 import { packageVersion } from './package-info.js';
 import { EXIT_USAGE } from '../client/outcome.js';
 import { reportError } from './host-output.js';
-import { bearerFrom } from './options.js';
+import {
+  addConnectionOptions,
+  connectionOf,
+  type Connection,
+  type ConnectionFlags,
+} from './options.js';
 import { alignColumns } from './table.js';
 
-interface ToolsFlags {
+interface ToolsFlags extends ConnectionFlags {
   json?: boolean;
-  bearer?: string;
 }
 
 type TaskMode = 'forbidden' | 'optional' | 'required';
 
 export function registerTools(program: Command): void {
-  program
-    .command('tools')
-    .argument('<url>', "the server's MCP endpoint, e.g. http://127.0.0.1:3000/mcp")
-    .description("list a server's tools: name, task mode, description")
-    .option('--json', 'print the tools/list result')
-    .option('--bearer <token>', 'send Authorization: Bearer <token> (default: $TASKRAIL_BEARER)')
-    .action(async (url: string, flags: ToolsFlags) => {
-      process.exitCode = await listTools(url, flags);
-    });
+  addConnectionOptions(
+    program
+      .command('tools')
+      .argument('<url>', "the server's MCP endpoint, e.g. http://127.0.0.1:3000/mcp")
+      .description("list a server's tools: name, task mode, description")
+      .option('--json', 'print the tools/list result'),
+  ).action(async (url: string, flags: ToolsFlags) => {
+    process.exitCode = await listTools(url, flags);
+  });
 }
 
 async function listTools(url: string, flags: ToolsFlags): Promise<number> {
@@ -31,12 +35,12 @@ async function listTools(url: string, flags: ToolsFlags): Promise<number> {
     process.stderr.write(`taskrail: error: not a URL: ${url}\n`);
     return EXIT_USAGE;
   }
-  const bearer = bearerFrom(flags.bearer);
+  const connection = connectionOf(flags);
   const client = new TaskrailClient({
     url,
     ledger: new MemoryLedger(),
     push: false,
-    ...(bearer === undefined ? {} : { bearer }),
+    ...connection,
   });
   try {
     const tools = await client.listTools();
@@ -44,7 +48,7 @@ async function listTools(url: string, flags: ToolsFlags): Promise<number> {
       process.stdout.write(`${JSON.stringify({ tools })}\n`);
       return 0;
     }
-    const modes = await taskModes(url, tools, bearer);
+    const modes = await taskModes(url, tools, connection);
     const rows = tools.map((tool) => toolColumns(tool, modes.get(tool.name)));
     for (const line of alignColumns(rows)) process.stdout.write(`${line}\n`);
     return 0;
@@ -70,7 +74,7 @@ export function toolColumns(tool: Tool, mode: TaskMode | undefined): string[] {
 async function taskModes(
   url: string,
   tools: Tool[],
-  bearer: string | undefined,
+  connection: Connection,
 ): Promise<Map<string, TaskMode>> {
   const modes = new Map<string, TaskMode>();
   for (const tool of tools) {
@@ -78,7 +82,7 @@ async function taskModes(
     if (mode !== undefined) modes.set(tool.name, mode);
   }
   if (modes.size === tools.length) return modes;
-  const tools2025 = await listTools2025(url, bearer).catch(() => []);
+  const tools2025 = await listTools2025(url, connection).catch(() => []);
   for (const tool of tools2025) {
     const mode = taskSupport(tool);
     if (mode !== undefined && !modes.has(tool.name)) modes.set(tool.name, mode);
@@ -86,10 +90,10 @@ async function taskModes(
   return modes;
 }
 
-async function listTools2025(url: string, bearer: string | undefined): Promise<Tool[]> {
+async function listTools2025(url: string, connection: Connection): Promise<Tool[]> {
   const session = await Session2025.open({
     url,
-    ...(bearer === undefined ? {} : { bearer }),
+    ...connection,
     clientInfo: { name: 'taskrail', version: packageVersion() },
     capabilities: { tasks: { requests: { tools: { call: {} } } } },
   });

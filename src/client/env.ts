@@ -3,9 +3,9 @@ import type { TaskrailClientOptions } from './host-client.js';
 export type EnvironmentOptions = Pick<TaskrailClientOptions, 'tasks' | 'background' | 'home'>;
 
 /**
- * The client options the documented environment variables ask for. The library itself never
- * reads the environment (an app decides what configures it); the CLI, and hosts that want the
- * same switches, pass `clientOptionsFromEnv(process.env)` to `TaskrailClient`:
+ * The client options the documented environment variables ask for. The library reads only
+ * `TASKRAIL_HOME` itself (the ledger's folder, where no `home` is given); the CLI, and hosts
+ * that want the other switches, pass `clientOptionsFromEnv(process.env)` to `TaskrailClient`:
  * `TASKRAIL_DISABLE_TASKS=1` → `tasks: false`, `TASKRAIL_DISABLE_TASK_BACKGROUND=1` →
  * `background: false`, `TASKRAIL_HOME` → `home`.
  */

@@ -82,15 +82,35 @@ export const nodePost: HttpPost = (url, headers, body, signal, timeoutMs) => {
     // the body's last bytes, which free the socket to the pool just before it is destroyed,
     // and its error then has no listener.
     const abort = (): void => void (response ?? request).destroy(signal?.reason as Error);
-    signal?.addEventListener('abort', abort, { once: true });
+    const forget = signal === undefined ? undefined : onAbort(signal, abort);
     request.on('error', (error) => {
       clearTimeout(timer);
       reject(signal?.aborted === true ? signal.reason : error);
     });
-    request.on('close', () => signal?.removeEventListener('abort', abort));
+    request.on('close', () => forget?.());
     request.end(body);
   });
 };
+
+/** The requests riding each signal: one 'abort' listener per signal, however many there are. */
+const riders = new WeakMap<AbortSignal, Set<() => void>>();
+
+/**
+ * Runs `abort` when `signal` aborts; returns the function that forgets it. A signal shared by
+ * many requests at once (`tasks list` polls every task under one deadline) gets one listener,
+ * not one per request: Node warns of a leak past ten.
+ */
+function onAbort(signal: AbortSignal, abort: () => void): () => void {
+  let aborts = riders.get(signal);
+  if (aborts === undefined) {
+    const fresh = new Set<() => void>();
+    signal.addEventListener('abort', () => fresh.forEach((run) => run()), { once: true });
+    riders.set(signal, (aborts = fresh));
+  }
+  aborts.add(abort);
+  const mine = aborts;
+  return () => void mine.delete(abort);
+}
 
 function answerOf(incoming: http.IncomingMessage): HttpAnswer {
   return {

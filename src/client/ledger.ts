@@ -130,8 +130,9 @@ const NOT_FINAL = `status NOT IN ('completed','failed','cancelled','lost')`;
 type Row = Record<string, unknown>;
 
 /** `~/.taskrail`. The CLI honours `$TASKRAIL_HOME` (see `clientOptionsFromEnv`); the library reads no environment. */
-export function defaultHome(): string {
-  return join(homedir(), '.taskrail');
+export function defaultHome(env: NodeJS.ProcessEnv = process.env): string {
+  const home = env['TASKRAIL_HOME'];
+  return home === undefined || home.trim() === '' ? join(homedir(), '.taskrail') : home;
 }
 
 export class Ledger implements TaskLedger {

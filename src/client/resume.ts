@@ -4,6 +4,8 @@ import type { ToolCall } from './tool-call.js';
 
 export interface ResumeOptions extends Omit<TaskrailClientOptions, 'url' | 'bearer' | 'ledger'> {
   ledger?: TaskLedger;
+  /** Sent instead of the token each task was created with (a fresh one: OAuth tokens expire). */
+  bearer?: string | undefined;
   /** Also take tasks that a live process (e.g. a running `taskrail call`) is still watching. */
   all?: boolean;
 }
@@ -30,16 +32,12 @@ export async function resumeLedger(options: ResumeOptions = {}): Promise<Resumpt
   const clients = new Map<string, TaskrailClient>();
   const tasks = await Promise.all(
     entries.map(async (entry): Promise<ResumedTask> => {
-      const key = `${entry.server}\u0000${entry.bearer ?? ''}`;
+      const bearer = options.bearer ?? entry.bearer;
+      const key = `${entry.server}\u0000${bearer ?? ''}`;
       let client = clients.get(key);
       if (client === undefined) {
         const { all: _all, ...rest } = options;
-        client = new TaskrailClient({
-          ...rest,
-          url: entry.server,
-          ledger,
-          ...(entry.bearer === undefined ? {} : { bearer: entry.bearer }),
-        });
+        client = new TaskrailClient({ ...rest, url: entry.server, ledger, bearer });
         clients.set(key, client);
       }
       try {

@@ -25,6 +25,10 @@ export interface RunState extends AttemptFence {
    * lease in time (self-fencing): the attempt writes nothing more.
    */
   leaseLost: boolean;
+  /** A renewal found the task held by another attempt: the store said the lease is gone. */
+  takenOver?: boolean;
+  /** The handler has returned or thrown: the clock no longer stops the attempt. */
+  settled?: boolean;
   /**
    * True once the attempt timed out: the runner has moved on, so nothing the handler does later
    * (progress, steps, questions, sleeps) is written.

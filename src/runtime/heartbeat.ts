@@ -17,15 +17,28 @@ export function selfFenceMarginMs(leaseMs: number): number {
 }
 
 /**
- * Renews the lease while the handler runs. A lost lease or a status that is no longer
- * `working` (cancelled from another process, parked) aborts the handler's signal. A renewal
- * that fails is reported to the store's health (one line per outage), never thrown.
+ * How long after an outage of the store a claim spares expired leases (see
+ * `ClaimOptions.spareExpired`): one renewal interval for the holders' renewals to be sent, and
+ * one more for them to land.
+ */
+export function outageGraceMs(heartbeatMs: number): number {
+  return 2 * heartbeatMs;
+}
+
+/**
+ * Renews the lease while the attempt holds it: while the handler runs and while its outcome is
+ * being written. A renewal the store answers with another holder (or a status that is no
+ * longer `working`: cancelled from another process, parked) aborts the handler's signal. A
+ * renewal that fails is reported to the store's health (one line per outage), never thrown.
  *
- * Self-fencing: the lease can run out no earlier than `leaseMs` after the last renewal that
- * succeeded was *sent* (the store started its new term after that moment). Judged on this
- * process's monotonic clock, which no clock skew between machines can move, the attempt is
- * stopped at `sent + leaseMs - margin`: its signal aborts with a reason that says the lease
- * could not be renewed, renewals stop, and the runner writes nothing more for it.
+ * Self-fencing stops a *running* handler: the lease can run out no earlier than `leaseMs`
+ * after the last renewal that succeeded was *sent* (the store started its new term after that
+ * moment). Judged on this process's monotonic clock, which no clock skew between machines can
+ * move, the handler's signal is aborted at `sent + leaseMs - margin` with a reason that says
+ * the lease could not be renewed, renewals stop, and nothing the attempt writes or returns is
+ * kept. Once the handler has returned (`run.settled`) the clock decides nothing: renewals go
+ * on, so a live holder renews as soon as the store answers again, and the outcome is offered
+ * to the store, whose fenced compare-and-set alone says whether the lease is still its own.
  * `claimSentAt`: when the claim that granted the lease was sent (performance.now()).
  */
 export function startHeartbeat(
@@ -43,22 +56,26 @@ export function startHeartbeat(
     clearTimeout(fence);
   };
   const selfFence = () => {
+    if (run.settled === true || run.leaseLost) return;
     stop();
     run.leaseLost = true;
     settings.logger.warn(
-      'lease not renewed in time: the attempt is stopped before its lease runs out and its ' +
-        'outcome is discarded; the task is left to recovery as interrupted',
+      'lease not renewed in time: the running handler is stopped before its lease could run ' +
+        'out, and nothing it writes or returns is kept; the task is left to recovery as ' +
+        'interrupted',
       { taskId, sinceLastRenewalMs: Math.round(performance.now() - confirmedAt) },
     );
     controller.abort(stopReasons.leaseUnrenewed());
   };
   const armFence = () => {
     clearTimeout(fence);
+    if (run.settled === true) return;
     const deadline = confirmedAt + settings.leaseMs - selfFenceMarginMs(settings.leaseMs);
     fence = setTimeout(selfFence, Math.max(0, deadline - performance.now()));
     fence.unref();
   };
   const renew = () => {
+    if (fence === undefined) armFence();
     const sentAt = performance.now();
     settings.store
       .renewLease(taskId, lease.token, settings.leaseMs)
@@ -68,6 +85,7 @@ export function startHeartbeat(
         if (status !== undefined && isTerminal(status)) {
           controller.abort(stopReasons.terminal(status));
         } else if (!held && status === 'working') {
+          run.takenOver = true;
           run.leaseLost = true;
           controller.abort(stopReasons.leaseLost());
         } else if (held) {
@@ -79,6 +97,8 @@ export function startHeartbeat(
   };
   const timer = setInterval(renew, settings.heartbeatMs);
   timer.unref();
-  armFence();
+  // The fence's deadline (four fifths of the lease from the claim) normally lies past the first
+  // renewal, which arms it: most runs end before that tick and set no second timer at all.
+  if (settings.leaseMs - selfFenceMarginMs(settings.leaseMs) <= settings.heartbeatMs) armFence();
   return stop;
 }

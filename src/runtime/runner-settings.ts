@@ -37,6 +37,13 @@ export interface RunnerSettings {
    * `permit` (its key and limit) in the claim.
    */
   runSoon?: (taskId: string, permit?: PermitAsk) => void;
+  /** Tasks dispatched while this process still ran them: dispatched again once that run ends. */
+  heldBack?: Set<string>;
+  /**
+   * A claim spared an expired lease just after a store outage (its holder may renew): look
+   * again once the holders had their renewal interval.
+   */
+  spared?: (taskId: string) => void;
   /** Told of time-outs, retries and waits (metrics); see `observe`. */
   observer?: RunObserver | undefined;
 }

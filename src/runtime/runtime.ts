@@ -23,6 +23,7 @@ import { BackgroundWork } from './background-work.js';
 import { DurableWaitWakeUps } from './durable-wait-wake-ups.js';
 import { SWEEP_INTERVAL_MS, sweepExpired } from './expiry-sweep.js';
 import { runInline } from './inline.js';
+import { outageGraceMs } from './heartbeat.js';
 import { newOwnerId } from './owner.js';
 import { runnableTasks, takeOverFromGone } from './takeover.js';
 import { assertArgumentsSize } from './limits.js';
@@ -72,6 +73,7 @@ export class TaskRuntime {
   readonly #wakeUps: DurableWaitWakeUps;
   #unsubscribe: (() => void) | undefined;
   #started = false;
+  #lookAgain: NodeJS.Timeout | undefined;
 
   constructor(options: RuntimeOptions) {
     this.store = options.store;
@@ -104,6 +106,8 @@ export class TaskRuntime {
       handlerDone: (taskId) => this.#executor?.handlerDone?.(taskId),
       wake: (taskId, delayMs) => this.#wakeUps.later(taskId, delayMs),
       runSoon: (taskId, permit) => this.#runSoon(taskId, permit),
+      spared: () => this.#lookAgainAfterOutage(),
+      heldBack: new Set(),
       observer: options.observer,
     };
     this.#creation = {
@@ -180,6 +184,7 @@ export class TaskRuntime {
     if (!this.#started) return;
     this.#started = false;
     this.#background.stopTimers();
+    clearTimeout(this.#lookAgain);
     this.#wakeUps.clearTimers();
     this.#unsubscribe?.();
     // A stop that waits says what for and how long at most, instead of going quiet.
@@ -262,12 +267,13 @@ export class TaskRuntime {
    * or no slot is free (the caller may try again).
    */
   async runHere(taskId: string, permit?: PermitAsk): Promise<boolean> {
-    if (this.#executor === undefined || !this.#started || this.#running.has(taskId)) return false;
+    if (this.#executor === undefined || !this.#started || this.#inFlight(taskId)) return false;
     const slot = this.#executor.reserve?.();
     if (slot === undefined) return false;
     const { owner, leaseMs } = this.#settings;
     const sentAt = performance.now();
-    const options = permit === undefined ? { load: true } : { load: true, permit };
+    const spareExpired = this.#health.recentlyDown(outageGraceMs(this.#settings.heartbeatMs));
+    const options = { load: true, ...(permit === undefined ? {} : { permit }), spareExpired };
     const lease = await this.store.claim(taskId, owner, leaseMs, options).catch(() => undefined);
     if (lease === undefined) {
       slot.release();
@@ -306,7 +312,9 @@ export class TaskRuntime {
   async recoverNow(limit = 500): Promise<number> {
     if (this.#executor === undefined) return 0;
     const found = await runnableTasks(this.store, limit);
-    const idle = found.filter((task) => !this.#running.has(task.id));
+    // A task this process still runs or finishes is never claimed again here, whatever its
+    // lease says: after an outage it may look expired while its outcome is being written.
+    const idle = found.filter((task) => !this.#inFlight(task.id));
     if (this.#executor.dispatchRecovered !== undefined && idle.length > 0) {
       this.start();
       await this.#executor.dispatchRecovered(idle);
@@ -327,12 +335,30 @@ export class TaskRuntime {
    * for the permit), else hands it to the executor, which may run it anywhere.
    */
   #runSoon(taskId: string, permit?: PermitAsk): void {
-    if (this.#running.has(taskId) || !this.#started) return;
+    if (this.#inFlight(taskId) || !this.#started) return;
     const hint = permit === undefined ? undefined : { principal: '', permit };
     const wake = async () => {
       if (!(await this.runHere(taskId, permit))) await this.#dispatch(taskId, 'recovery', hint);
     };
     this.#background.run('wake a permit waiter', wake());
+  }
+
+  /** Running here, or its outcome is still being written here (its lease is this process's). */
+  #inFlight(taskId: string): boolean {
+    return this.#running.has(taskId) || this.#leases.has(taskId);
+  }
+
+  /**
+   * A claim spared an expired lease right after an outage: one more recovery scan once the
+   * holders had their renewal interval (a lease nobody renewed by then is taken).
+   */
+  #lookAgainAfterOutage(): void {
+    if (this.#lookAgain !== undefined || !this.#started) return;
+    this.#lookAgain = setTimeout(() => {
+      this.#lookAgain = undefined;
+      if (this.#started) this.#background.run('recovery scan', this.recoverNow());
+    }, outageGraceMs(this.#settings.heartbeatMs));
+    this.#lookAgain.unref();
   }
 
   async #dispatch(taskId: string, reason: DispatchReason, hint?: DispatchHint): Promise<void> {

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isStoreUnavailable } from '../task/errors.js';
 import type { Logger } from './api.js';
@@ -12,6 +13,8 @@ export class StoreHealth {
   readonly #logger: Logger;
   #downSince: number | undefined;
   #failures = 0;
+  /** When the store last answered again after failing (performance.now()). */
+  #backAt: number | undefined;
 
   constructor(logger: Logger) {
     this.#logger = logger;
@@ -19,6 +22,12 @@ export class StoreHealth {
 
   get down(): boolean {
     return this.#downSince !== undefined;
+  }
+
+  /** True while the store fails, and for `windowMs` after it answers again. */
+  recentlyDown(windowMs: number): boolean {
+    if (this.down) return true;
+    return this.#backAt !== undefined && performance.now() - this.#backAt < windowMs;
   }
 
   failed(operation: string, error: unknown): void {
@@ -37,6 +46,7 @@ export class StoreHealth {
     this.#logger.warn('task store available again', { downMs, failedCalls: this.#failures });
     this.#downSince = undefined;
     this.#failures = 0;
+    this.#backAt = performance.now();
   }
 }
 

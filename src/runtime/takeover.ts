@@ -20,7 +20,10 @@ export async function takeOverFromGone(
   if (executor.reserve === undefined) return 0;
   const held = await settings.store.findLeased(limit);
   let taken = 0;
-  for (const { id, owner } of held.filter((lease) => isGoneLocalOwner(lease.owner))) {
+  const gone = held.filter(
+    (lease) => isGoneLocalOwner(lease.owner) && !settings.leases.has(lease.id),
+  );
+  for (const { id, owner } of gone) {
     const slot = executor.reserve();
     if (slot === undefined) break;
     const sentAt = performance.now();

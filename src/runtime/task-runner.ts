@@ -8,7 +8,7 @@ import { RunContext } from './context.js';
 import { durableBackend, type RunState } from './durable-backend.js';
 import { isFencedOut, noteFencedOut } from './fence.js';
 import { endFailedAttempt, settleAttempt, sleepDurably, type Settled } from './attempt.js';
-import { startHeartbeat } from './heartbeat.js';
+import { outageGraceMs, startHeartbeat } from './heartbeat.js';
 import { outcomeOfBigResult } from './big-result.js';
 import { finish, interruptionRefusal, type FinishResult } from './outcome.js';
 import { isHandBackSignal, isParkSignal } from './park.js';
@@ -33,9 +33,19 @@ export async function runTask(
   taskId: string,
   permit?: PermitAsk,
 ): Promise<void> {
+  // Still running or finishing here: its lease may have run out in an outage, but the attempt
+  // is alive and its outcome is being offered; a claim would run the tool a second time. The
+  // dispatch is kept for when that run ends (it may have parked, and been answered already).
+  if (settings.leases.has(taskId)) {
+    settings.heldBack?.add(taskId);
+    return;
+  }
   let lease: LeaseGrant | undefined;
   const claimSentAt = performance.now();
-  const options = permit === undefined ? { load: true } : { load: true, permit };
+  // Just after an outage of the store, a holder elsewhere gets a renewal interval to renew
+  // its lease before this process takes it as lost.
+  const spareExpired = settings.health.recentlyDown(outageGraceMs(settings.heartbeatMs));
+  const options = { load: true, ...(permit === undefined ? {} : { permit }), spareExpired };
   try {
     lease = await settings.store.claim(taskId, settings.owner, settings.leaseMs, options);
     settings.health.ok();
@@ -44,6 +54,7 @@ export async function runTask(
     settings.health.failed('claim', error);
     return;
   }
+  if (lease === undefined && spareExpired) settings.spared?.(taskId);
   if (lease !== undefined) await runClaimedTask(settings, taskId, lease, claimSentAt, permit);
 }
 
@@ -156,6 +167,7 @@ async function runUnderLease(
     stopHeartbeat();
     if (settings.running.get(taskId) === controller) settings.running.delete(taskId);
     if (settings.leases.get(taskId) === lease.token) settings.leases.delete(taskId);
+    if (settings.heldBack?.delete(taskId) === true) settings.runSoon?.(taskId);
     if (stopReasonOf(controller) === 'shutdown' && end === 'release') end = 'abandon';
     // An interruption not yet counted (the re-run's first write did not happen) must stay on
     // record, or the next claim would look like a first run.
@@ -265,6 +277,8 @@ async function execute(
   const context = new RunContext(durableBackend(settings, latest, loaded.steps, run));
   const { timeoutMs } = runPolicyOf(tool.task, settings.maxAttempts);
   const settled = await settleAttempt(tool, loaded.task, context, run, timeoutMs);
+  // From here the outcome is in hand: the store's fence decides whether it lands, not the clock.
+  run.settled = true;
   // Output the handler did not await is written before the outcome, while the lease holds.
   await context.flushOutput();
   settings.handlerDone?.(loaded.task.id);
@@ -304,7 +318,8 @@ async function execute(
   const finishing = {
     latest: latest.task,
     attempt: loaded.task.attempt,
-    giveUp: () => run.leaseLost,
+    // Only the store ends the offer: a renewal that found another holder, or a fenced write.
+    giveUp: () => run.takenOver === true,
     fence: run.fence,
   };
   const finished = (written: FinishResult): RunEnd => {

@@ -138,7 +138,14 @@ export interface TaskContext {
   sleep(ms: number): Promise<void>;
 }
 
-export type ToolHandler = (args: JsonObject, ctx: TaskContext) => ToolResult | Promise<ToolResult>;
+/**
+ * A tool's handler. `Args` and `Result` default to any object and any `CallToolResult`; `app.tool`
+ * narrows them from the tool's `inputSchema` and `outputSchema`.
+ */
+export type ToolHandler<Args = JsonObject, Result extends ToolResult = ToolResult> = (
+  args: Args,
+  ctx: TaskContext,
+) => Result | Promise<Result>;
 
 /** What the runtime needs to know of a tool to run it as a task. */
 export interface RunnableTool {

@@ -29,7 +29,7 @@ import { wireOfSdkEra } from './sdk/era.js';
 import { RequestLog } from './http/request-log.js';
 import type { TaskRuntimePort } from './tasks/runtime-port.js';
 import { guardedRuntime, TroubleReporter } from './tasks/server-trouble.js';
-import type { McpConfigurer, TaskToolConfig } from './tasks/types.js';
+import type { McpConfigurer, HandlerFor, NoUnknownKeys, TaskToolConfig } from './tasks/types.js';
 import { FairBound } from './tasks/fair-bound.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -136,8 +136,16 @@ export interface ListenInfo {
 
 /** An MCP server whose task-capable tools run as durable tasks on `store`. */
 export interface TaskServer {
-  /** Registers a tool; see `TaskToolConfig` for the task modes. Returns the server. */
-  tool(name: string, config: TaskToolConfig, handler: ToolHandler): TaskServer;
+  /**
+   * Registers a tool; see `TaskToolConfig` for the task modes. The handler's `args` are typed by
+   * the `inputSchema` (a zod object: its output type) and its `structuredContent` by the
+   * `outputSchema`. Returns the server.
+   */
+  tool<Config extends TaskToolConfig>(
+    name: string,
+    config: Config & NoUnknownKeys<Config, TaskToolConfig>,
+    handler: HandlerFor<Config>,
+  ): TaskServer;
   /** Registers raw SDK things (resources, prompts, plain tools) on every server instance. */
   configure(configurer: McpConfigurer): TaskServer;
   /**
@@ -317,7 +325,8 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
 
   const server: TaskServer = {
     tool(name, config, handler) {
-      tools.add(name, config, handler);
+      // The arguments are parsed with the inputSchema before the handler sees them.
+      tools.add(name, config, handler as unknown as ToolHandler);
       return server;
     },
     configure(configurer) {

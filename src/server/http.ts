@@ -130,7 +130,7 @@ function holdConnection<Out>(
   if (bound === undefined || ex.connection === undefined) return undefined;
   const ticket = bound.tryTake(fairKeyOf(principal, ex.connection));
   if (typeof ticket !== 'string') {
-    ex.closed().addEventListener('abort', () => ticket.give(), { once: true });
+    ex.onClose(ticket.give);
     return undefined;
   }
   const refused = describeRefusal('connections', ticket, bound);

@@ -16,9 +16,14 @@ export type {
   BeforeTaskContext,
   BeforeTaskHook,
   BeforeTaskOutcome,
+  HandlerFor,
   InstanceContext,
   McpConfigurer,
   TaskToolConfig,
+  ToolArgs,
+  ToolResultFor,
+  ToolSchema,
+  TypedToolHandler,
 } from './tasks/types.js';
 export type {
   ConcurrencyKeyFunction,

@@ -124,6 +124,13 @@ export interface ClaimOptions {
    * waiter woken by a release): asked for under the new lease in the claiming write.
    */
   permit?: PermitAsk;
+  /**
+   * Refuse a lease that ran out but is still on record (a token, expired or abandoned): its
+   * holder may be alive and about to renew, as after an outage of the store for everyone. A
+   * task nobody holds (new, resumed, or whose durable wait is over) is claimed as usual, and
+   * `takeOverFrom` still takes its owner's lease.
+   */
+  spareExpired?: boolean;
 }
 
 /** A working task whose lease is live, and who holds it. */

@@ -46,7 +46,7 @@ export interface PeerNeed {
 }
 
 /** True when `name` can be imported from here, where the features that need it import it. */
-function installed(name: string): boolean {
+export function peerInstalled(name: string): boolean {
   try {
     import.meta.resolve(name);
     return true;
@@ -62,7 +62,7 @@ function installed(name: string): boolean {
  */
 export function missingPeersError(
   needs: ReadonlyArray<PeerNeed | undefined>,
-  isInstalled: (name: string) => boolean = installed,
+  isInstalled: (name: string) => boolean = peerInstalled,
 ): TaskrailError | undefined {
   const missing = new Map<string, string[]>();
   for (const need of needs) {

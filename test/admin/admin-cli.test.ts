@@ -54,20 +54,32 @@ describe('taskrail admin (on the store itself)', () => {
   it('lists tasks across principals, newest first, with filters', async () => {
     const all = await run(['admin', 'list', '--store', url]);
     assert.equal(all.code, 0, all.stderr);
-    const ids = all.stdout
-      .trim()
-      .split('\n')
-      .map((line) => line.split(/\s+/)[0]);
+    const [header, ...lines] = all.stdout.trim().split('\n');
+    assert.deepEqual(header?.split(/\s+/), [
+      'ID',
+      'STATUS',
+      'TOOL',
+      'PRINCIPAL',
+      'AGE',
+      'ATTEMPT',
+      'WAITING',
+      'MESSAGE',
+    ]);
+    // Aligned: each column starts at the same place on every line.
+    const starts = (line: string) => [...line.matchAll(/(?<=\s{3})\S/g)].map((m) => m.index);
+    assert.deepEqual(starts(lines[0] ?? '').slice(0, 4), starts(header ?? '').slice(0, 4));
+    assert.deepEqual(starts(lines[2] ?? '').slice(0, 4), starts(header ?? '').slice(0, 4));
+    const ids = lines.map((line) => line.split(/\s+/)[0]);
     assert.deepEqual(ids, [
       'cli-task-carol-toolerror-03',
       'cli-task-bob-completed-02',
       'cli-task-alice-working-01',
     ]);
-    assert.match(all.stdout, /^cli-task-carol-toolerror-03 {2}tool_error {2}export {2}carol /m);
-    assert.match(all.stdout, /cli-task-alice-working-01 {2}working {2}report {2}alice {2}\d+s/);
+    assert.match(all.stdout, /^cli-task-carol-toolerror-03 +tool_error +export +carol /m);
+    assert.match(all.stdout, /cli-task-alice-working-01 +working +report +alice +\d+s/);
     const bob = await run(['admin', 'list', '--principal', 'bob', '--store', url]);
-    assert.match(bob.stdout, /^cli-task-bob-completed-02 /);
-    assert.equal(bob.stdout.trim().split('\n').length, 1);
+    assert.match(bob.stdout, /^cli-task-bob-completed-02 /m);
+    assert.equal(bob.stdout.trim().split('\n').length, 2);
     const working = await run([
       'admin',
       'list',
@@ -114,7 +126,7 @@ describe('taskrail admin (on the store itself)', () => {
       '--store',
       url,
     ]);
-    assert.equal(limited.stdout.trim().split('\n').length, 1);
+    assert.equal(limited.stdout.trim().split('\n').length, 2, 'the header and one task');
   });
 
   it('shows a task as JSON', async () => {

@@ -12,6 +12,7 @@ import {
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { tempDir } from '../client/support.js';
+import { startServing } from '../helpers/taskrail.js';
 
 /**
  * A project where taskrail is installed with its dependencies but none of its optional peers
@@ -59,7 +60,7 @@ describe('missing optional packages', () => {
     return { code: r.status, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
   }
 
-  it('serve on postgres with --admin names pg, graphile-worker and prom-client at once', () => {
+  it('serve on postgres with --admin names pg and graphile-worker at once (prom-client is for /metrics only)', () => {
     const r = run([
       'serve',
       '--port',
@@ -71,7 +72,7 @@ describe('missing optional packages', () => {
     ]);
     assert.equal(r.code, 4, r.stderr);
     assert.equal(r.stdout, '', 'it must not start serving');
-    assert.match(r.stderr, /npm install pg graphile-worker prom-client\n$/);
+    assert.match(r.stderr, /npm install pg graphile-worker\n$/);
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
   });
 
@@ -88,13 +89,39 @@ describe('missing optional packages', () => {
       'http://127.0.0.1:9/mcp',
     ]);
     assert.equal(proxy.code, 4, proxy.stderr);
-    assert.match(proxy.stderr, /npm install ioredis bullmq prom-client\n$/);
+    assert.match(proxy.stderr, /npm install ioredis bullmq\n$/);
     const worker = run(['worker', '--store', 'postgres://postgres@127.0.0.1:9/none']);
     assert.equal(worker.code, 4, worker.stderr);
     assert.match(worker.stderr, /npm install pg graphile-worker\n$/);
     const admin = run(['admin', 'list', '--store', 'redis://127.0.0.1:9/0']);
     assert.equal(admin.code, 4, admin.stderr);
     assert.match(admin.stderr, /npm install ioredis bullmq\n$/);
+  });
+
+  it('serve --admin without prom-client serves the dashboard, and /metrics says what to install', async () => {
+    const { url, child } = await startServing(
+      ['serve', '--port', '0', '--store', 'sqlite:./admin.db', '--admin', `tokens:${tokens}`],
+      { main: cli, cwd: dir.path, env: { TASKRAIL_STORE: '' } },
+    );
+    try {
+      const origin = new URL(url).origin;
+      const ready = child.lines.find((line) => line.startsWith('taskrail serving')) ?? '';
+      assert.ok(
+        ready.endsWith(
+          `dashboard: ${origin}/dashboard, no /metrics until prom-client is installed: npm install prom-client)`,
+        ),
+        ready,
+      );
+      const headers = { authorization: 'Bearer admin-secret' };
+      const dashboard = await fetch(`${origin}/dashboard`, { headers });
+      assert.equal(dashboard.status, 200);
+      await dashboard.text();
+      const metrics = await fetch(`${origin}/metrics`, { headers });
+      assert.equal(metrics.status, 503);
+      assert.match(await metrics.text(), /npm install prom-client/);
+    } finally {
+      await child.kill('SIGTERM');
+    }
   });
 
   it('serve on SQLite without --admin needs none of them and starts', () => {

@@ -44,6 +44,46 @@ describe('CLI: task display and error messages', () => {
     assert.equal(result.code, 4);
     assert.match(result.stderr, /compile it first.*or run taskrail under a loader/);
   });
+
+  const serveWith = (module: string, source: string) => {
+    writeFileSync(module, source);
+    return runCli(['serve', '--port', '0', '--store', 'memory:', '--tools', module], dir.path);
+  };
+
+  it('names the tools module (file:line) whose register() throws', async () => {
+    const module = join(dir.path, 'throws.mjs');
+    const result = await serveWith(
+      module,
+      'export default function register() {\n  throw new Error("boom in register");\n}\n',
+    );
+    assert.equal(result.code, 4);
+    assert.ok(
+      result.stderr.includes(
+        `the tools module '${module}' failed in its register function (${module}:2:9): boom in register`,
+      ),
+      result.stderr,
+    );
+  });
+
+  it('gives file:line for a syntax error in a tools module', async () => {
+    const module = join(dir.path, 'broken.mjs');
+    const result = await serveWith(
+      module,
+      'export default function register() {\n  const x = ;\n}\n',
+    );
+    assert.equal(result.code, 4);
+    assert.ok(result.stderr.includes(`(${module}:2): Unexpected token ';'`), result.stderr);
+  });
+
+  it('calls a SQLite path below a regular file a mistake to fix, not one to retry', async () => {
+    const file = join(dir.path, 'plain-file');
+    writeFileSync(file, 'not a folder');
+    const store = `sqlite:${join(file, 'tasks.db')}`;
+    const result = await runCli(['serve', '--port', '0', '--store', store], dir.path);
+    assert.equal(result.code, 4);
+    assert.match(result.stderr, /plain-file is a file, not a folder: point --store at a path/);
+    assert.doesNotMatch(result.stderr, /retry/);
+  });
 });
 
 describe('CLI: serve on a busy port with a redis store', () => {

@@ -77,10 +77,12 @@ describe('CLI: tools and tasks list', () => {
     );
     assert.equal(detached.code, 0, detached.stderr);
     const id = detached.stdout.trim();
+    // The ledger has not seen the question yet; tasks show asks the server.
     const shown = JSON.parse((await runCli(['tasks', 'show', id, '--json'], home)).stdout) as {
       status: string;
+      source: string;
     };
-    assert.equal(shown.status, 'working', 'the ledger has not seen the question yet');
+    assert.deepEqual([shown.status, shown.source], ['input_required', 'from the server']);
     const text = await runCli(['tasks', 'list'], home);
     assert.equal(text.code, 0, text.stderr);
     const [header, line] = text.stdout.split('\n');

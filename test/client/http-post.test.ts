@@ -51,6 +51,26 @@ describe('nodePost (the client transport on node:http)', () => {
     assert.equal(text, 'data: {"a":1}\n\n');
   });
 
+  it('rides one signal on many requests at once without a listener warning', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const controller = new AbortController();
+      const pending = Array.from({ length: 12 }, () =>
+        nodePost(new URL(`${base}/silent`), {}, '', controller.signal, 5000),
+      );
+      controller.abort(new Error('enough'));
+      const settled = await Promise.allSettled(pending);
+      assert.ok(settled.every((one) => one.status === 'rejected'));
+      // A warning is emitted on the next tick: give it one before looking.
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(warnings, []);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('gives up at the timeout, and on the caller’s abort with its reason', async () => {
     await assert.rejects(
       nodePost(new URL(`${base}/silent`), {}, '', undefined, 50),

@@ -29,12 +29,31 @@ export interface ModuleGraph {
   unresolved: string[];
 }
 
-export function sourceFiles(root: string, dir = root): string[] {
+export function sourceFiles(root: string, dir = root, source = /\.ts$/): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
-    if (statSync(path).isDirectory()) return sourceFiles(root, path);
-    return name.endsWith('.ts') ? [relative(root, path)] : [];
+    if (name === 'node_modules') return [];
+    if (statSync(path).isDirectory()) return sourceFiles(root, path, source);
+    return source.test(name) ? [relative(root, path)] : [];
   });
+}
+
+/** Every module the repository's own code is written in: TypeScript, and scripts' `.mjs`. */
+const REPOSITORY_SOURCE = /\.(ts|mts|mjs)$/;
+
+/**
+ * The module graph of `folders` of the repository at `root` together (paths relative to
+ * `root`), so a cycle that runs through two folders (test/ → chaos/ → test/) shows too.
+ */
+export function readRepositoryGraph(root: string, folders: readonly string[]): ModuleGraph {
+  const files = folders
+    .filter((folder) => existsSync(join(root, folder)))
+    .flatMap((folder) => sourceFiles(root, join(root, folder), REPOSITORY_SOURCE))
+    .filter((file) => !file.endsWith('.d.ts'))
+    .sort();
+  const graph: ModuleGraph = { files, edges: [], unresolved: [] };
+  for (const file of files) collectFile(root, file, graph);
+  return graph;
 }
 
 export function readModuleGraph(root: string): ModuleGraph {
@@ -116,7 +135,10 @@ function isLoader(callee: ts.Expression): boolean {
 function edgeOf(root: string, file: string, hit: Found, graph: ModuleGraph): Edge {
   const base = { from: file, typeOnly: hit.typeOnly, lazy: hit.lazy, specifier: hit.specifier };
   if (hit.specifier.startsWith('.')) {
-    const target = resolve(dirname(join(root, file)), hit.specifier).replace(/\.js$/, '.ts');
+    const loaded = resolve(dirname(join(root, file)), hit.specifier);
+    // A `.js` specifier names the `.ts` file it is compiled from, where there is one.
+    const compiledFrom = loaded.replace(/\.js$/, '.ts');
+    const target = existsSync(compiledFrom) ? compiledFrom : loaded;
     if (!existsSync(target)) graph.unresolved.push(`${file}: ${hit.specifier} (no such file)`);
     return { ...base, to: relative(root, target), kind: 'file' };
   }

@@ -1,4 +1,5 @@
 import { it } from 'node:test';
+import { workerCutAtFinalWrite } from '../partitions/final-write-stall.js';
 import { slowLink } from '../partitions/link-faults.js';
 import { workerAloneCutOff } from '../partitions/worker-cut.js';
 import { partitionSuite } from '../partitions/suite.js';
@@ -9,4 +10,7 @@ partitionSuite('redis', 'Redis partitions: resets and a slow link', (suite) => {
     workerAloneCutOff(suite.kit, 'reset'));
 
   it('a slow link: every write lands once', () => slowLink(suite.kit, 100));
+
+  it('a link that is reset past the lease as handlers return: each runs once, its outcome kept', () =>
+    workerCutAtFinalWrite(suite.kit, 'reset'));
 });

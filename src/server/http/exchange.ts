@@ -40,8 +40,10 @@ export interface Exchange<Out> {
   /** AuthInfo a framework put on the request before us (Express middleware). */
   readonly preAuth: AuthInfo | undefined;
   readBody(limit: number): Promise<BodyOutcome>;
-  /** Aborted when the caller goes away. */
+  /** Aborted when the caller goes away before the answer (not after a normal answer). */
   closed(): AbortSignal;
+  /** Runs `listener` once the response is over, answered or not (at once if it is). */
+  onClose(listener: () => void): void;
   /** The caller is known: what handlers get as AuthInfo from now on. */
   authenticated(authInfo: AuthInfo | undefined): void;
   /** The request's debug line learns its method, tool and task (Node only). */

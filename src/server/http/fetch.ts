@@ -41,6 +41,12 @@ export class FetchExchange implements Exchange<Response> {
     return this.#request.signal;
   }
 
+  onClose(listener: () => void): void {
+    const signal = this.#request.signal;
+    if (signal.aborted) listener();
+    else signal.addEventListener('abort', listener, { once: true });
+  }
+
   authenticated(authInfo: AuthInfo | undefined): void {
     this.#options = authInfo === undefined ? {} : { authInfo };
   }

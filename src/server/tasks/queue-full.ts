@@ -33,6 +33,26 @@ function queueFullRetryAfter(text: string): number | undefined {
   }
 }
 
+const RESULT_AFTER_ID = '{"jsonrpc":"2.0","id":';
+
+/**
+ * A JSON-RPC success as the fronts and the SDK write it: `result` first, or right after
+ * `jsonrpc` and a plain id. Neither refusal can be in it, so its (maybe large) text need not be
+ * searched. `,"` cannot occur inside a JSON string (its quotes are escaped), so the first
+ * `,"result":` with no `{` or `[` before it is the top level's.
+ */
+function isResultMessage(text: string): boolean {
+  if (text.startsWith('{"result":')) return true;
+  if (!text.startsWith(RESULT_AFTER_ID)) return false;
+  const at = text.indexOf(',"result":', RESULT_AFTER_ID.length);
+  if (at === -1) return false;
+  for (let i = RESULT_AFTER_ID.length; i < at; i += 1) {
+    const c = text.charCodeAt(i);
+    if (c === 123 || c === 91) return false;
+  }
+  return true;
+}
+
 /**
  * The HTTP status and extra headers of a JSON answer: a queue-full refusal goes out as 429 with
  * `Retry-After`, store trouble as 503, anything else as it came.
@@ -41,6 +61,7 @@ export function refusalOf(
   status: number,
   text: string,
 ): { status: number; headers?: Record<string, string> } {
+  if (status === 200 && isResultMessage(text)) return { status };
   const retryAfter =
     status === 200 || status === QUEUE_FULL_STATUS ? queueFullRetryAfter(text) : undefined;
   if (retryAfter === undefined) return { status: troubleStatus(status, text) };

@@ -5,7 +5,7 @@ import type {
   ToolAnnotations,
 } from '@modelcontextprotocol/server';
 import type { InputRequest, JsonObject } from '../../task/record.js';
-import type { TaskOption, ToolHandler } from '../../runtime/tool.js';
+import type { TaskOption, ToolHandler, ToolResult } from '../../runtime/tool.js';
 import { WIRE_2025_VERSION, WIRE_2026_VERSION } from '../../protocol/constants.js';
 
 /** What a tool may do before its task exists (MRTR rounds on the creating `tools/call`). */
@@ -30,13 +30,72 @@ export type BeforeTaskHook = (
   ctx: BeforeTaskContext,
 ) => BeforeTaskOutcome | Promise<BeforeTaskOutcome>;
 
-export interface TaskToolConfig {
+/** A tool's `inputSchema` or `outputSchema`: a zod v4 schema, or any Standard Schema with JSON Schema. */
+export type ToolSchema = StandardSchemaWithJSON;
+
+/**
+ * The handler's `args`: what the `inputSchema` parses to (a zod object's `z.output`); any object
+ * without a schema or with one that does not say (plain JSON Schema through `fromJsonSchema`).
+ */
+export type ToolArgs<InputSchema extends ToolSchema | undefined> = InputSchema extends ToolSchema
+  ? unknown extends StandardSchemaWithJSON.InferOutput<InputSchema>
+    ? JsonObject
+    : StandardSchemaWithJSON.InferOutput<InputSchema>
+  : JsonObject;
+
+/**
+ * What the handler returns: with an `outputSchema` that has a type, a result either carries
+ * `structuredContent` of that type or is an error (`isError: true`); otherwise any result.
+ */
+export type ToolResultFor<OutputSchema extends ToolSchema | undefined> =
+  OutputSchema extends ToolSchema
+    ? unknown extends StandardSchemaWithJSON.InferInput<OutputSchema>
+      ? ToolResult
+      : ToolResult &
+          (
+            | { isError: true }
+            | {
+                isError?: boolean;
+                structuredContent: StandardSchemaWithJSON.InferInput<OutputSchema>;
+              }
+          )
+    : ToolResult;
+
+/** A handler typed by its tool's schemas (see `ToolArgs` and `ToolResultFor`). */
+export type TypedToolHandler<
+  InputSchema extends ToolSchema | undefined,
+  OutputSchema extends ToolSchema | undefined,
+> = ToolHandler<ToolArgs<InputSchema>, ToolResultFor<OutputSchema>>;
+
+/**
+ * The handler of a tool registered with `config`. (Typed from the whole config, not from
+ * schema type parameters: a parameter with nothing to infer from, like a missing outputSchema,
+ * would leave a handler's bare `new Promise(...)` without a result type.)
+ */
+export type HandlerFor<Config extends TaskToolConfig> = TypedToolHandler<
+  Config extends { inputSchema?: infer Schema extends ToolSchema } ? Schema : undefined,
+  Config extends { outputSchema?: infer Schema extends ToolSchema } ? Schema : undefined
+>;
+
+/** Makes a misspelt key an error (a generic config is otherwise not checked for extra keys). */
+export type NoUnknownKeys<Given, Known> = { [Key in Exclude<keyof Given, keyof Known>]: never };
+
+export interface TaskToolConfig<
+  InputSchema extends ToolSchema | undefined = ToolSchema | undefined,
+  OutputSchema extends ToolSchema | undefined = ToolSchema | undefined,
+> {
   title?: string;
   description: string;
-  /** A zod v4 object schema (any Standard Schema with JSON Schema conversion works). */
-  inputSchema?: StandardSchemaWithJSON;
-  /** Advertised and checked for synchronous calls only (a task's result is checked by nobody). */
-  outputSchema?: StandardSchemaWithJSON;
+  /**
+   * A zod v4 object schema (any Standard Schema with JSON Schema conversion works); the handler's
+   * `args` get its output type.
+   */
+  inputSchema?: InputSchema;
+  /**
+   * Advertised and checked for synchronous calls only (a task's result is checked by nobody);
+   * the handler's `structuredContent` is checked against its type when it compiles.
+   */
+  outputSchema?: OutputSchema;
   annotations?: ToolAnnotations;
   /** `true` = optional, `false` (default) = forbidden, or `{ mode, pollIntervalMs, ttlMs, retry }`. */
   task?: TaskOption;

@@ -22,8 +22,7 @@ export function registerBuildReport(app: TaskServer): void {
       task: { mode: 'optional', pollIntervalMs: 500, ttlMs: 24 * 60 * 60 * 1000 },
     },
     async (args, ctx) => {
-      const topic = String(args['topic']);
-      const total = Number(args['sections'] ?? 3);
+      const { topic, sections: total } = args;
       const notes: string[] = [];
       for (let i = 1; i <= total; i++) {
         await ctx.progress({

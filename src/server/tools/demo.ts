@@ -21,7 +21,7 @@ function registerBasics(app: TaskServer): void {
       description: 'Says hello (always synchronous).',
       inputSchema: z.object({ name: z.string() }),
     },
-    (args) => ({ content: [text(`Hello, ${String(args['name'])}!`)] }),
+    (args) => ({ content: [text(`Hello, ${args.name}!`)] }),
   );
   app.tool(
     'slow_compute',
@@ -35,8 +35,7 @@ function registerBasics(app: TaskServer): void {
       task: { mode: 'optional', ...FAST_POLL },
     },
     async (args, ctx) => {
-      const seconds = Number(args['seconds']);
-      const label = typeof args['label'] === 'string' ? args['label'] : undefined;
+      const { seconds, label } = args;
       await ctx.progress(
         label === undefined ? `computing (${seconds}s)` : `computing ${label} (${seconds}s)`,
       );
@@ -82,7 +81,7 @@ function registerInput(app: TaskServer): void {
       task: { mode: 'required', ...FAST_POLL },
     },
     async (args, ctx) => {
-      const filename = String(args['filename']);
+      const { filename } = args;
       const answer = await ctx.elicit('confirm', {
         message: `Delete ${filename}?`,
         requestedSchema: {

@@ -20,8 +20,8 @@ export function registerOutputTools(app: TaskServer): void {
       task: { mode: 'optional', pollIntervalMs: 500 },
     },
     async (args, ctx) => {
-      const lines = Number(args['lines'] ?? 20);
-      const pause = (Number(args['seconds'] ?? 5) * 1000) / lines;
+      const lines = args.lines ?? 20;
+      const pause = ((args.seconds ?? 5) * 1000) / lines;
       for (let i = 1; i <= lines; i++) {
         await ctx.output(`[${new Date().toISOString()}] step ${i}/${lines}: ok\n`);
         if (pause > 0) await sleep(pause, ctx.signal);
@@ -38,7 +38,7 @@ export function registerOutputTools(app: TaskServer): void {
       task: { mode: 'optional', pollIntervalMs: 500 },
     },
     (args) => {
-      const chars = Number(args['chars'] ?? 200_000);
+      const chars = args.chars ?? 200_000;
       const rows: string[] = [];
       let length = 0;
       for (let i = 1; length < chars; i++) {

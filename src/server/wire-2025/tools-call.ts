@@ -62,9 +62,10 @@ async function toolsCall(
   return sdk(request, ctx);
 }
 
-async function validateArguments(tool: RegisteredTaskTool, args: JsonObject): Promise<void> {
+/** The arguments as the inputSchema parses them (defaults filled in), as on the 2026 wire. */
+async function parsedArguments(tool: RegisteredTaskTool, args: JsonObject): Promise<JsonObject> {
   const schema = tool.config.inputSchema;
-  if (schema === undefined) return;
+  if (schema === undefined) return args;
   const outcome = await schema['~standard'].validate(args);
   if (outcome.issues !== undefined) {
     const detail = outcome.issues.map((issue) => issue.message).join('; ');
@@ -72,6 +73,7 @@ async function validateArguments(tool: RegisteredTaskTool, args: JsonObject): Pr
       `Input validation error: Invalid arguments for tool ${tool.name}: ${detail}`,
     );
   }
+  return isObject(outcome.value) ? outcome.value : args;
 }
 
 async function createTask2025(
@@ -82,8 +84,10 @@ async function createTask2025(
   ctx: ServerContext,
   clientCapabilities: unknown,
 ): Promise<JsonObject> {
-  const args = isObject(params['arguments']) ? params['arguments'] : {};
-  await validateArguments(tool, args);
+  const args = await parsedArguments(
+    tool,
+    isObject(params['arguments']) ? params['arguments'] : {},
+  );
   const principal = principalOf(ctx);
   const caps = isObject(clientCapabilities) ? clientCapabilities : {};
   const taskArgs = await beforeTask(tool, args, principal, caps, ctx);

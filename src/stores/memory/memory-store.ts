@@ -205,6 +205,8 @@ export class MemoryTaskStore implements TaskStore {
     const held = this.#leases.get(id);
     const live = held !== undefined && held.expiresAt > now;
     if (live && held.owner !== options.takeOverFrom) return undefined;
+    const spared = options.spareExpired === true && held?.owner !== options.takeOverFrom;
+    if (spared && held !== undefined && held.token !== '') return undefined;
     const lease = { owner, token: newToken(), expiresAt: now + leaseMs };
     this.#leases.set(id, lease);
     const interrupted = held !== undefined && held.token !== '';

@@ -170,6 +170,7 @@ export class PostgresTaskStore implements TaskStore {
     const rows = await this.#query(load ? this.#sql.claimLoaded : this.#sql.claim, [
       ...[this.#now(), id, owner, token, Math.ceil(leaseMs)],
       options.takeOverFrom ?? null,
+      options.spareExpired === true,
     ]);
     const row = rows[0];
     if (row === undefined) return undefined;

@@ -18,11 +18,13 @@ export type Statements = ReturnType<typeof statementsFor>;
 export function statementsFor(s: string, channel: string) {
   const t = `${s}.tasks`;
   const changed = notify(channel, 'w', "'id', id, 'p', previous_status, 'r', revision");
-  // $1 now, $2 id, $3 owner, $4 token, $5 lease ms, $6 owner to take over from (or null).
+  // $1 now, $2 id, $3 owner, $4 token, $5 lease ms, $6 owner to take over from (or null),
+  // $7 true to spare an expired lease still on record (`ClaimOptions.spareExpired`).
   const claim = `UPDATE ${t} SET lease_taken_over = lease_token IS NOT NULL,
       lease_owner = $3, lease_token = $4, lease_expires_at = ${NOW} + $5::float8
     WHERE id = $2 AND status = 'working' AND ${LIVE}
-      AND (lease_expires_at IS NULL OR lease_expires_at <= ${NOW} OR lease_owner = $6)`;
+      AND (lease_expires_at IS NULL OR lease_owner = $6
+        OR (lease_expires_at <= ${NOW} AND NOT ($7::boolean AND lease_token IS NOT NULL)))`;
   return {
     /**
      * $1 now, $2 origin, $3.. columns; lease: $11 owner, $12 token, $13 ms (null = none);

@@ -72,6 +72,7 @@ export class RedisLeases {
         options.takeOverFrom ?? '',
         parts.callerLeaseNow(),
         load ? '1' : '0',
+        options.spareExpired === true ? '1' : '0',
       ],
     )) as ClaimReply | null;
     if (reply === null) return undefined;

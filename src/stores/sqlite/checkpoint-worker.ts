@@ -51,30 +51,57 @@ function startWalOver(db: Database.Database): void {
   }
 }
 
-function run(port: NonNullable<typeof parentPort>, data: CheckpointWorkerData): void {
+/** The longest wait between two looks at a WAL nobody writes to. */
+const IDLE_POLL_MS = 1000;
+
+type Port = NonNullable<typeof parentPort>;
+
+/** Checkpoints while the WAL holds `threshold` bytes or more; whether it did. */
+function checkpointWhileFull(
+  port: Port,
+  db: Database.Database,
+  walPath: string,
+  threshold: number,
+) {
+  let checkpointed = false;
+  // A writer faster than the checkpoint: go again at once rather than let the WAL pile up.
+  for (let round = 0; round < 8 && walBytes(walPath) >= threshold; round += 1) {
+    checkpointed = true;
+    // PASSIVE copies the bulk without blocking writers; but as they keep appending it never
+    // catches up, and SQLite starts the WAL over only once every frame is copied. TRUNCATE
+    // then copies the few frames appended meanwhile, holding the write lock (writers on the
+    // serving thread wait for it asynchronously), and empties the WAL file.
+    const copied = checkpoint(db, 'PASSIVE');
+    if (checkpoint(db, 'TRUNCATE').busy !== 0) break; // a reader on the WAL: next tick
+    startWalOver(db);
+    // TRUNCATE reports 0 frames once it emptied the WAL; it copied at least these.
+    const frames = Math.max(0, copied.log);
+    port.postMessage({ type: 'checkpointed', frames } satisfies CheckpointWorkerMessage);
+  }
+  return checkpointed;
+}
+
+function run(port: Port, data: CheckpointWorkerData): void {
   const db = new Database(data.path, { fileMustExist: true });
   // Blocks only this thread, but a TRUNCATE holds the write lock while it waits: kept short.
   db.pragma('busy_timeout = 200');
   const walPath = `${data.path}-wal`;
   const threshold = data.thresholdFrames * (data.pageSize + 24);
-  const timer = setInterval(() => {
-    // A writer faster than the checkpoint: go again at once rather than let the WAL pile up.
-    for (let round = 0; round < 8 && walBytes(walPath) >= threshold; round += 1) {
-      // PASSIVE copies the bulk without blocking writers; but as they keep appending it never
-      // catches up, and SQLite starts the WAL over only once every frame is copied. TRUNCATE
-      // then copies the few frames appended meanwhile, holding the write lock (writers on the
-      // serving thread wait for it asynchronously), and empties the WAL file.
-      const copied = checkpoint(db, 'PASSIVE');
-      if (checkpoint(db, 'TRUNCATE').busy !== 0) break; // a reader on the WAL: next tick
-      startWalOver(db);
-      // TRUNCATE reports 0 frames once it emptied the WAL; it copied at least these.
-      const frames = Math.max(0, copied.log);
-      port.postMessage({ type: 'checkpointed', frames } satisfies CheckpointWorkerMessage);
-    }
-  }, data.pollMs);
+  let delay = data.pollMs;
+  let seen = -1;
+  const tick = () => {
+    const bytes = walBytes(walPath);
+    const checkpointed = checkpointWhileFull(port, db, walPath, threshold);
+    // A WAL unchanged since the last look (nobody committed) is looked at twice as late, up to
+    // IDLE_POLL_MS: a server at rest wakes this thread once a second, not twenty times.
+    delay = bytes === seen && !checkpointed ? Math.min(delay * 2, IDLE_POLL_MS) : data.pollMs;
+    seen = bytes;
+    timer = setTimeout(tick, delay);
+  };
+  let timer = setTimeout(tick, delay);
   port.on('message', (message: unknown) => {
     if (message !== 'close') return;
-    clearInterval(timer);
+    clearTimeout(timer);
     db.close();
     port.postMessage({ type: 'closed' } satisfies CheckpointWorkerMessage);
     port.close();

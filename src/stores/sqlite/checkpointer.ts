@@ -11,8 +11,12 @@ import {
 export const AUTOCHECKPOINT_FRAMES = 1000;
 /** How long close() lets the worker finish a checkpoint under way before stopping it. */
 const CLOSE_GRACE_MS = 5000;
-/** Until the first write, how often the WAL is looked at (one stat) to start the worker. */
+/**
+ * Until the first write, how often the WAL is looked at (one stat) to start the worker: at
+ * first, then twice as late each time up to the idle wait, so a store at rest wakes once a second.
+ */
 const WAKE_POLL_MS = 100;
+const IDLE_WAKE_POLL_MS = 1000;
 
 /** A WAL up to this size found at open is checkpointed on the spot (~1 ms on a warm disk). */
 const SMALL_WAL_BYTES = 256 * 1024;
@@ -77,14 +81,19 @@ export class Checkpointer {
       this.#start();
       return;
     }
-    this.#wake = setInterval(() => {
+    this.#pollForFirstWrite(walPath, WAKE_POLL_MS);
+  }
+
+  #pollForFirstWrite(walPath: string, delay: number): void {
+    this.#wake = setTimeout(() => {
       if (walBytes(walPath) > 0) this.#start();
-    }, WAKE_POLL_MS);
+      else this.#pollForFirstWrite(walPath, Math.min(delay * 2, IDLE_WAKE_POLL_MS));
+    }, delay);
     this.#wake.unref();
   }
 
   #start(): void {
-    clearInterval(this.#wake);
+    clearTimeout(this.#wake);
     this.#wake = undefined;
     if (this.#closing || this.#fellBack || this.#worker !== undefined) return;
     let worker: Worker;
@@ -120,7 +129,7 @@ export class Checkpointer {
    */
   close(): Promise<void> {
     this.#closing = true;
-    clearInterval(this.#wake);
+    clearTimeout(this.#wake);
     const worker = this.#worker;
     if (worker === undefined) return Promise.resolve();
     worker.ref(); // the loop stays alive until the worker has ended

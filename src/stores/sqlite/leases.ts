@@ -37,6 +37,7 @@ export class SqliteLeases {
     if (isExpired({ expiresAt: head.expires_at }, now)) return undefined;
     const live = head.lease_expires_at !== null && head.lease_expires_at > now;
     if (live && head.lease_owner !== options.takeOverFrom) return undefined;
+    if (!live && spares(options, head)) return undefined;
     const grant = this.#grantLease(id, owner, now + leaseMs, head.lease_token !== null);
     if (options.permit !== undefined) {
       grant.permit = this.#permits.askInTx(options.permit, { taskId: id, token: grant.token }, now);
@@ -71,4 +72,13 @@ export class SqliteLeases {
     const values = this.#sql.selectClaimRow.get(id) as unknown[] | undefined;
     return values === undefined ? undefined : rawClaimRow(values);
   }
+}
+
+/** An expired lease still on record whose holder the claim gives time to renew. */
+function spares(options: ClaimOptions, head: ClaimHead): boolean {
+  return (
+    options.spareExpired === true &&
+    head.lease_token !== null &&
+    head.lease_owner !== options.takeOverFrom
+  );
 }

@@ -89,8 +89,10 @@ function makeFolders(folder: string): void {
 function ensureFolder(folder: string): void {
   try {
     makeFolders(folder);
+    if (!statSync(folder).isDirectory()) throw notAFolder(folder);
     accessSync(folder, constants.W_OK);
   } catch (error) {
+    if (error instanceof TaskrailError) throw error;
     throw new TaskrailError(
       'STORE_UNAVAILABLE',
       `cannot create or write the folder ${folder} for the task store ` +
@@ -98,6 +100,15 @@ function ensureFolder(folder: string): void {
       { cause: error },
     );
   }
+}
+
+/** A path below a regular file: permanent, so no "retry later". */
+function notAFolder(folder: string): TaskrailError {
+  return new TaskrailError(
+    'CONFIG',
+    `the task store's folder ${folder} is a file, not a folder: point --store at a path ` +
+      'inside a folder (e.g. sqlite:./.taskrail/tasks.db)',
+  );
 }
 
 function checkFile(path: string): void {

@@ -13,6 +13,7 @@ import { registerListCases } from './list.js';
 import { registerPermitCases } from './permits.js';
 import { registerQueueCapCases } from './queue-cap.js';
 import { registerFoldedPermitCases } from './permits-folded.js';
+import { registerSpareExpiredCases } from './spare-expired.js';
 import { registerStepCases } from './steps.js';
 import { registerTextCases } from './texts.js';
 import { registerTakeoverCases } from './takeover.js';
@@ -52,6 +53,7 @@ export function taskStoreContract(
     void describe('leases', () => registerLeaseCases(define));
     void describe('leases taken at creation', () => registerCreateLeaseCases(define));
     void describe('leases of gone holders', () => registerTakeoverCases(define));
+    void describe('expired leases spared after an outage', () => registerSpareExpiredCases(define));
     void describe('durable waits', () => registerWaitCases(define));
     void describe('concurrency permits', () => registerPermitCases(define));
     void describe('permits in lease writes', () => registerFoldedPermitCases(define));

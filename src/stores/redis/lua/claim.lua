@@ -6,7 +6,8 @@
   KEYS[2] P:{b}:working      write (score = lease expiry)
   KEYS[3] P:{b}:steps:<id>   read when loading
   ARGV: 1 owner, 2 token, 3 lease ms, 4 now (task expiry), 5 holder to take over from
-        ('' = none), 6 lease clock now ('' = Redis TIME), 7 '1' to load the task and steps
+        ('' = none), 6 lease clock now ('' = Redis TIME), 7 '1' to load the task and steps,
+        8 '1' to spare an expired lease still on record (its holder may renew after an outage)
   Returns {lease expiry, 1 if a previous lease had expired or was taken over else 0
            [, fixed, data, {step name, value JSON, ...}]} | nil
 ]]
@@ -22,6 +23,7 @@ if f[1] ~= 'working' or not isLive(f[2], now) then return false end
 local leaseTime = leaseNow(ARGV[6])
 -- A live lease, or a durable wait (no token, leaseExpiresAt = its wake time), refuses the claim.
 if f[4] and tonumber(f[4]) > leaseTime and (ARGV[5] == '' or f[6] ~= ARGV[5]) then return false end
+if ARGV[8] == '1' and f[3] and (ARGV[5] == '' or f[6] ~= ARGV[5]) then return false end
 local untilMs = leaseTime + tonumber(ARGV[3])
 redis.call('HSET', KEYS[1], 'leaseToken', ARGV[2], 'leaseOwner', ARGV[1], 'leaseExpiresAt', untilMs)
 redis.call('ZADD', KEYS[2], untilMs, f[5])
