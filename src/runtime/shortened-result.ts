@@ -46,13 +46,10 @@ function linkTo(taskId: string, kind: KeptApartKind, bytes: number): JsonObject 
  * Gemini CLI); one without (Copilot CLI) calls the fallback `task_result` with an offset.
  */
 function pagingHint(taskId: string, kind: KeptApartKind, offset: number, maxChars: number): string {
-  const uri = `taskrail://tasks/${taskId}/${kind}`;
-  const part = kind === 'structured' ? ', "part": "structured"' : '';
+  const part = kind === 'structured' ? ',"part":"structured"' : '';
   return (
-    `with the MCP resource ${uri}?offset=${offset}&length=${maxChars} ` +
-    `(offset and length count characters; raise offset by length for each further page), ` +
-    `or, without a resource tool, with the tool task_result ` +
-    `{"taskId": "${taskId}", "offset": ${offset}${part}}.]\n`
+    `with the MCP resource taskrail://tasks/${taskId}/${kind}?offset=${offset}&length=${maxChars} ` +
+    `or the tool task_result {"taskId":"${taskId}","offset":${offset}${part}}.]\n`
   );
 }
 

@@ -263,14 +263,26 @@ describe('hosts without tasks: inline wait, then a handle (Build 2)', () => {
     assert.equal((await tasksOf(plain, 'asks')).length, 1, 'the retry resumed the same task');
   });
 
-  it('a host that cannot elicit gets a handle saying the task needs input; task_status shows it', async () => {
+  it('a host that cannot elicit gets a handle saying the task needs input; task_status shows it, task_answer answers it', async () => {
     const result = resultOf(
       await rpc(fallback.url, 'tools/call', { name: 'asks', arguments: {} }, { caps: NO_TASKS }),
     );
     const handle = result.structuredContent ?? {};
     assert.equal(handle['status'], 'input_required');
-    assert.equal(handle['next'], 'task_status');
+    assert.equal(handle['next'], 'task_answer');
     assert.deepEqual(handle['questions'], ['Delete notes.txt?']);
+    const [ask] = handle['asks'] as { key: string; requestedSchema: unknown }[];
+    assert.deepEqual((ask?.requestedSchema as { required?: unknown }).required, ['ok']);
+    const answer = (content: Record<string, unknown>) =>
+      rpc(
+        fallback.url,
+        'tools/call',
+        { name: 'task_answer', arguments: { taskId: handle['taskId'], key: ask?.key, content } },
+        { caps: NO_TASKS },
+      );
+    const refused = resultOf(await answer({ ok: 'maybe' }));
+    assert.equal(refused.isError, true, 'an answer that does not fit the schema');
+    assert.match(texts(refused)[0] ?? '', /not taken.*Answer again/);
     const status = resultOf(
       await rpc(
         fallback.url,
@@ -280,6 +292,8 @@ describe('hosts without tasks: inline wait, then a handle (Build 2)', () => {
       ),
     );
     assert.match(texts(status)[0] ?? '', /Delete notes\.txt\?/);
+    const answered = resultOf(await answer({ ok: true }));
+    assert.deepEqual(texts(answered), ['answer: accept'], JSON.stringify(answered));
   });
 });
 

@@ -82,7 +82,7 @@ describe('reading a whole result', () => {
     const shown = /only the first (\d+) follow/.exec(notice ?? '')?.[1];
     assert.ok(shown !== undefined, notice);
     assert.ok(notice?.includes(`${uri}?offset=${shown}&length=40000`), notice);
-    const tool = `task_result {"taskId": "${taskIdOf(uri)}", "offset": ${shown}}`;
+    const tool = `task_result {"taskId":"${taskIdOf(uri)}","offset":${shown}}`;
     assert.ok(notice?.includes(tool), notice);
   });
 

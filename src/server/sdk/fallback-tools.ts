@@ -14,12 +14,13 @@ import type { ToolRegistry } from '../tasks/tool-registry.js';
 import { hostFit, hostOf } from './host-of.js';
 import { asksForPart, resultPart, type ResultArgs } from './result-part.js';
 import type { TaskResourceDeps } from './task-resources.js';
+import { answerTask, AnswerInput, type AnswerArgs } from './task-answer.js';
 import { isPlausibleTaskId } from '../../task/ids.js';
 import type { JsonObject, TaskRecord } from '../../task/record.js';
 import { isTerminal } from '../../task/status.js';
 import { principalOf } from '../tasks/principal.js';
 import type { TaskRuntimePort } from '../tasks/runtime-port.js';
-import { endedWithoutResult, questionsOf, taskHandle } from '../tasks/task-handle.js';
+import { endedWithoutResult, taskHandle } from '../tasks/task-handle.js';
 import { isServerTrouble } from '../tasks/server-trouble.js';
 import { noteCallTrouble } from './call-trouble.js';
 import { schemaConvertedOnce } from './schema-once.js';
@@ -29,7 +30,12 @@ import { schemaConvertedOnce } from './schema-once.js';
  * answers with a handle, and three plain tools let the model follow the task. Opt-in
  * (`fallbackTools`).
  */
-export const FALLBACK_TOOL_NAMES = ['task_status', 'task_result', 'task_cancel'] as const;
+export const FALLBACK_TOOL_NAMES = [
+  'task_status',
+  'task_result',
+  'task_cancel',
+  'task_answer',
+] as const;
 
 const TASK_ID = z.string().describe('The id a long-running tool returned');
 
@@ -78,15 +84,7 @@ function statusResult(task: TaskRecord, host: CallHost): CallToolResult {
     ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
   };
   if (task.status === 'working') return taskHandle(task, host.waitMs, host.fit.profile.view);
-  if (task.status === 'input_required') {
-    const questions = questionsOf(task);
-    const asked = questions.length === 0 ? '' : ` It asks: ${questions.join(' / ')}.`;
-    return text(
-      `${describe(task)}${asked} This host cannot answer it; a client with tasks support can, ` +
-        'or stop it with task_cancel.',
-      { structuredContent: { ...structured, questions } },
-    );
-  }
+  if (task.status === 'input_required') return taskHandle(task, host.waitMs, host.fit.profile.view);
   return text(`${describe(task)} Call task_result to read the outcome.`, {
     structuredContent: { ...structured, next: 'task_result', arguments: { taskId: task.id } },
   });
@@ -171,7 +169,7 @@ export function registerFallbackTools(mcp: McpServer, deps: FallbackDeps): void 
   const tool = <A extends { taskId: string }>(
     name: string,
     description: string,
-    input: typeof TaskIdInput | typeof ResultInput,
+    input: typeof TaskIdInput | typeof ResultInput | typeof AnswerInput,
     act: (args: A) => Act,
   ): void => {
     const registered = mcp.registerTool(
@@ -202,6 +200,20 @@ export function registerFallbackTools(mcp: McpServer, deps: FallbackDeps): void 
         return resultPart(deps.resources, latest, args, host.fit);
       }
       return resultOf(latest, host);
+    },
+  );
+  tool(
+    'task_answer',
+    "Answers the question a background task waits on (its handle gives the key and the answer's schema).",
+    AnswerInput,
+    (args: AnswerArgs) => async (rt, task, principal, ctx, host) => {
+      const answer = await answerTask(rt, task, principal, args);
+      if ('refused' in answer) return answer.refused;
+      const settled = await rt.waitForSettled(task.id, principal, {
+        timeoutMs: host.waitMs,
+        signal: ctx.mcpReq.signal,
+      });
+      return resultOf(settled ?? answer.task, host);
     },
   );
   tool(

@@ -81,6 +81,7 @@ function registerTaskTool(mcp: McpServer, deps: InstanceDeps, tool: RegisteredTa
         fallbackTools: deps.fallbackTools === true,
         inlineWaitMs: inlineWaitFor(host, deps.inlineWaitMs),
         fit: hostFit(host, deps.maxResultChars, deps.resources),
+        sessionCapabilities: mcp.server.getClientCapabilities(),
       });
     },
   );

@@ -50,6 +50,8 @@ export interface ToolCallSettings {
   inlineWaitMs?: number;
   /** The calling host's profile, and how its results are fitted to it (default: any host). */
   fit?: HostFit;
+  /** A 2025 session's capabilities from `initialize` (a 2026-07-28 request carries its own). */
+  sessionCapabilities?: unknown;
 }
 
 /**
@@ -95,8 +97,9 @@ async function callOnce(
   options: ToolCallSettings,
 ): Promise<CallOutcome> {
   const settings = normalizeTaskOption(tool.config.task);
-  const caps = clientCapabilities(ctx);
   const wire2026 = ctx.mcpReq.envelope !== undefined;
+  const session = options.sessionCapabilities;
+  const caps = wire2026 ? clientCapabilities(ctx) : isObject(session) ? session : {};
   const principal = principalOf(ctx);
   const inputResponses = objectResponses(ctx.mcpReq.inputResponses);
   const fit = options.fit ?? NO_FIT;

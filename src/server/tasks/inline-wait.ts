@@ -141,7 +141,9 @@ function askOrHandOver(
   settings: InlineWaitSettings,
 ): CallToolResult {
   const pending = pendingInputRequests(task);
-  if (!caller.wire2026 || canAnswer(caller.clientCapabilities, Object.values(pending))) {
+  // Asked over the request (MRTR on 2026-07-28, real requests on a 2025 session) only when the
+  // host declared it can answer; else the handle, whose task_answer the model can call.
+  if (canAnswer(caller.clientCapabilities, Object.values(pending))) {
     const keyed = Object.fromEntries(
       Object.entries(pending).map(([key, request]) => [
         `${task.id}${KEY_SEPARATOR}${key}`,

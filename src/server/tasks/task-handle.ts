@@ -30,11 +30,12 @@ function handleOf(task: TaskRecord, waitMs: number): CallToolResult {
   if (task.status === 'input_required') {
     const questions = questionsOf(task);
     const asked = questions.length === 0 ? '' : ` It asks: ${questions.join(' / ')}.`;
+    const answer = answerArguments(task);
     return handle(
-      `Task ${task.id} (${task.tool}) is waiting for input this host cannot give.${asked} ` +
-        `Call task_status with ${JSON.stringify(args)} to see the question; a client with ` +
-        'tasks support can answer it, or stop it with task_cancel.',
-      { ...base(task), next: 'task_status', arguments: args, questions },
+      `Task ${task.id} (${task.tool}) is waiting for an answer.${asked} Answer it with ` +
+        `task_answer ${JSON.stringify(answer)} (content as the question's schema asks; ` +
+        'action "decline" to refuse), or stop it with task_cancel.',
+      { ...base(task), next: 'task_answer', arguments: answer, questions, asks: asksOf(task) },
     );
   }
   return handle(
@@ -49,6 +50,26 @@ function handleOf(task: TaskRecord, waitMs: number): CallToolResult {
       pollAfterMs: task.pollIntervalMs,
     },
   );
+}
+
+/** The pending questions with what an answer needs: the key and the schema of its content. */
+export function asksOf(task: TaskRecord): JsonObject[] {
+  return Object.entries(pendingInputRequests(task)).map(([key, request]) => ({
+    key,
+    method: request.method,
+    ...(typeof request.params?.['message'] === 'string'
+      ? { message: request.params['message'] }
+      : {}),
+    ...(request.params?.['requestedSchema'] === undefined
+      ? {}
+      : { requestedSchema: request.params['requestedSchema'] as JsonObject }),
+  }));
+}
+
+/** What `task_answer` takes for the first pending question (its content left to the model). */
+function answerArguments(task: TaskRecord): JsonObject {
+  const key = Object.keys(pendingInputRequests(task))[0];
+  return { taskId: task.id, ...(key === undefined ? {} : { key }), content: {} };
 }
 
 export function questionsOf(task: TaskRecord): string[] {
