@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startServe, tempDir, type Serve } from '../../client/support.js';
 import { gemini } from './hosts.js';
-import { bigResult, NOT_YET, quickTool, toolQuestion } from './rows.js';
+import { bigResult, quickTool, toolQuestion } from './rows.js';
 
 const TOOLS = join(process.cwd(), '.build/test/hosts/others/tools.js');
 const skip = gemini.unavailable();
@@ -27,9 +27,8 @@ describe(
       assert.equal(gemini.versionLine(), gemini.version);
     });
     it('quick tool: the result', (t) => quickTool(t, gemini, serve.url));
-    it('question: answered through task_answer', { todo: NOT_YET.geminiQuestion }, (t) =>
-      toolQuestion(t, gemini, serve.url, 'task_answer'),
-    );
+    it('question: answered through task_answer', (t) =>
+      toolQuestion(t, gemini, serve.url, 'task_answer'));
     it('big result: all 200,000 characters through read_mcp_resource', (t) =>
       bigResult(t, gemini, serve.url));
   },

@@ -36,11 +36,17 @@ export function noticeIn(seen: string): Notice | undefined {
   return { total: Number(match[1]), shown: Number(match[2]), uri };
 }
 
-/** The task id of a handle the model was given (`"next":"task_result"` in text or JSON). */
+/**
+ * The task id of a handle the model was given and the tool it says to call next: the JSON
+ * (`"next":"task_result"`, hosts that show `structuredContent`) or the words of the text
+ * (`Call task_result with {"taskId":…}`, `Answer it with task_answer {"taskId":…}`).
+ */
 export function handleIn(seen: string): { taskId: string; next: string } | undefined {
-  const next = /"next":\s*"(task_result|task_status)"/.exec(seen)?.[1];
+  const next = /"next":\s*"(task_result|task_status|task_answer)"/.exec(seen)?.[1];
   const taskId = /"taskId":\s*"([^"]+)"/.exec(seen)?.[1];
-  return next === undefined || taskId === undefined ? undefined : { taskId, next };
+  if (next !== undefined && taskId !== undefined) return { taskId, next };
+  const said = /\b(task_result|task_answer) (?:with )?\{\s*"taskId":\s*"([^"]+)"/.exec(seen);
+  return said === null ? undefined : { next: said[1] as string, taskId: said[2] as string };
 }
 
 /**
@@ -99,9 +105,10 @@ export function followTheResult(
     if (handle?.next === 'task_result') {
       return { tool: profile.tool('task_result'), args: { taskId: handle.taskId } };
     }
-    if (handle?.next === 'task_status' && offered.includes(profile.tool('task_answer'))) {
-      const answers = { proceed: true };
-      return { tool: profile.tool('task_answer'), args: { taskId: handle.taskId, answers } };
+    const canAnswer = offered.includes(profile.tool('task_answer'));
+    if (handle !== undefined && handle.next !== 'task_result' && canAnswer) {
+      const content = { proceed: true };
+      return { tool: profile.tool('task_answer'), args: { taskId: handle.taskId, content } };
     }
     return { text: 'Done.' };
   };

@@ -6,17 +6,6 @@ import { explain, figure, scenario, transcript } from './scenario.js';
 
 /** The rows of the Hosts contract (shared/design/interface.md), one function each. */
 
-/**
- * Rows a host cannot do yet with taskrail's defaults, run as `todo` with what the host does
- * (the test still runs and shows it; it turns green when taskrail catches up).
- */
-export const NOT_YET = {
-  geminiQuestion:
-    'Gemini CLI 0.61.0 declares no elicitation and taskrail offers no task_answer yet: the call ' +
-    'ends in the SDK error "Cannot request input … the client on this 2025-era connection did ' +
-    'not declare the required capability"',
-};
-
 export const BIG_CHARS = 200_000;
 /** The longest a host run may take: the 75 s tool plus the host's own start-up. */
 export const LONG_RUN_MS = 110_000;
