@@ -168,3 +168,71 @@ describe('notifications/resources/list_changed when a task resource appears', ()
     assert.ok(heard.alice - before < 8, `heard ${heard.alice - before} for 8 resources`);
   });
 });
+
+/** A raw 2026-07-28 listen stream asking for `resourcesListChanged`; its messages as they come. */
+async function listenForListChanges(url: string) {
+  const controller = new AbortController();
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'subscriptions/listen',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 'lists',
+      method: 'subscriptions/listen',
+      params: {
+        notifications: { resourcesListChanged: true },
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientInfo': { name: 'claude-code', version: '2.1.328' },
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+      },
+    }),
+    signal: controller.signal,
+  });
+  const methods: string[] = [];
+  void (async () => {
+    let buffered = '';
+    for await (const chunk of res.body ?? []) {
+      buffered += Buffer.from(chunk as Uint8Array).toString('utf8');
+      const lines = buffered.split('\n');
+      buffered = lines.pop() ?? '';
+      for (const line of lines.filter((l) => l.startsWith('data:'))) {
+        const message = JSON.parse(line.slice(5)) as { method?: string };
+        methods.push(message.method ?? 'answer');
+      }
+    }
+  })().catch(() => undefined);
+  return { methods, close: () => controller.abort() };
+}
+
+describe('list_changed on a 2026-07-28 listen stream (server without --auth)', () => {
+  let server: ProfileServer;
+  let client: Client;
+  before(async () => {
+    server = await startProfileServer();
+    client = await hostClient(server.url, 'claude-code', '2026-07-28');
+  });
+  after(async () => {
+    await client.close();
+    await server.close();
+  });
+
+  it('tells the stream when a shortened result appears', async () => {
+    const stream = await listenForListChanges(server.url);
+    try {
+      await waitFor('the stream to open', () => stream.methods.length > 0);
+      const uri = linkOf(await call(client, 'report', { chars: 60_000 }));
+      await waitFor('list_changed', () => stream.methods.includes(LIST_CHANGED));
+      const listed = (await client.listResources()).resources.map((r) => r.uri);
+      assert.ok(listed.includes(uri), JSON.stringify(listed));
+    } finally {
+      stream.close();
+    }
+  });
+});

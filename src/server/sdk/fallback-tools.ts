@@ -5,7 +5,7 @@ import type {
   ServerContext,
 } from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
-import { declaresTasks, withStructuredText } from '../../protocol/index.js';
+import { declaresTasks } from '../../protocol/index.js';
 import { declares2025Tasks } from '../../protocol/wire-2025.js';
 import { presentFor, type HostFit } from '../tasks/host-fit.js';
 import { inlineWaitFor } from '../tasks/host-profiles.js';
@@ -60,11 +60,9 @@ const ResultInput = schemaConvertedOnce(
   }),
 );
 
+/** A plain answer; its JSON copy, where the host needs one, is added as it is handed out. */
 function text(value: string, extra: JsonObject = {}): CallToolResult {
-  return withStructuredText({
-    content: [{ type: 'text', text: value }],
-    ...extra,
-  } as CallToolResult);
+  return { content: [{ type: 'text', text: value }], ...extra } as CallToolResult;
 }
 
 function notFound(taskId: string): CallToolResult {
@@ -83,8 +81,7 @@ function statusResult(task: TaskRecord, host: CallHost): CallToolResult {
     status: task.status,
     ...(task.statusMessage === undefined ? {} : { statusMessage: task.statusMessage }),
   };
-  if (task.status === 'working') return taskHandle(task, host.waitMs, host.fit.profile.view);
-  if (task.status === 'input_required') return taskHandle(task, host.waitMs, host.fit.profile.view);
+  if (!isTerminal(task.status)) return taskHandle(task, host.waitMs, host.fit.profile.view);
   return text(`${describe(task)} Call task_result to read the outcome.`, {
     structuredContent: { ...structured, next: 'task_result', arguments: { taskId: task.id } },
   });
@@ -109,7 +106,7 @@ interface CallHost {
 
 async function resultOf(task: TaskRecord, host: CallHost): Promise<CallToolResult> {
   if (task.status === 'completed') return finalResult(task, host);
-  if (isTerminal(task.status)) return withStructuredText(endedWithoutResult(task));
+  if (isTerminal(task.status)) return endedWithoutResult(task);
   return statusResult(task, host);
 }
 

@@ -42,16 +42,12 @@ export const UNKNOWN_HOST: HostProfile = {
 
 /** `clientInfo.name` as each host sends it (checked against the real binaries). */
 const PROFILES: ReadonlyMap<string, HostProfile> = new Map<string, HostProfile>([
-  // Print mode gives up after 60 s; interactive mode declares tasks. Cut-off 50,000 characters.
+  // Print mode gives up after 60 s; interactive mode declares tasks. Its 50,000-character
+  // cut-off is above the default --max-result-chars, and a tool's `anthropic/maxResultSizeChars`
+  // moves it: the server's own bound applies.
   [
     'claude-code',
-    {
-      host: 'Claude Code',
-      toolTimeoutMs: 60_000,
-      inlineWaitMs: 45_000,
-      resultChars: 40_000,
-      view: 'structured',
-    },
+    { host: 'Claude Code', toolTimeoutMs: 60_000, inlineWaitMs: 45_000, view: 'structured' },
   ],
   // 300 s tool time-out; ~12,000 characters whole for a model outside its catalogue.
   [
