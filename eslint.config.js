@@ -21,7 +21,8 @@ const BROWSER_GLOBALS = [
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/', '.build/', 'node_modules/', '.conformance/'] },
+  // .hosts/: the real hosts the tests install (their packages, Copilot's unpacked cache).
+  { ignores: ['dist/', '.build/', 'node_modules/', '.conformance/', '.hosts/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

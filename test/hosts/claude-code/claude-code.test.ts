@@ -44,7 +44,8 @@ describe('Claude Code 2.1.328 print mode (-p) against taskrail serve', { skip },
     dir.remove();
   });
 
-  it('hands the model the text of a structured result', async () => {
+  it('hands the model the text of a structured result', async (t) => {
+    const started = Date.now();
     const model = new FakeAnthropic([
       select('build_report'),
       { tool: 'mcp__taskrail__build_report', input: { topic: 'caching', sections: 1 } },
@@ -59,6 +60,8 @@ describe('Claude Code 2.1.328 print mode (-p) against taskrail serve', { skip },
       // -p answers every question `cancel`, so the report is for everyone.
       assert.match(seen.text, /Report on caching \(for everyone\)/);
       assert.match(seen.text, /Section 1: findings about caching/);
+      const seconds = ((Date.now() - started) / 1000).toFixed(1);
+      t.diagnostic(`host claude-code 2.1.328 | quick tool | result in 1 call | ${seconds} s`);
     } finally {
       await model.stop();
       host.remove();

@@ -23,7 +23,8 @@ describe('Claude Code 2.1.328 interactive (tmux): form', { skip }, () => {
     dir.remove();
   });
 
-  it('shows the question as a form and answers it with tasks/update', async () => {
+  it('shows the question as a form and answers it with tasks/update', async (t) => {
+    const started = Date.now();
     const run = await session(serve, 'form', [
       select('confirm_step'),
       { tool: 'mcp__taskrail__confirm_step', input: {} },
@@ -49,6 +50,9 @@ describe('Claude Code 2.1.328 interactive (tmux): form', { skip }, () => {
       );
       const updates = logLines(serve).filter((line) => line['method'] === 'tasks/update');
       assert.equal(updates.length, 1, 'one tasks/update carries the answer');
+      const seconds = ((Date.now() - started) / 1000).toFixed(1);
+      const how = 'answered in the host: accept (form, tasks/update)';
+      t.diagnostic(`host claude-code 2.1.328 | question | ${how} | ${seconds} s`);
     } catch (error) {
       const log = logLines(serve)
         .slice(-30)

@@ -5,6 +5,8 @@ import { after, before, describe, it } from 'node:test';
 import { startServe, tempDir, type Serve } from '../../client/support.js';
 import { FakeAnthropic, type Script, type ToolResultSeen } from './fake-anthropic.js';
 import { claudeUnavailable, hostHome, runPrint } from './host.js';
+import { noticeIn, type Notice } from '../others/model-policy.js';
+import { BIG_CHARS, bigDumpText } from '../others/rows.js';
 import { BIG_RESULT_CHARS, bigText, OUTPUT_LINES } from './tools.js';
 
 const TOOLS = join(process.cwd(), '.build/test/hosts/claude-code/tools.js');
@@ -72,6 +74,45 @@ describe('Claude Code 2.1.328 -p: results of any size, output while running', { 
         new RegExp(`${BIG_RESULT_CHARS.toLocaleString('en-US')}|${BIG_RESULT_CHARS}`),
       );
       assert.equal(readText(model.resultOfStep(2)), bigText().slice(-2000));
+    } finally {
+      await model.stop();
+      host.remove();
+    }
+  });
+
+  it('reads all 200,000 characters of a shortened result, exactly, through ReadMcpResourceTool', async (t) => {
+    // The model takes the first part from the notice, then pages on from where it ends.
+    let notice: Notice | undefined;
+    let whole = '';
+    let reads = 0;
+    const started = Date.now();
+    const script: Script = (turn, last) => {
+      if (turn === 0) return select('mcp__taskrail__big_dump', READ);
+      if (turn === 1) return { tool: 'mcp__taskrail__big_dump', input: {} };
+      if (turn === 2) {
+        notice = noticeIn(last?.text ?? '');
+        if (notice === undefined) return { text: 'No notice.' };
+        const text = last?.text ?? '';
+        whole = text.slice(text.indexOf(']\n') + 2).slice(0, notice.shown);
+      } else {
+        whole += readText(last);
+        reads += 1;
+      }
+      if (notice === undefined || whole.length >= notice.total) return { text: 'Read it all.' };
+      const length = Math.min(40_000, notice.total - whole.length);
+      return read(`${notice.uri}?offset=${whole.length}&length=${length}`);
+    };
+    const model = new FakeAnthropic(script);
+    const host = hostHome(await model.start());
+    try {
+      const run = await runPrint(serve.url, host, 90_000);
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(notice?.total, BIG_CHARS, JSON.stringify(model.results).slice(0, 2000));
+      assert.ok(whole === bigDumpText(), `read ${whole.length} characters, not the whole text`);
+      const ms = Date.now() - started;
+      t.diagnostic(
+        `host claude-code 2.1.328 | big result | ${whole.length} chars in ${reads} reads | ${(ms / 1000).toFixed(1)} s`,
+      );
     } finally {
       await model.stop();
       host.remove();
