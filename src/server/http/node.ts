@@ -57,6 +57,7 @@ export class NodeExchange implements Exchange<void> {
   readonly #log: RequestLog | undefined;
   /** Made only when a handler asks for it (most requests never do). */
   #closed: AbortSignal | undefined;
+  #connection: string | undefined;
 
   constructor(req: NodeRequest, res: ServerResponse, options: NodeExchangeOptions) {
     this.#req = req;
@@ -76,11 +77,13 @@ export class NodeExchange implements Exchange<void> {
     return this.#req.headers.host;
   }
 
+  /** Asked several times per request (caller scope, fair bound, route): made once. */
   get connection(): string | undefined {
+    if (this.#connection !== undefined) return this.#connection;
     const socket = this.#req.socket;
-    return socket.remoteAddress === undefined
-      ? undefined
-      : `${socket.remoteAddress}:${socket.remotePort}`;
+    const address = socket.remoteAddress;
+    if (address === undefined) return undefined;
+    return (this.#connection = `${address}:${socket.remotePort}`);
   }
 
   get preAuth(): AuthInfo | undefined {

@@ -36,9 +36,19 @@ export function sessionOfTask(task: TaskRecord): string | undefined {
  */
 export const CONNECTION_META = 'callerConnection';
 
+/** Digests already made: a keep-alive connection asks for its own on every request. */
+const scopes = new Map<string, string>();
+/** Enough for every connection of a busy server; past it the memo starts over. */
+const MAX_REMEMBERED_SCOPES = 4096;
+
 /** A connection (`address:port`) as an anonymous caller's scope: a short digest. */
 export function connectionScope(connection: string): string {
-  return `c:${createHash('sha256').update(connection).digest('base64url').slice(0, 16)}`;
+  const known = scopes.get(connection);
+  if (known !== undefined) return known;
+  const scope = `c:${createHash('sha256').update(connection).digest('base64url').slice(0, 16)}`;
+  if (scopes.size >= MAX_REMEMBERED_SCOPES) scopes.clear();
+  scopes.set(connection, scope);
+  return scope;
 }
 
 /**
