@@ -85,28 +85,34 @@ export function durableBackend(
     if (written !== undefined) latest.task = written;
     return written;
   };
-  const output = new OutputWriter(
-    async (text) => {
-      if (run.closed === true || run.fencedOut || run.leaseLost) return;
-      // Chunks well under the bound, so that the oldest giving way whole keeps most of it.
-      const size = Math.min(TEXT_CHUNK_CHARS, Math.max(2, Math.ceil(settings.maxOutputChars / 16)));
-      for (const chunk of splitText(text, size)) {
-        const options = { fence: run.fence, maxChars: settings.maxOutputChars };
-        const appended = await retried(
-          'write output',
-          () => store.appendText(task.id, 'output', chunk, options),
-          PROGRESS_BUDGET_MS,
+  // Made at a handler's first `ctx.output` (most never write any).
+  let output: OutputWriter | undefined;
+  const newOutput = () =>
+    new OutputWriter(
+      async (text) => {
+        if (run.closed === true || run.fencedOut || run.leaseLost) return;
+        // Chunks well under the bound, so that the oldest giving way whole keeps most of it.
+        const size = Math.min(
+          TEXT_CHUNK_CHARS,
+          Math.max(2, Math.ceil(settings.maxOutputChars / 16)),
         );
-        if (!appended.ok) throw fencedOut();
-      }
-    },
-    (error) => {
-      // As for progress: never the task's failure, and store trouble is logged by `health`.
-      if (!settings.health.down && !run.leaseLost && !isFencedOut(error)) {
-        settings.logger.warn('output not recorded', { taskId: task.id, error: String(error) });
-      }
-    },
-  );
+        for (const chunk of splitText(text, size)) {
+          const options = { fence: run.fence, maxChars: settings.maxOutputChars };
+          const appended = await retried(
+            'write output',
+            () => store.appendText(task.id, 'output', chunk, options),
+            PROGRESS_BUDGET_MS,
+          );
+          if (!appended.ok) throw fencedOut();
+        }
+      },
+      (error) => {
+        // As for progress: never the task's failure, and store trouble is logged by `health`.
+        if (!settings.health.down && !run.leaseLost && !isFencedOut(error)) {
+          settings.logger.warn('output not recorded', { taskId: task.id, error: String(error) });
+        }
+      },
+    );
   return {
     taskId: task.id,
     principal: task.principal,
@@ -145,8 +151,8 @@ export function durableBackend(
         }
       });
     },
-    appendOutput: (text) => output.write(text),
-    flushOutput: () => output.flush(),
+    appendOutput: (text) => (output ??= newOutput()).write(text),
+    flushOutput: () => (output === undefined ? Promise.resolve() : output.flush()),
     loadStep(name) {
       // A timed-out attempt runs no further step: its result could not be kept anyway.
       if (run.closed === true) throw closedError();

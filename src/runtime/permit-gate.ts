@@ -36,6 +36,10 @@ export async function passPermitGate(
   asked?: PermitAsk,
 ): Promise<PermitGate> {
   const own = permitAskOf(settings.tools.get(task.tool), task);
+  // No limit, and no permit asked in the lease's write: nothing to take or give back.
+  if (own === undefined && (asked === undefined || lease.permit === undefined)) {
+    return { pass: true, task };
+  }
   const folded = await foldedAnswer(settings, task, lease, asked, own);
   if (own === undefined) return { pass: true, task };
   const { key, limit } = own;
