@@ -327,12 +327,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
       }),
     { maxRequestBodySize: maxBodyBytes },
   );
-  const { sdk, stop: stopListChanges } = handlerForHosts(
-    sdkHandler,
-    tools,
-    options.store,
-    options.auth === undefined,
-  );
+  const sdk = handlerForHosts(sdkHandler, tools);
   const wire2025Deps: Wire2025Deps = {
     instanceDeps,
     runtime,
@@ -424,7 +419,6 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
         });
       }
       admin?.close();
-      stopListChanges();
       await wire2025?.close();
       await sdk.close();
       await runtime.stop(graceMs);

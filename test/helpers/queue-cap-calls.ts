@@ -4,6 +4,7 @@
  * sees of the answer (status, `Retry-After`, content type, body).
  */
 import assert from 'node:assert/strict';
+import { rawHeaders, rawInitialize } from './raw-session.js';
 
 export interface CallAnswer {
   status: number;
@@ -35,88 +36,49 @@ export function taskIdIn(answer: CallAnswer): string | undefined {
   return body.result?.task?.taskId;
 }
 
+const WIRE_2026 = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: 'cap', version: '0' },
+};
+
+async function callBusy2026(url: string, token: string, meta: object): Promise<CallAnswer> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { ...rawHeaders({ token }), 'mcp-method': 'tools/call', 'mcp-name': 'busy' },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { ...BUSY, _meta: { ...WIRE_2026, ...meta } },
+    }),
+  });
+  return answerOf(res);
+}
+
 export async function post2026(url: string, token: string, key: string): Promise<CallAnswer> {
-  const meta = {
-    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-    'io.modelcontextprotocol/clientInfo': { name: 'cap', version: '0' },
+  return callBusy2026(url, token, {
     'io.modelcontextprotocol/clientCapabilities': {
       extensions: { 'io.modelcontextprotocol/tasks': {} },
     },
     'dev.taskrail/idempotency-key': key,
-  };
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      authorization: `Bearer ${token}`,
-      'mcp-method': 'tools/call',
-      'mcp-name': 'busy',
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: { ...BUSY, _meta: meta },
-    }),
   });
-  return answerOf(res);
 }
 
 /** A plain (not task-augmented) 2026-07-28 call: the host waits inline for the result. */
 export async function postPlain2026(url: string, token: string): Promise<CallAnswer> {
-  const meta = {
-    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-    'io.modelcontextprotocol/clientInfo': { name: 'cap', version: '0' },
-    'io.modelcontextprotocol/clientCapabilities': {},
-  };
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      authorization: `Bearer ${token}`,
-      'mcp-method': 'tools/call',
-      'mcp-name': 'busy',
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: { ...BUSY, _meta: meta },
-    }),
-  });
-  return answerOf(res);
-}
-
-function headers2025(token: string, session?: string): Record<string, string> {
-  return {
-    'content-type': 'application/json',
-    accept: 'application/json, text/event-stream',
-    authorization: `Bearer ${token}`,
-    ...(session === undefined
-      ? {}
-      : { 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' }),
-  };
+  return callBusy2026(url, token, { 'io.modelcontextprotocol/clientCapabilities': {} });
 }
 
 export async function open2025(url: string, token: string): Promise<string> {
-  const params = {
-    protocolVersion: '2025-11-25',
+  const { session, status } = await rawInitialize(url, {
+    token,
     capabilities: { tasks: { requests: { tools: { call: {} } } } },
     clientInfo: { name: 'cap', version: '0' },
-  };
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: headers2025(token),
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params }),
   });
-  await res.text();
-  const session = res.headers.get('mcp-session-id');
-  assert.ok(session, `a 2025-11-25 session (HTTP ${res.status})`);
+  assert.ok(session, `a 2025-11-25 session (HTTP ${status})`);
   await fetch(url, {
     method: 'POST',
-    headers: headers2025(token, session),
+    headers: rawHeaders({ token, session }),
     body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
   }).then((reply) => reply.text());
   return session;
@@ -131,7 +93,7 @@ export async function call2025(
   const params = { ...BUSY, task: { ttl: 60_000 }, _meta: { 'dev.taskrail/idempotency-key': key } };
   const res = await fetch(url, {
     method: 'POST',
-    headers: headers2025(token, session),
+    headers: rawHeaders({ token, session }),
     body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params }),
   });
   return answerOf(res);

@@ -44,7 +44,15 @@ export function resourceServers(store: string): ResourceServers {
   return {
     async serve({ noWorker = false } = {}) {
       const args = ['serve', '--port', '0', '--store', store, '--tools', TOOLS];
-      const extra = ['--auth', `tokens:${tokens}`, '--log-level', 'warn'];
+      // Reads come in pages of the default result size, as they did before whole reads.
+      const extra = [
+        '--auth',
+        `tokens:${tokens}`,
+        '--log-level',
+        'warn',
+        '--max-read-chars',
+        '40000',
+      ];
       const serving = await startServing(
         [...args, ...extra, ...(noWorker ? ['--no-worker'] : [])],
         { env: { PRINTER_GATES: gates }, timeoutMs: 20_000 },

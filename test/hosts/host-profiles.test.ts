@@ -18,6 +18,7 @@ import {
   type ProfileServer,
   type ToolResult,
 } from './profiles-fixture.js';
+import { rawInitialize } from '../helpers/raw-session.js';
 
 const CLIENT_INFO = 'io.modelcontextprotocol/clientInfo';
 const ROWS_JSON = JSON.stringify(ROWS);
@@ -185,24 +186,10 @@ describe('initialize with an older protocol version (Codex, Gemini CLI: 2025-06-
   after(() => server.close());
 
   async function initialize(protocolVersion: string): Promise<Record<string, unknown>> {
-    const res = await fetch(server.url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: {
-          protocolVersion,
-          capabilities: {},
-          clientInfo: { name: 'codex-mcp-client', version: '0.171.0' },
-        },
-      }),
+    const { text } = await rawInitialize(server.url, {
+      protocolVersion,
+      clientInfo: { name: 'codex-mcp-client', version: '0.171.0' },
     });
-    const text = await res.text();
     const json = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? '{}');
     const result = (JSON.parse(json) as { result?: Record<string, unknown> }).result ?? {};
     assert.equal(result['protocolVersion'], protocolVersion, text);

@@ -9,6 +9,7 @@ import { isClientError, MemoryLedger, TaskrailClient } from '../../src/client/in
 import { startServer, client2025, type Running } from '../wire-2025/fixture.js';
 import { rpc } from '../server/support.js';
 import { makeKey, TestAuthServer, type TestKey } from './auth-server.js';
+import { rawInitialize } from '../helpers/raw-session.js';
 
 const UNKNOWN = 'AAAAAAAAAAAAAAAAAAAAAAAA';
 
@@ -101,24 +102,7 @@ describe('OAuth principals: tasks stay with their subject', () => {
 
   it('refuses a 2025-11-25 session without a valid token, with the same challenge', async () => {
     await assert.rejects(client2025(server.url));
-    const res = await fetch(server.url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        authorization: 'Bearer x.y.z',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: {
-          protocolVersion: '2025-11-25',
-          capabilities: {},
-          clientInfo: { name: 't', version: '1' },
-        },
-      }),
-    });
+    const res = await rawInitialize(server.url, { token: 'x.y.z' });
     assert.equal(res.status, 401);
     assert.match(
       res.headers.get('www-authenticate') ?? '',

@@ -10,6 +10,7 @@ import {
   waitForTask,
   type RunningProxyServer,
 } from './support.js';
+import { rawInitialize } from '../helpers/raw-session.js';
 
 const UPSTREAM = resolve(new URL('./fixtures/wire-2026-upstream.js', import.meta.url).pathname);
 
@@ -22,23 +23,7 @@ describe('proxy in front of a 2026-07-28-only upstream (Streamable HTTP)', () =>
   before(async () => {
     upstream = startNode(UPSTREAM, []);
     const url = (await upstream.line(/^listening (\S+)/, 20_000))[1] as string;
-    const refused = await fetch(url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: {
-          protocolVersion: '2025-11-25',
-          capabilities: {},
-          clientInfo: { name: 't', version: '1' },
-        },
-      }),
-    });
+    const refused = await rawInitialize(url);
     assert.ok(refused.status >= 400, `the fixture must refuse initialize (got ${refused.status})`);
     proxy = await startInProcess({ upstream: { kind: 'http', url: new URL(url), headers: {} } });
   });

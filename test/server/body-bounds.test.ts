@@ -16,6 +16,7 @@ import {
 import { MemoryTaskStore } from '../../src/stores/memory/index.js';
 import { MAX_BODY_VALUES } from '../../src/server/http/body.js';
 import { post, wire2026Post } from './support.js';
+import { rawHeaders, rawInitialize } from '../helpers/raw-session.js';
 
 const DEADLINE_MS = 10_000;
 /** The probe's shape: many small objects, the costliest JSON to parse per byte. */
@@ -70,28 +71,9 @@ function open(url: string, headers: Record<string, string | number>): ClientRequ
 
 /** The headers of a request in a fresh 2025-11-25 session, opened by a raw `initialize`. */
 async function sessionHeaders(url: string): Promise<Record<string, string>> {
-  const headers = {
-    'content-type': 'application/json',
-    accept: 'application/json, text/event-stream',
-  };
-  const res = await fetch(url, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-11-25',
-        capabilities: {},
-        clientInfo: { name: 'body-bounds', version: '1.0.0' },
-      },
-    }),
-  });
-  await res.text();
-  const session = res.headers.get('mcp-session-id');
-  assert.ok(session, `a 2025-11-25 session (HTTP ${res.status})`);
-  return { ...headers, 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' };
+  const { session, status } = await rawInitialize(url, { id: 0 });
+  assert.ok(session, `a 2025-11-25 session (HTTP ${status})`);
+  return rawHeaders({ session });
 }
 
 function assertRefused(answer: Answer, limit: number): void {

@@ -5,6 +5,7 @@ import { createTaskServer, type TaskServer } from '../../src/server/index.js';
 import type { SessionLimits } from '../../src/server/index.js';
 import { MemoryTaskStore } from '../../src/stores/memory/index.js';
 import { waitFor } from '../helpers/wait.js';
+import { rawInitialize, rawSessionStatus } from '../helpers/raw-session.js';
 
 const TOKENS = { 'tok-a': 'alice', 'tok-b': 'bob', 'tok-c': 'carol' };
 
@@ -24,47 +25,13 @@ async function start(
 
 /** A 2025-11-25 `initialize`; resolves with the HTTP status, session id and JSON-RPC error. */
 async function initialize(url: string, token: string) {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      authorization: `Bearer ${token}`,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-11-25',
-        capabilities: {},
-        clientInfo: { name: 'bounds', version: '1.0.0' },
-      },
-    }),
-  });
-  const text = await res.text();
-  const json = /"jsonrpc"/.test(text) ? text.slice(text.indexOf('{')) : '{}';
-  const body = JSON.parse(json.split('\n')[0] ?? '{}') as {
-    error?: { code: number; message: string };
-  };
-  return { status: res.status, session: res.headers.get('mcp-session-id'), error: body.error };
+  const { status, session, error } = await rawInitialize(url, { token });
+  return { status, session, error };
 }
 
 /** A request on an open session (`ping` unless said): 404 once the session is gone. */
 async function ping(url: string, token: string, session: string, method = 'ping'): Promise<number> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      authorization: `Bearer ${token}`,
-      'mcp-session-id': session,
-      'mcp-protocol-version': '2025-11-25',
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 2, method }),
-  });
-  await res.text();
-  return res.status;
+  return rawSessionStatus(url, { token, session }, method);
 }
 
 describe('2025-11-25 session caps', () => {

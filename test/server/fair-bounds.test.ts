@@ -7,6 +7,7 @@ import { MemoryTaskStore } from '../../src/stores/memory/index.js';
 import { envelope, openListen, startHold, type RawListen } from '../listen/support.js';
 import { waitFor } from '../helpers/wait.js';
 import { client2025, startServer, type Running } from '../wire-2025/fixture.js';
+import { rawInitialize, rawSessionStatus } from '../helpers/raw-session.js';
 
 const TOKENS = { 'tok-a': 'alice', 'tok-b': 'bob', 'tok-c': 'carol' };
 const silent = { info() {}, warn() {}, error() {} };
@@ -86,49 +87,15 @@ function tally(requests: Promise<unknown>[]): { answered: number; refused: Error
 
 /** A 2025-11-25 `initialize` by raw HTTP: the status, session id and JSON-RPC error. */
 async function initialize(url: string, token?: string) {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-11-25',
-        capabilities: {},
-        clientInfo: { name: 'fair', version: '1.0.0' },
-      },
-    }),
-  });
-  const text = await res.text();
-  const json = text.includes('"jsonrpc"') ? text.slice(text.indexOf('{')).split('\n')[0] : '{}';
-  const body = JSON.parse(json ?? '{}') as { error?: { code: number; message: string } };
-  return {
-    status: res.status,
-    retryAfter: res.headers.get('retry-after'),
-    session: res.headers.get('mcp-session-id'),
-    error: body.error,
-  };
+  const { status, session, error, headers } = await rawInitialize(
+    url,
+    token === undefined ? {} : { token },
+  );
+  return { status, retryAfter: headers.get('retry-after'), session, error };
 }
 
 async function ping(url: string, token: string, session: string): Promise<number> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      authorization: `Bearer ${token}`,
-      'mcp-session-id': session,
-      'mcp-protocol-version': '2025-11-25',
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }),
-  });
-  await res.text();
-  return res.status;
+  return rawSessionStatus(url, { token, session });
 }
 
 async function openSessions(url: string, n: number, token?: string) {

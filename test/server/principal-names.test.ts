@@ -17,31 +17,13 @@ import { fairKeyOf } from '../../src/server/tasks/fair-bound.js';
 import { MemoryTaskStore } from '../../src/stores/memory/index.js';
 import { getTask, rpc } from '../listen/support.js';
 import { waitFor } from '../helpers/wait.js';
+import { rawInitialize } from '../helpers/raw-session.js';
 
 const silent = { info() {}, warn() {}, error() {} };
 const TOKENS = { 'tok-x': 'anonymous', 'tok-y': 'anonymous#scope', 'tok-b': 'bob' };
 
 async function initialize(url: string, token: string): Promise<boolean> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      authorization: `Bearer ${token}`,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-11-25',
-        capabilities: {},
-        clientInfo: { name: 'n', version: '1' },
-      },
-    }),
-  });
-  await res.text();
-  return res.headers.get('mcp-session-id') !== null;
+  return (await rawInitialize(url, { token })).session !== null;
 }
 
 describe('authenticated names kept apart from the anonymous principal', () => {

@@ -5,6 +5,7 @@ import { createTaskServer, type TaskServer } from '../../src/server/index.js';
 import { MemoryTaskStore } from '../../src/stores/memory/index.js';
 import type { Logger } from '../../src/runtime/api.js';
 import { post, wire2026Post } from './support.js';
+import { rawInitialize } from '../helpers/raw-session.js';
 
 const ADMIN_TOKEN = 'guard-admin';
 const JSON_ACCEPT = {
@@ -48,22 +49,7 @@ async function start(): Promise<Server> {
 
 /** Opens a 2025-11-25 session and returns its id. */
 async function openSession(url: string): Promise<string> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: JSON_ACCEPT,
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-11-25',
-        capabilities: {},
-        clientInfo: { name: 'guards', version: '1.0.0' },
-      },
-    }),
-  });
-  await res.text();
-  const session = res.headers.get('mcp-session-id');
+  const { session } = await rawInitialize(url);
   assert.ok(session !== null, 'the session opened');
   return session;
 }

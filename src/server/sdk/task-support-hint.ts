@@ -3,9 +3,6 @@ import { declaresTasks, isObject, META, metaOf } from '../../protocol/index.js';
 import { normalizeTaskOption } from '../../runtime/tool.js';
 import { envelopeClientInfo, hostProfile } from '../tasks/host-profiles.js';
 import type { ToolRegistry } from '../tasks/tool-registry.js';
-import type { TaskStore } from '../../store/port.js';
-import { ANONYMOUS } from '../tasks/principal.js';
-import { onResourceListChanges } from './resource-list-changes.js';
 
 type SdkFetch = McpHttpHandler['fetch'];
 
@@ -42,20 +39,11 @@ export function withTaskSupportHints(fetch: SdkFetch, tools: ToolRegistry): SdkF
 }
 
 /**
- * The SDK's handler as the hosts need it: Copilot's task-support hints in `tools/list`, and, on
- * a server without auth (every 2026-07-28 caller the one anonymous principal, so the SDK's
- * broadcast reaches only those who can see the resource), `notifications/resources/list_changed`
- * on the listen streams that asked for it. Returns it and the function that stops the latter.
+ * The SDK's handler as the hosts need it: Copilot's task-support hints in `tools/list`. (No
+ * `notifications/resources/list_changed` goes to a stateless 2026-07-28 listen stream: an
+ * anonymous stateless caller lists no task resources, and with auth the SDK's broadcast could
+ * not tell principals apart; sessions get theirs, wire-2025/sessions.ts.)
  */
-export function handlerForHosts(
-  handler: McpHttpHandler,
-  tools: ToolRegistry,
-  store: TaskStore,
-  withoutAuth: boolean,
-): { sdk: McpHttpHandler; stop: () => void } {
-  const sdk: McpHttpHandler = { ...handler, fetch: withTaskSupportHints(handler.fetch, tools) };
-  const stop = withoutAuth
-    ? onResourceListChanges(store, { principal: ANONYMOUS }, () => sdk.notify.resourcesChanged())
-    : () => undefined;
-  return { sdk, stop };
+export function handlerForHosts(handler: McpHttpHandler, tools: ToolRegistry): McpHttpHandler {
+  return { ...handler, fetch: withTaskSupportHints(handler.fetch, tools) };
 }

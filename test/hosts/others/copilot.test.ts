@@ -1,27 +1,16 @@
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { startServe, tempDir, type Serve } from '../../client/support.js';
+import { describe, it } from 'node:test';
 import { copilot } from './hosts.js';
 import { bigResult, experimentalTool, quickTool, toolQuestion } from './rows.js';
+import { serveTools, skipReason } from './suite.js';
 
-const TOOLS = join(process.cwd(), '.build/test/hosts/others/tools.js');
-const skip = copilot.unavailable();
-if (skip !== undefined) process.stdout.write(`# skipping the Copilot CLI tests: ${skip}\n`);
+const skip = skipReason(copilot, 'the Copilot CLI tests');
 
 describe(
   `Copilot CLI ${copilot.version} (copilot -p) against taskrail serve`,
   { skip, concurrency: true },
   () => {
-    const dir = tempDir('copilot-host');
-    let serve: Serve;
-    before(async () => {
-      serve = await startServe(dir.path, ['--tools', TOOLS]);
-    });
-    after(async () => {
-      await serve.stop();
-      dir.remove();
-    });
+    const serve = serveTools('copilot-host');
 
     it('is the pinned version', () => {
       assert.match(
@@ -40,15 +29,7 @@ describe(
   `Copilot CLI ${copilot.version} --experimental (declares tasks)`,
   { skip, concurrency: true },
   () => {
-    const dir = tempDir('copilot-exp');
-    let serve: Serve;
-    before(async () => {
-      serve = await startServe(dir.path, ['--tools', TOOLS]);
-    });
-    after(async () => {
-      await serve.stop();
-      dir.remove();
-    });
+    const serve = serveTools('copilot-exp');
 
     it('a required tool runs as a task to its result', (t) =>
       experimentalTool(t, copilot, serve.url, {

@@ -1,27 +1,16 @@
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { startServe, tempDir, type Serve } from '../../client/support.js';
+import { describe, it } from 'node:test';
 import { gemini } from './hosts.js';
 import { bigResult, quickTool, toolQuestion } from './rows.js';
+import { serveTools, skipReason } from './suite.js';
 
-const TOOLS = join(process.cwd(), '.build/test/hosts/others/tools.js');
-const skip = gemini.unavailable();
-if (skip !== undefined) process.stdout.write(`# skipping the Gemini CLI tests: ${skip}\n`);
+const skip = skipReason(gemini, 'the Gemini CLI tests');
 
 describe(
   `Gemini CLI ${gemini.version} (gemini -p) against taskrail serve`,
   { skip, concurrency: true },
   () => {
-    const dir = tempDir('gemini-host');
-    let serve: Serve;
-    before(async () => {
-      serve = await startServe(dir.path, ['--tools', TOOLS]);
-    });
-    after(async () => {
-      await serve.stop();
-      dir.remove();
-    });
+    const serve = serveTools('gemini-host');
 
     it('is the pinned version', () => {
       assert.equal(gemini.versionLine(), gemini.version);

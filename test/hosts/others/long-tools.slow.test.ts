@@ -1,37 +1,24 @@
-import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { startServe, tempDir, type Serve } from '../../client/support.js';
+import { describe, it } from 'node:test';
 import { codex, copilot, gemini, type Host } from './hosts.js';
 import { claudeUnavailable } from '../claude-code/host.js';
 import { claudeLongTool } from './claude-long.js';
 import { experimentalTool, longTool } from './rows.js';
+import { serveTools, skipReason } from './suite.js';
 
 /**
  * The 75 s row for every host at once (the hosts mostly wait, so they wait side by side): the
  * inline wait (45 s) ends first, the model gets a handle well inside the host's own time-out
  * (Codex 300 s, Gemini 10 min, Copilot ~180 s) and reaches the result through task_result.
  */
-const TOOLS = join(process.cwd(), '.build/test/hosts/others/tools.js');
 const hosts: [Host, string | undefined][] = [codex, gemini, copilot].map((host) => [
   host,
-  host.unavailable(),
+  skipReason(host, host.profile.name),
 ]);
-for (const [host, skip] of hosts) {
-  if (skip !== undefined) process.stdout.write(`# skipping ${host.profile.name}: ${skip}\n`);
-}
 const skipCopilot = hosts[2]?.[1];
 const skipClaude = claudeUnavailable();
 
 describe('a 75 s tool in every host, side by side', { concurrency: true }, () => {
-  const dir = tempDir('long-hosts');
-  let serve: Serve;
-  before(async () => {
-    serve = await startServe(dir.path, ['--tools', TOOLS]);
-  });
-  after(async () => {
-    await serve.stop();
-    dir.remove();
-  });
+  const serve = serveTools('long-hosts');
 
   for (const [host, skip] of hosts) {
     it(

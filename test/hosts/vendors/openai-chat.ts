@@ -1,10 +1,9 @@
 import type { ServerResponse } from 'node:http';
 import {
-  parseArgs,
+  exchangesById,
   sendJson,
   sseHead,
-  textOf,
-  type Exchange,
+  type Entry,
   type Json,
   type Step,
   type Vendor,
@@ -20,7 +19,11 @@ export const openAiChat: Vendor = {
     const tools = Array.isArray(body['tools']) ? (body['tools'] as Json[]) : [];
     const offered = tools.map((tool) => String((tool['function'] as Json | undefined)?.['name']));
     const messages = Array.isArray(body['messages']) ? (body['messages'] as Json[]) : [];
-    return { main: offered.length > 0, history: historyOf(messages), offered };
+    return {
+      main: offered.length > 0,
+      history: exchangesById(messages.flatMap(entriesOf)),
+      offered,
+    };
   },
   answer(res, _url, step, body) {
     chunkCounter += 1;
@@ -78,23 +81,16 @@ function send(res: ServerResponse, chunk: Json): void {
   res.write(`data: ${JSON.stringify(chunk)}\n\n`);
 }
 
-function historyOf(messages: Json[]): Exchange[] {
-  const history: Exchange[] = [];
-  const byCall = new Map<string, Exchange>();
-  for (const message of messages) {
-    if (message['role'] === 'assistant' && Array.isArray(message['tool_calls'])) {
-      for (const call of message['tool_calls'] as Json[]) {
-        const fn = (call['function'] ?? {}) as Json;
-        const exchange = { tool: String(fn['name']), args: parseArgs(fn['arguments']), seen: '' };
-        byCall.set(String(call['id']), exchange);
-        history.push(exchange);
-      }
-    } else if (message['role'] === 'tool') {
-      const exchange = byCall.get(String(message['tool_call_id']));
-      if (exchange !== undefined) exchange.seen = textOf(message['content']);
-    }
+/** A message's tool calls, or the tool result it carries. */
+function entriesOf(message: Json): Entry[] {
+  if (message['role'] === 'tool') {
+    return [{ result: String(message['tool_call_id']), content: message['content'] }];
   }
-  return history;
+  if (message['role'] !== 'assistant' || !Array.isArray(message['tool_calls'])) return [];
+  return (message['tool_calls'] as Json[]).map((call) => {
+    const fn = (call['function'] ?? {}) as Json;
+    return { call: String(call['id']), tool: String(fn['name']), args: fn['arguments'] };
+  });
 }
 
 export type { Step };

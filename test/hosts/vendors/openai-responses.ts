@@ -1,10 +1,9 @@
 import type { ServerResponse } from 'node:http';
 import {
-  parseArgs,
+  exchangesById,
   sendJson,
   sseHead,
-  textOf,
-  type Exchange,
+  type Entry,
   type Json,
   type Step,
   type Vendor,
@@ -18,7 +17,8 @@ export const openAiResponses: Vendor = {
   parse(url, body) {
     if (!url.includes('/responses')) return undefined;
     const input = Array.isArray(body['input']) ? (body['input'] as Json[]) : [];
-    return { main: true, history: historyOf(input), offered: offeredTools(body['tools']) };
+    const history = exchangesById(input.flatMap(entriesOf));
+    return { main: true, history, offered: offeredTools(body['tools']) };
   },
   answer(res, _url, step) {
     responseCounter += 1;
@@ -75,22 +75,17 @@ function itemOf(step: Step, counter: number): Json {
   };
 }
 
-function historyOf(input: Json[]): Exchange[] {
-  const history: Exchange[] = [];
-  const byCall = new Map<string, Exchange>();
-  for (const item of input) {
-    if (item['type'] === 'function_call' || item['type'] === 'tool_search_call') {
-      const name = String(item['name'] ?? 'tool_search');
-      const tool = typeof item['namespace'] === 'string' ? `${item['namespace']}.${name}` : name;
-      const exchange = { tool, args: parseArgs(item['arguments']), seen: '' };
-      byCall.set(String(item['call_id']), exchange);
-      history.push(exchange);
-    } else if (item['type'] === 'function_call_output' || item['type'] === 'tool_search_output') {
-      const exchange = byCall.get(String(item['call_id']));
-      if (exchange !== undefined) exchange.seen = textOf(item['output'] ?? item['tools']);
-    }
+/** An input item as a tool call or a tool result (Codex's tool search counts as both). */
+function entriesOf(item: Json): Entry[] {
+  if (item['type'] === 'function_call' || item['type'] === 'tool_search_call') {
+    const name = String(item['name'] ?? 'tool_search');
+    const tool = typeof item['namespace'] === 'string' ? `${item['namespace']}.${name}` : name;
+    return [{ call: String(item['call_id']), tool, args: item['arguments'] }];
   }
-  return history;
+  if (item['type'] === 'function_call_output' || item['type'] === 'tool_search_output') {
+    return [{ result: String(item['call_id']), content: item['output'] ?? item['tools'] }];
+  }
+  return [];
 }
 
 /** Tool names offered, a namespace's functions as `namespace.function`. */

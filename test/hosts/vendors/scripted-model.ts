@@ -152,3 +152,24 @@ export function textOf(content: unknown): string {
     .map((part) => (typeof part['text'] === 'string' ? part['text'] : JSON.stringify(part)))
     .join('');
 }
+
+/** A tool call or a tool result in a transcript whose results name their call by id. */
+export type Entry =
+  { call: string; tool: string; args: unknown } | { result: string; content: unknown };
+
+/** The exchanges of such a transcript (both OpenAI APIs): each call, with what came back of it. */
+export function exchangesById(entries: Entry[]): Exchange[] {
+  const history: Exchange[] = [];
+  const byCall = new Map<string, Exchange>();
+  for (const entry of entries) {
+    if ('call' in entry) {
+      const exchange = { tool: entry.tool, args: parseArgs(entry.args), seen: '' };
+      byCall.set(entry.call, exchange);
+      history.push(exchange);
+    } else {
+      const exchange = byCall.get(entry.result);
+      if (exchange !== undefined) exchange.seen = textOf(entry.content);
+    }
+  }
+  return history;
+}
