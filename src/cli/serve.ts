@@ -118,7 +118,7 @@ export function addServeOptions(command: Command): Command {
     .option('--stdio', 'speak MCP over standard input/output instead of HTTP')
     .option(
       '--fallback-tools',
-      'for hosts without tasks: past the inline wait a task id instead of a time-out; lists task_status, task_result, task_cancel to them (the default)',
+      'for hosts without tasks: past the inline wait a task id instead of a time-out, and task_* tools to them (on by default); given explicitly, required tools answer them too instead of -32021',
     )
     .option(
       '--no-fallback-tools',
@@ -254,6 +254,9 @@ export async function serve(
     maxResultChars: options.maxResultChars,
     maxReadChars: options.maxReadChars,
     fallbackTools: options.fallbackTools !== false,
+    // Only an explicit --fallback-tools serves required tools to hosts without tasks: by
+    // default they get -32021, as the tasks spec says they MUST.
+    fallbackRequiredTools: options.fallbackTools === true,
     http: defined({
       maxConnections: options.maxConnections,
       maxConnectionsPerAddress: options.maxConnectionsPerAddress,

@@ -46,6 +46,10 @@ import { SocketGuard } from './http/sockets.js';
  */
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
 
+function fallbackRequiredOf(options: TaskServerOptions): boolean {
+  return options.fallbackTools === true && options.fallbackRequiredTools !== false;
+}
+
 function bodyLimit(options: TaskServerOptions): number {
   return options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
 }
@@ -85,8 +89,13 @@ export interface TaskServerOptions {
   listen?: Partial<ListenOptions>;
   /** 2025-11-25 sessions opened by `initialize` (default on; `false`: no sessions, `initialize` answered statelessly). */
   wire2025Sessions?: Wire2025SessionsOption;
-  /** For hosts without tasks: required tools answer with a task id; adds task_status/result/cancel. */
+  /** For hosts without tasks: past the inline wait a handle, and task_status/result/answer/cancel. */
   fallbackTools?: boolean;
+  /**
+   * With `fallbackTools`, whether `required` tools answer hosts without tasks too (default true)
+   * instead of the spec's -32021 (`taskrail serve` sets it only for an explicit --fallback-tools).
+   */
+  fallbackRequiredTools?: boolean;
   /**
    * How long a `tools/call` from a host that did not declare tasks waits for the task it runs
    * behind the scenes before answering with a handle (with `fallbackTools`). Default 45 s.
@@ -307,6 +316,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     runtime: face,
     configurers,
     fallbackTools: options.fallbackTools === true,
+    fallbackRequired: fallbackRequiredOf(options),
     trouble,
     ...(options.inlineWaitMs === undefined ? {} : { inlineWaitMs: options.inlineWaitMs }),
     maxResultChars: options.maxResultChars ?? options.runtime?.maxResultChars ?? 40_000,
@@ -332,6 +342,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     instanceDeps,
     runtime,
     fallbackTools: options.fallbackTools === true,
+    fallbackRequired: fallbackRequiredOf(options),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
     inFlight: new Set(),
   };
@@ -342,6 +353,7 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
     runtime: face,
     wire2025,
     fallbackTools: options.fallbackTools === true,
+    fallbackRequired: fallbackRequiredOf(options),
     inlineWaitMs: options.inlineWaitMs,
     tools,
     serverInfo: { name: instanceDeps.name, version: instanceDeps.version },

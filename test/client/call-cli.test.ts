@@ -71,6 +71,12 @@ describe('taskrail call: exit codes against taskrail serve', () => {
     assert.match(r.stderr, /failed: error -?\d+/);
   });
 
+  it("2: --no-tasks on a task-required tool of serve with its defaults reports the missing capability (the spec's MUST, fallback tools on)", async () => {
+    const r = await runCli(['call', serve.url, 'failing_job', '--no-tasks'], home('h2d'));
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /-32021/);
+  });
+
   it('2: --no-tasks on a task-required tool of serve --no-fallback-tools reports the missing capability', async () => {
     const strictDir = tempDir('call-strict');
     const strict = await startServe(strictDir.path, ['--no-fallback-tools']);

@@ -30,8 +30,10 @@ export interface InstanceDeps {
   tools: ToolRegistry;
   runtime: () => TaskRuntimePort;
   configurers: readonly McpConfigurer[];
-  /** Hosts without tasks get task ids from required tools, and the task_* tools to follow them. */
+  /** Hosts without tasks get handles, and the task_* tools to follow them. */
   fallbackTools?: boolean;
+  /** …and `required` tools answer them too instead of -32021. */
+  fallbackRequired?: boolean;
   /** Logs store trouble once and turns it into the retryable -32603. */
   trouble?: TroubleReporter;
   /** How long a call from a host without tasks waits for its task (default: the host's, else 45 s). */
@@ -82,6 +84,7 @@ function registerTaskTool(mcp: McpServer, deps: InstanceDeps, tool: RegisteredTa
       const host = hostOf(mcp);
       return callTaskTool(deps.runtime(), tool, (args ?? {}) as JsonObject, ctx, {
         fallbackTools: deps.fallbackTools === true,
+        fallbackRequired: deps.fallbackRequired === true,
         inlineWaitMs: inlineWaitFor(host, deps.inlineWaitMs),
         fit: hostFit(host, deps.maxResultChars, deps.resources),
         sessionCapabilities: mcp.server.getClientCapabilities(),

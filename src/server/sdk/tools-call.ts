@@ -46,6 +46,8 @@ function askFirst(requests: Record<string, InputRequest>): CallOutcome {
 export interface ToolCallSettings {
   /** Hosts without tasks: past the inline wait a handle, and required tools are served. */
   fallbackTools?: boolean;
+  /** With the fallback tools, `required` tools answer hosts without tasks too (else -32021). */
+  fallbackRequired?: boolean;
   /** How long a call from a host without tasks waits for its task (default 45 s). */
   inlineWaitMs?: number;
   /** The session of a connection whose requests name none (stdio's 2025-11-25 session). */
@@ -114,7 +116,7 @@ async function callOnce(
     return createTask(runtime, tool, args, pre, ctx.mcpReq._meta);
   }
   const fallbackTools = options.fallbackTools === true;
-  if (settings.mode === 'required' && !fallbackTools) {
+  if (settings.mode === 'required' && !(fallbackTools && options.fallbackRequired === true)) {
     const { error } = missingTasksCapability();
     throw new ProtocolError(error.code, error.message, error.data);
   }

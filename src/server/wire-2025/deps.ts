@@ -9,8 +9,10 @@ export interface Wire2025Deps {
   instanceDeps: InstanceDeps;
   /** The full runtime: the 2025-11-25 wire also lists tasks and blocks on `tasks/result`. */
   runtime: TaskRuntime;
-  /** Answer `required` tools of hosts without tasks with a task id (see fallback-tools.ts). */
+  /** Fallback tools for hosts without tasks (see fallback-tools.ts). */
   fallbackTools: boolean;
+  /** Answer `required` tools of hosts without tasks with a task id instead of refusing them. */
+  fallbackRequired: boolean;
   logger?: Logger;
   /** `taskId\0key` of input requests sent to some client and not yet answered (this process). */
   inFlight: Set<string>;

@@ -57,7 +57,7 @@ async function toolsCall(
     return { content: [], ...created };
   }
   const hostWithoutTasks = !declares2025Tasks(clientCapabilities);
-  if (mode === 'required' && !(deps.fallbackTools && hostWithoutTasks)) {
+  if (mode === 'required' && !(deps.fallbackRequired && hostWithoutTasks)) {
     throw methodNotFound(`Tool '${name}' requires task-augmented execution (params.task)`);
   }
   return sdk(request, ctx);

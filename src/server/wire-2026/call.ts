@@ -16,8 +16,10 @@ export interface Wire2026Deps {
   runtime: () => TaskRuntimePort;
   tools: ToolRegistry;
   serverInfo: JsonObject;
-  /** With fallback tools a required tool answers hosts without tasks instead of -32021. */
+  /** Fallback tools for hosts without tasks (handles, task_* tools). */
   fallbackTools?: boolean;
+  /** A required tool answers hosts without tasks instead of -32021. */
+  fallbackRequired?: boolean;
   /** How long a call from a host without tasks waits for its task (default 45 s). */
   inlineWaitMs?: number | undefined;
   /** Task notification streams (`subscriptions/listen` with taskIds); absent: left to the SDK. */

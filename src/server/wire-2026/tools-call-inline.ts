@@ -124,17 +124,17 @@ function plainSyncTool(
   if (meta !== undefined && 'progressToken' in meta) return undefined;
   for (const key in params) if (!PLAIN_PARAMS.has(key)) return undefined;
   if (!isJsonContentType(headers('content-type'))) return undefined;
-  return taskCapable(deps.tools, params['name'], deps.fallbackTools === true);
+  return taskCapable(deps.tools, params['name'], deps.fallbackRequired === true);
 }
 
 function taskCapable(
   tools: ToolRegistry,
   name: string,
-  fallbackTools: boolean,
+  fallbackRequired: boolean,
 ): RegisteredTaskTool | undefined {
   const tool = tools.definition(name);
   if (tool === undefined || tool.config.beforeTask !== undefined) return undefined;
   const mode = normalizeTaskOption(tool.config.task).mode;
-  if (mode === 'forbidden' || (mode === 'required' && !fallbackTools)) return undefined;
+  if (mode === 'forbidden' || (mode === 'required' && !fallbackRequired)) return undefined;
   return mirrorsParamHeaders(tool) ? undefined : tool;
 }

@@ -22,7 +22,7 @@ import { callInFront } from './tools-call-inline.js';
 export function toolsCallMethod(deps: Wire2026Deps, call: Wire2026Call): Answer | Promise<Answer> {
   const { req, envelope, carrier } = call;
   if (isWireError(envelope)) return TO_SDK;
-  if (deps.fallbackTools !== true) {
+  if (deps.fallbackRequired !== true) {
     const missing = missingFor(deps.tools, req, envelope);
     if (missing !== undefined) return replied(errorReply(req.id ?? null, missing));
   }
