@@ -1,4 +1,5 @@
-import { createConnection, createServer } from 'node:net';
+import type { Server } from 'node:http';
+import { createConnection, createServer, type AddressInfo } from 'node:net';
 
 /** A TCP port on 127.0.0.1 that nothing listens on right now (the OS picks it). */
 export async function freePort(): Promise<number> {
@@ -31,4 +32,16 @@ export function accepts(port: number): Promise<boolean> {
     });
     socket.once('error', () => resolve(false));
   });
+}
+
+/** Starts `server` on an OS-picked port of 127.0.0.1; its base URL, `http://127.0.0.1:PORT`. */
+export async function listenLocal(server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** Closes `server` at once, keep-alive connections included. */
+export async function closeNow(server: Server): Promise<void> {
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
 }

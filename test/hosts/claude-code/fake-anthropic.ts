@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { closeNow, listenLocal } from '../../helpers/ports.js';
 
 /** One scripted turn of the stand-in model: call a tool, or say something and stop. */
 export type Step = { tool: string; input: Record<string, unknown> } | { text: string };
@@ -51,15 +51,12 @@ export class FakeAnthropic {
         res.end(sse(step, `toolu_${turn}`));
       });
     });
-    await new Promise<void>((resolve) => this.#server?.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}`;
+    return listenLocal(this.#server);
   }
 
   async stop(): Promise<void> {
     const server = this.#server;
-    if (server === undefined) return;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    if (server !== undefined) await closeNow(server);
   }
 
   /** The tool results seen for a tool_use id the script created (`toolu_N` for step N). */

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { TaskServer } from '../../../src/server/index.js';
 import registerDemo from '../../../src/server/tools/demo.js';
+import { registerConfirmStep } from '../confirm-step.js';
 
 /** The length of `big_result`'s text: far over Claude Code's 50,000-character cut-off. */
 export const BIG_RESULT_CHARS = 400_000;
@@ -46,25 +47,7 @@ export default function register(app: TaskServer): void {
       return { content: [{ type: 'text', text: `long job finished after ${seconds}s` }] };
     },
   );
-  app.tool(
-    'confirm_step',
-    {
-      description: 'Asks the user to confirm before going on.',
-      task: { mode: 'optional', pollIntervalMs: 200 },
-    },
-    async (_args, ctx) => {
-      const answer = await ctx.elicit('go', {
-        message: 'Proceed with the migration?',
-        requestedSchema: {
-          type: 'object',
-          properties: { proceed: { type: 'boolean', title: 'Proceed' } },
-          required: ['proceed'],
-        },
-      });
-      const proceed = answer.action === 'accept' && answer.content?.['proceed'] === true;
-      return { content: [{ type: 'text', text: `answer ${answer.action} proceed=${proceed}` }] };
-    },
-  );
+  registerConfirmStep(app);
   app.tool(
     'big_result',
     { description: 'Returns a 400,000-character report.', task: true },

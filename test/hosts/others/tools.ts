@@ -1,5 +1,6 @@
 import type { TaskServer } from '../../../src/server/index.js';
 import registerDemo from '../../../src/server/tools/demo.js';
+import { registerConfirmStep } from '../confirm-step.js';
 import { sleep } from '../../../src/server/tools/sleep.js';
 
 /**
@@ -9,25 +10,7 @@ import { sleep } from '../../../src/server/tools/sleep.js';
  */
 export default function register(app: TaskServer): void {
   registerDemo(app);
-  app.tool(
-    'confirm_step',
-    {
-      description: 'Asks the user to confirm before going on; says what the answer was.',
-      task: { mode: 'optional', pollIntervalMs: 200 },
-    },
-    async (_args, ctx) => {
-      const answer = await ctx.elicit('go', {
-        message: 'Proceed with the migration?',
-        requestedSchema: {
-          type: 'object',
-          properties: { proceed: { type: 'boolean', title: 'Proceed' } },
-          required: ['proceed'],
-        },
-      });
-      const proceed = answer.action === 'accept' && answer.content?.['proceed'] === true;
-      return { content: [{ type: 'text', text: `answer ${answer.action} proceed=${proceed}` }] };
-    },
-  );
+  registerConfirmStep(app);
   app.tool(
     'required_compute',
     {

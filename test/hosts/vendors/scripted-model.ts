@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { closeNow, listenLocal } from '../../helpers/ports.js';
 
 export type Json = Record<string, unknown>;
 
@@ -62,15 +62,12 @@ export class ScriptedModel {
     this.#server = createServer((req, res) => {
       void readJson(req).then((body) => this.#handle(req.url ?? '', body, res));
     });
-    await new Promise<void>((resolve) => this.#server?.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}`;
+    return listenLocal(this.#server);
   }
 
   async stop(): Promise<void> {
     const server = this.#server;
-    if (server === undefined) return;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    if (server !== undefined) await closeNow(server);
   }
 
   /**
