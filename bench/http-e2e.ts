@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { clientLatency, e2eGoal, e2eLatency, e2eRow, floorRow } from './lib/e2e.js';
+import { clientLatency, e2eFloorGoal, e2eLatency, e2eRow, floorRow } from './lib/e2e.js';
 import { BENCH_TOOLS, endpoint, MAIN, SERVERS, startServer } from './lib/http.js';
 import { processCpuNs } from './lib/load.js';
 import { report, type Section } from './lib/stats.js';
@@ -37,7 +37,7 @@ const section: Section = {
     `\`taskrail serve\` on SQLite (a child process), a 10 ms tool created as a task, ${RUNS} runs one after another, seen completed by a bare loop polling tasks/get at its pollIntervalMs (1 ms), ` +
     "and by taskrail's client as a host runs it (SQLite ledger written before the call, the outcome pushed over `subscriptions/listen` with polling behind it). " +
     "Baseline: the tool's own time, a bare 10 ms wait measured in this process between runs. " +
-    'Floor: a node:http server (a child process) answering a POST 10 ms after it arrived, asked by this process after each call: what waking a server, its 10 ms and waking the client cost here before anything is stored. ' +
+    'Floor: a node:http server (a child process) answering a POST 10 ms after it arrived, asked by this process in place of the bare wait after every other call of taskrail’s client: what waking a server, its 10 ms and waking the client cost here before anything is stored. The goal (issue 37) is the floor + 1 ms p50; the polling client is stated against the same floor. ' +
     `CPU per call (schedstat, all threads): the polling loop ${polled.cpuUsPerCall.toFixed(0)} µs, ` +
     `taskrail's client ${viaClient.cpuUsPerCall.toFixed(0)} µs; the server ${serverPolled} µs ` +
     `while polled, ${serverViaClient} µs while followed by taskrail's client.`,
@@ -47,7 +47,8 @@ const section: Section = {
     e2eRow("seen completed by taskrail's client (ledger, push)", viaClient),
     floorRow(viaClient),
   ],
-  goals: [e2eGoal(viaClient, 1)],
+  // Issue 37's goal is against the floor, not the bare wait: what storing and pushing add.
+  goals: [e2eFloorGoal(viaClient, polled, 1)],
 };
 report(section);
 process.exit(0);

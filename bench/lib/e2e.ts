@@ -145,3 +145,28 @@ export function e2eGoal(run: E2eRun, slackMs: number): { text: string; met: bool
     met: over <= slackMs,
   };
 }
+
+/**
+ * Issue 37's goal: taskrail's client (push) sees a 10 ms tool completed within `slackMs` p50 of
+ * the floor, a node:http POST answered 10 ms after it arrived (measured between the same
+ * client's calls, so on the same machine at the same time). The polling client's figure is
+ * stated beside it, against the same floor.
+ */
+export function e2eFloorGoal(
+  viaClient: E2eRun,
+  polled: E2eRun,
+  slackMs: number,
+): { text: string; met: boolean } {
+  const floor = median(viaClient.floor);
+  const over = (run: E2eRun) => median(run.taskrail) - floor;
+  const signed = (ms: number) => `${ms < 0 ? '−' : '+'}${Math.abs(ms).toFixed(2)} ms`;
+  return {
+    text:
+      `taskrail's client (push) sees a 10 ms tool completed within the floor + ${slackMs} ms p50 ` +
+      `(${median(viaClient.taskrail).toFixed(2)} ms against the floor's ${floor.toFixed(2)} ms: ` +
+      `${signed(over(viaClient))}; fails above +${slackMs} ms). ` +
+      `The polling client (tasks/get at the task's pollIntervalMs): ` +
+      `${median(polled.taskrail).toFixed(2)} ms, ${signed(over(polled))} over the same floor`,
+    met: over(viaClient) <= slackMs,
+  };
+}

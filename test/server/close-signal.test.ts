@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createServer, request, type Server } from 'node:http';
+import { Agent, createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { NodeExchange } from '../../src/server/http/node.js';
@@ -30,9 +30,9 @@ describe('the close signal of a Node request', () => {
   });
   after(() => server.close());
 
-  const ask = (path: string) =>
+  const ask = (path: string, agent: Agent | false = false) =>
     new Promise<ReturnType<typeof request>>((resolve) => {
-      const req = request({ host: '127.0.0.1', port, path, agent: false });
+      const req = request({ host: '127.0.0.1', port, path, agent });
       req.on('error', () => undefined);
       req.on('response', (res) => res.resume());
       req.end();
@@ -55,5 +55,43 @@ describe('the close signal of a Node request', () => {
     req.destroy();
     await waitFor('the unanswered response closed', () => (entry.closed ? true : undefined));
     assert.equal(entry.signal.aborted, true);
+  });
+
+  // One signal per keep-alive connection (no AbortController per request): an answered
+  // request's close of the connection aborts nothing; an unanswered one's does.
+  it('on a keep-alive connection, is aborted only when it closes with a request unanswered', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const count = seen.length;
+    await ask('/answer', agent);
+    const first = await waitFor('the first answer', () => seen[count]);
+    await waitFor('the keep-alive socket is free', () =>
+      Object.keys(agent.freeSockets).length > 0 ? true : undefined,
+    );
+    const req = await ask('/hang', agent);
+    const second = await waitFor('the second request', () => seen[count + 1]);
+    assert.equal(second.signal.aborted, false);
+    req.destroy();
+    await waitFor('the unanswered response closed', () => (second.closed ? true : undefined));
+    assert.equal(second.signal.aborted, true);
+    assert.equal(first.closed, true);
+    agent.destroy();
+  });
+
+  it('on a keep-alive connection closed after its answers, is never aborted', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const count = seen.length;
+    await ask('/answer', agent);
+    await waitFor('the first answer', () => seen[count]);
+    await waitFor('the keep-alive socket is free', () =>
+      Object.keys(agent.freeSockets).length > 0 ? true : undefined,
+    );
+    await ask('/answer', agent);
+    const second = await waitFor('the second answer', () => seen[count + 1]);
+    await waitFor('the keep-alive socket is free again', () =>
+      Object.keys(agent.freeSockets).length > 0 ? true : undefined,
+    );
+    agent.destroy();
+    await waitFor('the connection closed', () => (second.closed ? true : undefined));
+    assert.equal(second.signal.aborted, false);
   });
 });

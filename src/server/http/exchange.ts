@@ -40,7 +40,10 @@ export interface Exchange<Out> {
   /** AuthInfo a framework put on the request before us (Express middleware). */
   readonly preAuth: AuthInfo | undefined;
   readBody(limit: number): Promise<BodyOutcome>;
-  /** Aborted when the caller goes away before the answer (not after a normal answer). */
+  /**
+   * Aborted when the caller goes away before the answer (not after a normal answer). On Node
+   * it is the connection's, shared by its requests: read it only until this one is answered.
+   */
   closed(): AbortSignal;
   /** Runs `listener` once the response is over, answered or not (at once if it is). */
   onClose(listener: () => void): void;

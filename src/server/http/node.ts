@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { AuthInfo } from '@modelcontextprotocol/server';
 import type { HeaderReader } from '../../protocol/index.js';
 import type { AuthReply } from './auth.js';
@@ -21,18 +22,48 @@ function pathOf(url: string | undefined): string {
 }
 
 /**
- * Aborted when the response closes before it was answered (the caller went away). Never
- * aborted after a normal answer: an abort builds a DOMException with a stack, which on a busy
- * server cost more than the answer itself, and nothing waits on a signal once answered.
+ * The close signal of one keep-alive connection, shared by the requests on it that ask for one.
+ * On HTTP/1.1 a response closes unanswered only when its connection does, so the connection's
+ * close says what a per-response signal would, without an AbortController and a `close`
+ * listener per request (a synchronous `tools/call` asks on every request). It is aborted only
+ * when the connection closes while a request that asked is still unanswered: an abort builds a
+ * DOMException with a stack, which on a busy server cost more than the answer itself.
  */
-function closeSignal(res: ServerResponse): AbortSignal {
-  const controller = new AbortController();
-  if (res.destroyed && !res.writableFinished) controller.abort();
-  else {
-    res.once('close', () => {
-      if (!res.writableFinished) controller.abort();
+class ConnectionClose {
+  readonly #controller = new AbortController();
+  /** Requests that asked for the signal and are not answered yet. */
+  #waiting = 0;
+
+  constructor(socket: Socket) {
+    socket.once('close', () => {
+      if (this.#waiting > 0) this.#controller.abort();
     });
   }
+
+  ask(): AbortSignal {
+    this.#waiting += 1;
+    return this.#controller.signal;
+  }
+
+  answered(): void {
+    this.#waiting -= 1;
+  }
+}
+
+const connectionCloses = new WeakMap<Socket, ConnectionClose>();
+
+/** The request's own socket (a pipelined request's response has none yet). */
+function connectionClose(socket: Socket): ConnectionClose | undefined {
+  if (socket.destroyed) return undefined;
+  let close = connectionCloses.get(socket);
+  if (close === undefined) connectionCloses.set(socket, (close = new ConnectionClose(socket)));
+  return close;
+}
+
+/** What a request gets whose connection is gone already. */
+function abortedSignal(): AbortSignal {
+  const controller = new AbortController();
+  controller.abort();
   return controller.signal;
 }
 
@@ -57,6 +88,8 @@ export class NodeExchange implements Exchange<void> {
   readonly #log: RequestLog | undefined;
   /** Made only when a handler asks for it (most requests never do). */
   #closed: AbortSignal | undefined;
+  /** The connection's close signal, while this request counts as waiting on it. */
+  #waitingOn: ConnectionClose | undefined;
   #connection: string | undefined;
 
   constructor(req: NodeRequest, res: ServerResponse, options: NodeExchangeOptions) {
@@ -95,7 +128,17 @@ export class NodeExchange implements Exchange<void> {
   }
 
   closed(): AbortSignal {
-    return (this.#closed ??= closeSignal(this.#res));
+    if (this.#closed !== undefined) return this.#closed;
+    const close = this.#res.writableFinished ? undefined : connectionClose(this.#req.socket);
+    if (close === undefined) return (this.#closed = abortedSignal());
+    this.#waitingOn = close;
+    return (this.#closed = close.ask());
+  }
+
+  /** The answer is going out: a close of the connection from now on is no caller gone away. */
+  #answering(): void {
+    this.#waitingOn?.answered();
+    this.#waitingOn = undefined;
   }
 
   onClose(listener: () => void): void {
@@ -112,10 +155,12 @@ export class NodeExchange implements Exchange<void> {
   }
 
   json(status: number, body: string, close?: boolean): void {
+    this.#answering();
     sendJson(this.#res, status, body, close);
   }
 
   reply(reply: AuthReply): void {
+    this.#answering();
     if (this.#res.headersSent) return void this.#res.end();
     this.#res.writeHead(reply.status, reply.headers);
     this.#res.end(reply.body);
