@@ -98,9 +98,7 @@ function changeOrTimeout(
     };
     const aborted = () => done();
     const timer = setTimeout(done, timerDelay(Math.max(50, timeoutMs)));
-    const unsubscribe = runtime.events.on('task:updated', ({ task }) => {
-      if (task.id === id) done(task);
-    });
+    const unsubscribe = runtime.events.onTaskUpdated(id, ({ task }) => done(task));
     signal?.addEventListener('abort', aborted, { once: true });
   });
 }

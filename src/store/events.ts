@@ -39,6 +39,8 @@ export interface ListenOptions {
 export class TaskEvents {
   readonly #emitter = new EventEmitter();
   readonly #filters = new Map<unknown, (taskId: string) => boolean>();
+  /** `task:updated` listeners of one task each: a write reaches only its own task's waiters. */
+  readonly #byTask = new Map<string, Set<TaskEventListener<'task:updated'>>>();
 
   constructor() {
     this.#emitter.setMaxListeners(0);
@@ -60,8 +62,27 @@ export class TaskEvents {
     };
   }
 
+  /**
+   * Listens to `task:updated` of task `taskId` only. For many short waits at once (one per
+   * inline call): other tasks' writes never call it, where `on` with `only` is called by all.
+   */
+  onTaskUpdated(taskId: string, listener: TaskEventListener<'task:updated'>): () => void {
+    let listeners = this.#byTask.get(taskId);
+    if (listeners === undefined) {
+      listeners = new Set();
+      this.#byTask.set(taskId, listeners);
+    }
+    const own = listeners;
+    own.add(listener);
+    return () => {
+      own.delete(listener);
+      if (own.size === 0 && this.#byTask.get(taskId) === own) this.#byTask.delete(taskId);
+    };
+  }
+
   /** Whether some listener of `name` wants events of task `taskId` (see `ListenOptions.only`). */
   wants(name: TaskEventName, taskId: string): boolean {
+    if (name === 'task:updated' && this.#byTask.has(taskId)) return true;
     for (const listener of this.#emitter.listeners(name)) {
       const only = this.#filters.get(listener);
       if (only === undefined || only(taskId)) return true;
@@ -70,13 +91,11 @@ export class TaskEvents {
   }
 
   emit<K extends TaskEventName>(name: K, event: TaskEventMap[K]): void {
-    for (const listener of this.#emitter.listeners(name)) {
-      try {
-        (listener as TaskEventListener<K>)(event);
-      } catch (error) {
-        process.emitWarning(`taskrail: a '${name}' listener threw: ${String(error)}`);
-      }
-    }
+    for (const listener of this.#emitter.listeners(name)) call(name, listener, event);
+    if (name !== 'task:updated') return;
+    const own = this.#byTask.get((event as TaskEventMap['task:updated']).task.id);
+    if (own === undefined) return;
+    for (const listener of own.size === 1 ? own : [...own]) call(name, listener, event);
   }
 
   /** Emit the events that one successful write implies. */
@@ -87,8 +106,17 @@ export class TaskEvents {
     }
   }
 
+  /** Listeners of every task's `name` events (those of one task's are not counted). */
   listenerCount(name: TaskEventName): number {
     return this.#emitter.listenerCount(name);
+  }
+}
+
+function call<K extends TaskEventName>(name: K, listener: unknown, event: TaskEventMap[K]): void {
+  try {
+    (listener as TaskEventListener<K>)(event);
+  } catch (error) {
+    process.emitWarning(`taskrail: a '${name}' listener threw: ${String(error)}`);
   }
 }
 

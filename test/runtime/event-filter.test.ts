@@ -40,4 +40,34 @@ describe('TaskEvents listeners limited to some tasks', () => {
     events.emit('task:deleted', { id: 'x' });
     assert.deepEqual(seen, ['x']);
   });
+
+  it('calls a one-task listener for its own task only, itself removed while called', () => {
+    const events = new TaskEvents();
+    const seen: string[] = [];
+    const offA = events.onTaskUpdated('a', ({ task: t }) => {
+      seen.push(`a1:${t.status}`);
+      offA();
+    });
+    events.onTaskUpdated('a', ({ task: t }) => seen.push(`a2:${t.status}`));
+    assert.equal(events.wants('task:updated', 'a'), true);
+    assert.equal(events.wants('task:updated', 'b'), false, 'nobody waits on b');
+    assert.equal(events.wants('task:transition', 'a'), false, 'only task:updated');
+    events.emitWrite({ ...task('b'), status: 'completed' }, 'working');
+    events.emitWrite({ ...task('a'), status: 'input_required' }, 'working');
+    events.emitWrite({ ...task('a'), status: 'completed' }, 'input_required');
+    assert.deepEqual(seen, ['a1:input_required', 'a2:input_required', 'a2:completed']);
+    assert.equal(events.listenerCount('task:updated'), 0, 'one-task listeners are not counted');
+  });
+
+  it('forgets a task once its last one-task listener is gone', () => {
+    const events = new TaskEvents();
+    const off = events.onTaskUpdated('a', () => {
+      throw new Error('a listener that throws is reported, not thrown into the writer');
+    });
+    const warned = new Promise((resolve) => process.once('warning', resolve));
+    events.emitWrite({ ...task('a'), status: 'completed' }, 'working');
+    off();
+    assert.equal(events.wants('task:updated', 'a'), false);
+    return warned;
+  });
 });

@@ -72,9 +72,9 @@ async function taskResult(deps: Wire2025Deps, request: Request, ctx: ServerConte
   if (isTerminal(first.status)) return resultPayload(first);
   const ticket = holdWaitingResult(deps, ctx, principal);
   const forwarder = new InputForwarder(deps, ctx, principal);
-  const unsubscribe = deps.runtime.events.on('task:updated', ({ task }) => {
-    if (task.id === first.id) forwarder.offer(task);
-  });
+  const unsubscribe = deps.runtime.events.onTaskUpdated(first.id, ({ task }) =>
+    forwarder.offer(task),
+  );
   // Store events are local; a task parked by another process is noticed by this re-read.
   const timer = setInterval(
     () => {
