@@ -13,7 +13,7 @@ import type { RedisClient } from '../../stores/redis/scripts.js';
 import { parseRedisUrl, type RedisLocation } from '../../stores/redis/url.js';
 import { fairTag } from '../shared/fair-gate.js';
 import { waitAtMost, warnTo, WorkerSlots } from '../shared/worker-slots.js';
-import { standBack } from './fair-turn.js';
+import { standBack, TAG_MARK } from './fair-turn.js';
 import { enqueueRecovered, jobOptions, type JobData, type RecoveredTask } from './recovery.js';
 
 export const QUEUE_NAME = 'tasks';
@@ -194,10 +194,10 @@ export class BullmqExecutor implements Executor {
 
   async dispatch(taskId: string, reason?: DispatchReason, hint?: DispatchHint): Promise<void> {
     if (this.#closing !== undefined) return;
-    const unique = this.#uniqueJobId(taskId);
     const store = this.#options.store;
     const priority = fairPriority(hint?.position);
     const principal = hint?.principal;
+    const unique = this.#uniqueJobId(taskId, principal);
     if (store === undefined) {
       await this.#add(taskId, unique, { priority, principal });
       return;
@@ -228,10 +228,10 @@ export class BullmqExecutor implements Executor {
     const store = this.#options.store;
     const task = await store?.get(taskId);
     if (store !== undefined && task?.status !== 'working') return;
-    const jobId = this.#uniqueJobId(taskId);
     // Woken, the task takes its place in its principal's line as a new one would, behind
     // another principal's first task (not ahead of every prioritized job).
     const principal = task?.principal;
+    const jobId = this.#uniqueJobId(taskId, principal);
     const unfinished =
       principal === undefined ? undefined : await store?.countUnfinished?.(principal, MAX_PRIORITY);
     await this.#add(taskId, jobId, {
@@ -269,8 +269,14 @@ export class BullmqExecutor implements Executor {
     return this.#queueConnection as RedisClient;
   }
 
-  #uniqueJobId(taskId: string): string {
-    return `${taskId}.${this.#nonce}.${++this.#counter}`;
+  /**
+   * A job id of its own for each dispatch. A job carrying a principal's tag (`fairTag`, in its
+   * data) ends in `~<tag>` too, so fair share's look at the queue reads the tags from the ids
+   * it lists instead of one job hash per job (see fair-turn.ts).
+   */
+  #uniqueJobId(taskId: string, principal?: string): string {
+    const unique = `${taskId}.${this.#nonce}.${++this.#counter}`;
+    return principal === undefined ? unique : `${unique}${TAG_MARK}${fairTag(principal)}`;
   }
 
   async #workingRevision(taskId: string): Promise<number | undefined> {

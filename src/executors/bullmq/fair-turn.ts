@@ -41,11 +41,15 @@ export async function standBack(
   return true;
 }
 
+/** Between a job id and the tag of its principal, which the executor appends to the id. */
+export const TAG_MARK = '~';
+
 /**
  * The ids and tags of the next `ARGV[1]` jobs BullMQ hands out: the wait list from its head (the
- * right end), then the prioritized ones in order. Job hashes are named from the prefix in
- * ARGV[2], as BullMQ's own scripts do; they share the queue's `{bull}` slot on a Cluster.
- * KEYS[1] the wait list, KEYS[2] the prioritized set
+ * right end), then the prioritized ones in order. A job's tag is read from its id (`…~<tag>`);
+ * only a job whose id carries none (recovered, or added by an older version) has its hash read,
+ * named from the prefix in ARGV[2] as BullMQ's own scripts do (the queue's `{bull}` slot on a
+ * Cluster). KEYS[1] the wait list, KEYS[2] the prioritized set
  */
 const NEXT_JOBS_LUA = `
 local depth = tonumber(ARGV[1])
@@ -57,9 +61,13 @@ if #ids < depth then
 end
 local out = {}
 for _, id in ipairs(ids) do
-  local data = redis.call('HGET', ARGV[2] .. id, 'data')
+  local tag = string.match(id, '${TAG_MARK}(%x+)$')
+  if not tag then
+    local data = redis.call('HGET', ARGV[2] .. id, 'data')
+    tag = data and string.match(data, '"fair":"(%x+)"')
+  end
   out[#out + 1] = id
-  out[#out + 1] = data and string.match(data, '"fair":"(%x+)"') or ''
+  out[#out + 1] = tag or ''
 end
 return out
 `;
