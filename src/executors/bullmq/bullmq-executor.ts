@@ -63,6 +63,9 @@ function wakeKey(prefix: string, taskId: string): string {
   return `${prefix}:taskrail-wake:${taskId}`;
 }
 
+/** Principals whose tags a dispatcher keeps at most (then it starts over). */
+const MAX_REMEMBERED_TAGS = 1024;
+
 /** BullMQ's lowest priority (2^21); larger numbers are refused. */
 const MAX_PRIORITY = 2 ** 21;
 
@@ -96,6 +99,7 @@ export class BullmqExecutor implements Executor {
   readonly #prefix: string;
   readonly #nonce = randomBytes(6).toString('base64url');
   #counter = 0;
+  readonly #tags = new Map<string, string>();
   #queue: Queue<JobData> | undefined;
   #queueConnection: RedisClient | undefined;
   #worker: Worker<JobData> | undefined;
@@ -276,7 +280,17 @@ export class BullmqExecutor implements Executor {
    */
   #uniqueJobId(taskId: string, principal?: string): string {
     const unique = `${taskId}.${this.#nonce}.${++this.#counter}`;
-    return principal === undefined ? unique : `${unique}${TAG_MARK}${fairTag(principal)}`;
+    return principal === undefined ? unique : `${unique}${TAG_MARK}${this.#tagOf(principal)}`;
+  }
+
+  /** `fairTag`, remembered: a digest per dispatch (twice: id and data) for a few principals. */
+  #tagOf(principal: string): string {
+    let tag = this.#tags.get(principal);
+    if (tag !== undefined) return tag;
+    if (this.#tags.size >= MAX_REMEMBERED_TAGS) this.#tags.clear();
+    tag = fairTag(principal);
+    this.#tags.set(principal, tag);
+    return tag;
   }
 
   async #workingRevision(taskId: string): Promise<number | undefined> {
@@ -294,7 +308,7 @@ export class BullmqExecutor implements Executor {
     const { dedupeId, delayMs, priority, principal } = extra;
     const job = await this.#getQueue().add(
       'run',
-      principal === undefined ? { taskId } : { taskId, fair: fairTag(principal) },
+      principal === undefined ? { taskId } : { taskId, fair: this.#tagOf(principal) },
       {
         ...jobOptions(jobId),
         ...(dedupeId === undefined ? {} : { deduplication: { id: dedupeId } }),
