@@ -13,7 +13,7 @@ import type { RedisClient } from '../../stores/redis/scripts.js';
 import { parseRedisUrl, type RedisLocation } from '../../stores/redis/url.js';
 import { fairTag } from '../shared/fair-gate.js';
 import { waitAtMost, warnTo, WorkerSlots } from '../shared/worker-slots.js';
-import { standBack } from './fair-turn.js';
+import { standBack, TAG_MARK } from './fair-turn.js';
 import { enqueueRecovered, jobOptions, type JobData, type RecoveredTask } from './recovery.js';
 
 export const QUEUE_NAME = 'tasks';
@@ -63,6 +63,9 @@ function wakeKey(prefix: string, taskId: string): string {
   return `${prefix}:taskrail-wake:${taskId}`;
 }
 
+/** Principals whose tags a dispatcher keeps at most (then it starts over). */
+const MAX_REMEMBERED_TAGS = 1024;
+
 /** BullMQ's lowest priority (2^21); larger numbers are refused. */
 const MAX_PRIORITY = 2 ** 21;
 
@@ -96,6 +99,7 @@ export class BullmqExecutor implements Executor {
   readonly #prefix: string;
   readonly #nonce = randomBytes(6).toString('base64url');
   #counter = 0;
+  readonly #tags = new Map<string, string>();
   #queue: Queue<JobData> | undefined;
   #queueConnection: RedisClient | undefined;
   #worker: Worker<JobData> | undefined;
@@ -194,10 +198,10 @@ export class BullmqExecutor implements Executor {
 
   async dispatch(taskId: string, reason?: DispatchReason, hint?: DispatchHint): Promise<void> {
     if (this.#closing !== undefined) return;
-    const unique = this.#uniqueJobId(taskId);
     const store = this.#options.store;
     const priority = fairPriority(hint?.position);
     const principal = hint?.principal;
+    const unique = this.#uniqueJobId(taskId, principal);
     if (store === undefined) {
       await this.#add(taskId, unique, { priority, principal });
       return;
@@ -228,10 +232,10 @@ export class BullmqExecutor implements Executor {
     const store = this.#options.store;
     const task = await store?.get(taskId);
     if (store !== undefined && task?.status !== 'working') return;
-    const jobId = this.#uniqueJobId(taskId);
     // Woken, the task takes its place in its principal's line as a new one would, behind
     // another principal's first task (not ahead of every prioritized job).
     const principal = task?.principal;
+    const jobId = this.#uniqueJobId(taskId, principal);
     const unfinished =
       principal === undefined ? undefined : await store?.countUnfinished?.(principal, MAX_PRIORITY);
     await this.#add(taskId, jobId, {
@@ -269,8 +273,24 @@ export class BullmqExecutor implements Executor {
     return this.#queueConnection as RedisClient;
   }
 
-  #uniqueJobId(taskId: string): string {
-    return `${taskId}.${this.#nonce}.${++this.#counter}`;
+  /**
+   * A job id of its own for each dispatch. A job carrying a principal's tag (`fairTag`, in its
+   * data) ends in `~<tag>` too, so fair share's look at the queue reads the tags from the ids
+   * it lists instead of one job hash per job (see fair-turn.ts).
+   */
+  #uniqueJobId(taskId: string, principal?: string): string {
+    const unique = `${taskId}.${this.#nonce}.${++this.#counter}`;
+    return principal === undefined ? unique : `${unique}${TAG_MARK}${this.#tagOf(principal)}`;
+  }
+
+  /** `fairTag`, remembered: a digest per dispatch (twice: id and data) for a few principals. */
+  #tagOf(principal: string): string {
+    let tag = this.#tags.get(principal);
+    if (tag !== undefined) return tag;
+    if (this.#tags.size >= MAX_REMEMBERED_TAGS) this.#tags.clear();
+    tag = fairTag(principal);
+    this.#tags.set(principal, tag);
+    return tag;
   }
 
   async #workingRevision(taskId: string): Promise<number | undefined> {
@@ -288,7 +308,7 @@ export class BullmqExecutor implements Executor {
     const { dedupeId, delayMs, priority, principal } = extra;
     const job = await this.#getQueue().add(
       'run',
-      principal === undefined ? { taskId } : { taskId, fair: fairTag(principal) },
+      principal === undefined ? { taskId } : { taskId, fair: this.#tagOf(principal) },
       {
         ...jobOptions(jobId),
         ...(dedupeId === undefined ? {} : { deduplication: { id: dedupeId } }),

@@ -25,13 +25,9 @@ export async function standBack(
   token: string,
 ): Promise<boolean> {
   if (!gate.isFull(job.data.fair)) return false;
-  const ahead = await nextJobs(queue, client, peekDepth(gate.slots));
-  const index = gate.standsBackFor(
-    job.data.fair,
-    ahead.map((waiting) => waiting.tag),
-  );
-  const other = ahead[index];
-  if (other === undefined) return false;
+  const other = await firstOtherJob(queue, client, peekDepth(gate.slots), gate.fullTags());
+  // Judged again on the counts of now: a slot may have come free during the look.
+  if (other === undefined || gate.standsBackFor(job.data.fair, [other.tag]) !== 0) return false;
   await job.moveToWait(token);
   // Back in the queue, `job` must not run here whatever happens next. The other job is moved
   // unless another worker took it meanwhile; if the move fails it keeps its place by priority.
@@ -41,47 +37,56 @@ export async function standBack(
   return true;
 }
 
+/** Between a job id and the tag of its principal, which the executor appends to the id. */
+export const TAG_MARK = '~';
+
 /**
- * The ids and tags of the next `ARGV[1]` jobs BullMQ hands out: the wait list from its head (the
- * right end), then the prioritized ones in order. Job hashes are named from the prefix in
- * ARGV[2], as BullMQ's own scripts do; they share the queue's `{bull}` slot on a Cluster.
+ * Among the next `ARGV[1]` jobs BullMQ hands out (the wait list from its head, the right end,
+ * then the prioritized ones in order), the first one of a principal that is not full here: its
+ * id and tag, or nothing. ARGV[3..] are the full principals' tags. A job's tag is read from its
+ * id (`…~<tag>`); only a job whose id carries none (recovered, or added by an older version) has
+ * its hash read, named from the prefix in ARGV[2] as BullMQ's own scripts do (the queue's
+ * `{bull}` slot on a Cluster). Untagged jobs are nobody's: never chosen.
  * KEYS[1] the wait list, KEYS[2] the prioritized set
  */
-const NEXT_JOBS_LUA = `
+const FIRST_OTHER_JOB_LUA = `
 local depth = tonumber(ARGV[1])
+local full = {}
+for i = 3, #ARGV do full[ARGV[i]] = true end
 local ids = {}
 local waiting = redis.call('LRANGE', KEYS[1], -depth, -1)
 for i = #waiting, 1, -1 do ids[#ids + 1] = waiting[i] end
 if #ids < depth then
   for _, id in ipairs(redis.call('ZRANGE', KEYS[2], 0, depth - #ids - 1)) do ids[#ids + 1] = id end
 end
-local out = {}
 for _, id in ipairs(ids) do
-  local data = redis.call('HGET', ARGV[2] .. id, 'data')
-  out[#out + 1] = id
-  out[#out + 1] = data and string.match(data, '"fair":"(%x+)"') or ''
+  local tag = string.match(id, '${TAG_MARK}(%x+)$')
+  if not tag then
+    local data = redis.call('HGET', ARGV[2] .. id, 'data')
+    tag = data and string.match(data, '"fair":"(%x+)"')
+  end
+  if tag and not full[tag] then return {id, tag} end
 end
-return out
+return false
 `;
 
-const NEXT_JOBS_COMMAND = 'taskrail_next_jobs';
+const FIRST_OTHER_JOB_COMMAND = 'taskrail_first_other_job';
 const defined = new WeakSet<RedisClient>();
 
-/** The next jobs BullMQ hands out, with their principals' tags, in one script call. */
-async function nextJobs(
+/** The first waiting job of a principal not in `full`, in one script call; undefined if none. */
+async function firstOtherJob(
   queue: Queue<JobData>,
   client: RedisClient,
   depth: number,
-): Promise<Waiting[]> {
-  if (!defined.has(client)) client.defineCommand(NEXT_JOBS_COMMAND, { lua: NEXT_JOBS_LUA });
-  defined.add(client);
-  const command = Reflect.get(client, NEXT_JOBS_COMMAND) as (...args: unknown[]) => unknown;
-  const keys = [queue.keys.wait ?? '', queue.keys.prioritized ?? ''];
-  const reply = (await command.call(client, 2, ...keys, depth, queue.toKey(''))) as string[];
-  const jobs: Waiting[] = [];
-  for (let i = 0; i + 1 < reply.length; i += 2) {
-    const tag = reply[i + 1];
-    jobs.push({ id: reply[i] as string, tag: tag === '' ? undefined : tag });
+  full: readonly string[],
+): Promise<Waiting | undefined> {
+  if (!defined.has(client)) {
+    client.defineCommand(FIRST_OTHER_JOB_COMMAND, { lua: FIRST_OTHER_JOB_LUA });
   }
-  return jobs;
+  defined.add(client);
+  const command = Reflect.get(client, FIRST_OTHER_JOB_COMMAND) as (...args: unknown[]) => unknown;
+  const keys = [queue.keys.wait ?? '', queue.keys.prioritized ?? ''];
+  const reply = (await command.call(client, 2, ...keys, depth, queue.toKey(''), ...full)) as
+    [string, string] | null;
+  return reply === null ? undefined : { id: reply[0], tag: reply[1] };
 }

@@ -55,8 +55,13 @@ export function scriptSources(): Map<ScriptName, string> {
   return sources;
 }
 
+/** Each script's ioredis command name, made once: a store calls scripts several times a task. */
+const COMMAND_NAMES = new Map<ScriptName, string>(
+  SCRIPT_NAMES.map((name) => [name, `taskrail_${name.replaceAll('-', '_')}`]),
+);
+
 function commandName(name: ScriptName): string {
-  return `taskrail_${name.replaceAll('-', '_')}`;
+  return COMMAND_NAMES.get(name) as string;
 }
 
 /**
