@@ -59,7 +59,7 @@ describe('TaskEvents listeners limited to some tasks', () => {
     assert.equal(events.listenerCount('task:updated'), 0, 'one-task listeners are not counted');
   });
 
-  it('forgets a task once its last one-task listener is gone', () => {
+  it('forgets a task once its last one-task listener is gone', async () => {
     const events = new TaskEvents();
     const off = events.onTaskUpdated('a', () => {
       throw new Error('a listener that throws is reported, not thrown into the writer');
@@ -68,6 +68,6 @@ describe('TaskEvents listeners limited to some tasks', () => {
     events.emitWrite({ ...task('a'), status: 'completed' }, 'working');
     off();
     assert.equal(events.wants('task:updated', 'a'), false);
-    return warned;
+    await warned;
   });
 });
