@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { LeaseGrant, PermitAsk } from '../store/port.js';
+import type { ClaimOptions, LeaseGrant, PermitAsk } from '../store/port.js';
 import { RPC, isStoreUnavailable } from '../task/errors.js';
 import type { TaskRecord } from '../task/record.js';
 import * as t from '../task/transitions.js';
@@ -45,7 +45,8 @@ export async function runTask(
   // Just after an outage of the store, a holder elsewhere gets a renewal interval to renew
   // its lease before this process takes it as lost.
   const spareExpired = settings.health.recentlyDown(outageGraceMs(settings.heartbeatMs));
-  const options = { load: true, ...(permit === undefined ? {} : { permit }), spareExpired };
+  const options: ClaimOptions = { load: true, spareExpired };
+  if (permit !== undefined) options.permit = permit;
   try {
     lease = await settings.store.claim(taskId, settings.owner, settings.leaseMs, options);
     settings.health.ok();
@@ -161,7 +162,7 @@ async function runUnderLease(
         // From here the tool may have started: a run that ends by throwing is not known to
         // have ended cleanly, so its lease is abandoned (the next claim counts it).
         end = 'abandon';
-        end = await execute(settings, { ...loaded, task: gate.task }, run, lease);
+        end = await execute(settings, { task: gate.task, steps: loaded.steps }, run, lease);
       }
     }
   } catch (error) {
