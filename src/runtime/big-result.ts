@@ -88,6 +88,14 @@ export async function keepBigResultApart(
   return shortened(texts, taskId, parts, max);
 }
 
+/** Whether keepBigResultApart would keep anything apart (its checks, in the same order). */
+function isBig(settings: RunnerSettings, result: ToolResult, keepsStructured: boolean): boolean {
+  if (result === null || typeof result !== 'object') return false;
+  const max = settings.maxResultChars;
+  if (!keepsStructured && bigStructuredJson(result, max) !== undefined) return true;
+  return bigText(result, max) !== undefined;
+}
+
 async function appendWhole(
   settings: RunnerSettings,
   taskId: string,
@@ -123,6 +131,10 @@ export async function outcomeOfBigResult(
   fence: WriteFence | undefined,
   keepsStructured = false,
 ): Promise<Outcome | 'fenced' | 'unwritten'> {
+  // A small result (most) passes without keepBigResultApart's promise and frame.
+  if (!isBig(settings, returned, keepsStructured)) {
+    return outcomeOfResult(returned, settings.maxResultBytes);
+  }
   try {
     const result = await keepBigResultApart(settings, taskId, returned, fence, keepsStructured);
     return outcomeOfResult(result, settings.maxResultBytes);

@@ -1,7 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { SaveStepOutcome } from '../store/port.js';
 import { RPC, RpcError } from '../task/errors.js';
-import type { InputRequest, TaskRecord } from '../task/record.js';
+import type { InputRequest, JsonObject, TaskRecord } from '../task/record.js';
 import { isTerminal } from '../task/status.js';
 import * as t from '../task/transitions.js';
 import type { ContextBackend } from './context.js';
@@ -56,39 +56,169 @@ export function durableBackend(
   steps: Record<string, unknown>,
   run: RunState,
 ): ContextBackend {
-  const { store, clock } = settings;
-  const task = latest.task;
-  let answers = task.inputResponses;
-  const retried = <T>(operation: string, work: () => Promise<T>, budgetMs: number) =>
-    run.leaseLost
-      ? Promise.reject<T>(run.abort.reason)
-      : withStoreRetry(work, {
-          health: settings.health,
-          operation,
-          budgetMs,
-          giveUp: () => run.leaseLost,
+  return new DurableBackend(settings, latest, steps, run);
+}
+
+/** A class, not closures: every run makes one, and most use none of its methods. */
+class DurableBackend implements ContextBackend {
+  readonly taskId: string;
+  readonly principal: string;
+  readonly attempt: number;
+  readonly #settings: RunnerSettings;
+  readonly #latest: { task: TaskRecord };
+  readonly #steps: Record<string, unknown>;
+  readonly #run: RunState;
+  #answers: Record<string, JsonObject>;
+  /** Made at a handler's first `ctx.output` (most never write any). */
+  #output: OutputWriter | undefined;
+
+  constructor(
+    settings: RunnerSettings,
+    latest: { task: TaskRecord },
+    steps: Record<string, unknown>,
+    run: RunState,
+  ) {
+    const task = latest.task;
+    this.taskId = task.id;
+    this.principal = task.principal;
+    this.attempt = task.attempt;
+    this.#settings = settings;
+    this.#latest = latest;
+    this.#steps = steps;
+    this.#run = run;
+    this.#answers = task.inputResponses;
+  }
+
+  get signal(): AbortSignal {
+    return this.#run.abort.signal;
+  }
+
+  answers(): Record<string, JsonObject> {
+    return this.#answers;
+  }
+
+  async park(requests: Record<string, InputRequest>, statusMessage?: string): Promise<void> {
+    const clock = this.#settings.clock;
+    const parked = await this.#retried(
+      'park for input',
+      () => this.#write((current) => t.requestInput(current, requests, clock(), statusMessage)),
+      this.#settings.writeBudgetMs,
+    );
+    if (parked === undefined || isTerminal(parked.status) || parked.status === 'working') {
+      throw new RpcError(RPC.INTERNAL_ERROR, 'task ended');
+    }
+    this.#answers = parked.inputResponses;
+  }
+
+  async writeProgress(statusMessage: string): Promise<void> {
+    const run = this.#run;
+    const settings = this.#settings;
+    if (run.closed === true) return;
+    const budget = settings.health.down ? 0 : PROGRESS_BUDGET_MS;
+    await this.#retried(
+      'write progress',
+      () =>
+        this.#write((current) =>
+          current.status === 'working'
+            ? t.report(current, statusMessage, settings.clock())
+            : undefined,
+        ),
+      budget,
+    ).catch((error: unknown) => {
+      // Never the task's failure: the store's trouble is logged once by `health`, a lost
+      // lease once by the heartbeat or the first refused write, any other error here is a bug
+      // worth one line.
+      if (!settings.health.down && !run.leaseLost && !isFencedOut(error)) {
+        settings.logger.warn('progress not recorded', {
+          taskId: this.taskId,
+          error: String(error),
         });
-  const fencedOut = () => noteFencedOut(settings.logger, task.id, run);
-  const storeNow = () => clock() + (run.storeOffsetMs ?? 0);
-  const write = async (change: (current: TaskRecord) => TaskRecord | undefined) => {
+      }
+    });
+  }
+
+  appendOutput(text: string): Promise<void> {
+    return (this.#output ??= this.#newOutput()).write(text);
+  }
+
+  flushOutput(): Promise<void> {
+    return this.#output === undefined ? Promise.resolve() : this.#output.flush();
+  }
+
+  loadStep(name: string): { found: boolean; value?: unknown } {
+    // A timed-out attempt runs no further step: its result could not be kept anyway.
+    if (this.#run.closed === true) throw closedError();
+    const steps = this.#steps;
+    return name in steps ? { found: true, value: steps[name] } : { found: false };
+  }
+
+  async saveStep(name: string, value: unknown): Promise<void> {
+    const run = this.#run;
     if (run.closed === true) throw closedError();
-    if (run.fencedOut) throw fencedOut();
+    if (run.fencedOut) throw this.#fencedOut();
+    const saved = await this.#retried(
+      'save step',
+      () => this.#settings.store.saveStep(this.taskId, name, value, run.fence),
+      this.#settings.writeBudgetMs,
+    );
+    // A store written before fences existed resolves with nothing: that is a save.
+    if ((saved as SaveStepOutcome | undefined)?.ok === false) throw this.#fencedOut();
+    this.#steps[name] = value;
+  }
+
+  async sleep(n: number, ms: number): Promise<number> {
+    const name = sleepStepName(n);
+    const recorded = this.#steps[name] as { wakeAt?: unknown } | undefined;
+    if (recorded !== undefined && typeof recorded.wakeAt === 'number') {
+      return remainingSleep(recorded.wakeAt - this.#storeNow(), this.#run);
+    }
+    if (ms <= IN_PLACE_SLEEP_MS) return remainingSleep(ms, this.#run);
+    await this.saveStep(name, { wakeAt: this.#storeNow() + ms });
+    return ms;
+  }
+
+  #retried<T>(operation: string, work: () => Promise<T>, budgetMs: number): Promise<T> {
+    const run = this.#run;
+    if (run.leaseLost) return Promise.reject<T>(run.abort.reason);
+    return withStoreRetry(work, {
+      health: this.#settings.health,
+      operation,
+      budgetMs,
+      giveUp: () => run.leaseLost,
+    });
+  }
+
+  #fencedOut(): Error {
+    return noteFencedOut(this.#settings.logger, this.taskId, this.#run);
+  }
+
+  #storeNow(): number {
+    return this.#settings.clock() + (this.#run.storeOffsetMs ?? 0);
+  }
+
+  async #write(change: (current: TaskRecord) => TaskRecord | undefined) {
+    const run = this.#run;
+    if (run.closed === true) throw closedError();
+    if (run.fencedOut) throw this.#fencedOut();
+    const attempt = this.attempt;
     // Only this attempt may write: after a re-claim (attempt + 1) the new runner owns the task.
     const guarded = (current: TaskRecord) =>
-      current.attempt === task.attempt ? change(current) : undefined;
-    const written = await updateTask(store, task.id, guarded, {
-      from: latest.task,
+      current.attempt === attempt ? change(current) : undefined;
+    const written = await updateTask(this.#settings.store, this.taskId, guarded, {
+      from: this.#latest.task,
       fence: run.fence,
     }).catch((error: unknown) => {
-      throw isFencedOut(error) ? fencedOut() : error;
+      throw isFencedOut(error) ? this.#fencedOut() : error;
     });
-    if (written !== undefined) latest.task = written;
+    if (written !== undefined) this.#latest.task = written;
     return written;
-  };
-  // Made at a handler's first `ctx.output` (most never write any).
-  let output: OutputWriter | undefined;
-  const newOutput = () =>
-    new OutputWriter(
+  }
+
+  #newOutput(): OutputWriter {
+    const run = this.#run;
+    const settings = this.#settings;
+    const taskId = this.taskId;
+    return new OutputWriter(
       async (text) => {
         if (run.closed === true || run.fencedOut || run.leaseLost) return;
         // Chunks well under the bound, so that the oldest giving way whole keeps most of it.
@@ -98,89 +228,22 @@ export function durableBackend(
         );
         for (const chunk of splitText(text, size)) {
           const options = { fence: run.fence, maxChars: settings.maxOutputChars };
-          const appended = await retried(
+          const appended = await this.#retried(
             'write output',
-            () => store.appendText(task.id, 'output', chunk, options),
+            () => settings.store.appendText(taskId, 'output', chunk, options),
             PROGRESS_BUDGET_MS,
           );
-          if (!appended.ok) throw fencedOut();
+          if (!appended.ok) throw this.#fencedOut();
         }
       },
       (error) => {
         // As for progress: never the task's failure, and store trouble is logged by `health`.
         if (!settings.health.down && !run.leaseLost && !isFencedOut(error)) {
-          settings.logger.warn('output not recorded', { taskId: task.id, error: String(error) });
+          settings.logger.warn('output not recorded', { taskId, error: String(error) });
         }
       },
     );
-  return {
-    taskId: task.id,
-    principal: task.principal,
-    attempt: task.attempt,
-    get signal() {
-      return run.abort.signal;
-    },
-    answers: () => answers,
-    async park(requests: Record<string, InputRequest>, statusMessage?: string) {
-      const parked = await retried(
-        'park for input',
-        () => write((current) => t.requestInput(current, requests, clock(), statusMessage)),
-        settings.writeBudgetMs,
-      );
-      if (parked === undefined || isTerminal(parked.status) || parked.status === 'working') {
-        throw new RpcError(RPC.INTERNAL_ERROR, 'task ended');
-      }
-      answers = parked.inputResponses;
-    },
-    async writeProgress(statusMessage: string) {
-      if (run.closed === true) return;
-      const budget = settings.health.down ? 0 : PROGRESS_BUDGET_MS;
-      await retried(
-        'write progress',
-        () =>
-          write((current) =>
-            current.status === 'working' ? t.report(current, statusMessage, clock()) : undefined,
-          ),
-        budget,
-      ).catch((error: unknown) => {
-        // Never the task's failure: the store's trouble is logged once by `health`, a lost
-        // lease once by the heartbeat or the first refused write, any other error here is a bug
-        // worth one line.
-        if (!settings.health.down && !run.leaseLost && !isFencedOut(error)) {
-          settings.logger.warn('progress not recorded', { taskId: task.id, error: String(error) });
-        }
-      });
-    },
-    appendOutput: (text) => (output ??= newOutput()).write(text),
-    flushOutput: () => (output === undefined ? Promise.resolve() : output.flush()),
-    loadStep(name) {
-      // A timed-out attempt runs no further step: its result could not be kept anyway.
-      if (run.closed === true) throw closedError();
-      return name in steps ? { found: true, value: steps[name] } : { found: false };
-    },
-    async saveStep(name: string, value: unknown) {
-      if (run.closed === true) throw closedError();
-      if (run.fencedOut) throw fencedOut();
-      const saved = await retried(
-        'save step',
-        () => store.saveStep(task.id, name, value, run.fence),
-        settings.writeBudgetMs,
-      );
-      // A store written before fences existed resolves with nothing: that is a save.
-      if ((saved as SaveStepOutcome | undefined)?.ok === false) throw fencedOut();
-      steps[name] = value;
-    },
-    async sleep(n: number, ms: number) {
-      const name = sleepStepName(n);
-      const recorded = steps[name] as { wakeAt?: unknown } | undefined;
-      if (recorded !== undefined && typeof recorded.wakeAt === 'number') {
-        return remainingSleep(recorded.wakeAt - storeNow(), run);
-      }
-      if (ms <= IN_PLACE_SLEEP_MS) return remainingSleep(ms, run);
-      await this.saveStep(name, { wakeAt: storeNow() + ms });
-      return ms;
-    },
-  };
+  }
 }
 
 /**

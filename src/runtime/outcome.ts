@@ -99,9 +99,10 @@ export async function finish(
   try {
     const written = await withStoreRetry(
       async () => {
+        // Plain literals: a conditional spread builds each object through V8's slow path.
         const task = await updateTask(settings.store, taskId, change, {
-          ...(from === undefined ? {} : { from }),
-          ...(options.fence === undefined ? {} : { fence: options.fence }),
+          from,
+          fence: options.fence,
         });
         from = undefined; // a retry re-reads: the copy may be stale by then
         return task;
@@ -110,7 +111,7 @@ export async function finish(
         health: settings.health,
         operation: 'record outcome',
         budgetMs: settings.writeBudgetMs,
-        ...(options.giveUp === undefined ? {} : { giveUp: options.giveUp }),
+        giveUp: options.giveUp,
       },
     );
     return written === undefined || written.status !== 'working' ? 'rested' : 'working';

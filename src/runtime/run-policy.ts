@@ -52,8 +52,10 @@ export function runPolicyOf(settings: TaskSettings, defaultMaxAttempts = 3): Run
 
 /** The attempts a task of this tool may have: 1 for `retry: false`. */
 export function maxAttemptsOf(settings: TaskSettings, defaultMaxAttempts = 3): number {
-  const { retry } = runPolicyOf(settings, defaultMaxAttempts);
-  return retry === false ? 1 : retry.maxAttempts;
+  // runPolicyOf's answer, without building the whole policy on every create.
+  const retry = settings.retry ?? true;
+  if (retry === false) return 1;
+  return (retry === true ? undefined : retry.maxAttempts) ?? defaultMaxAttempts;
 }
 
 /** How an attempt failed: it threw (a retryable error), timed out, or threw a final RpcError. */

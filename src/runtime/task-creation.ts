@@ -1,8 +1,14 @@
 import { performance } from 'node:perf_hooks';
 import type { CreateOutcome } from '../store/port.js';
 import { RPC, RpcError } from '../task/errors.js';
+import { merged } from '../task/copy.js';
 import { newTaskId } from '../task/ids.js';
-import { newTaskRecord, type JsonObject, type TaskRecord } from '../task/record.js';
+import {
+  newTaskRecord,
+  type JsonObject,
+  type NewTaskInput,
+  type TaskRecord,
+} from '../task/record.js';
 import { metaWithMaxAttempts } from '../task/run-meta.js';
 import type { CreateTaskInput, DispatchHint, DispatchReason, Executor } from './api.js';
 import { CONCURRENCY_KEY_META, concurrencyKeyOf, permitAskOf } from './concurrency.js';
@@ -43,7 +49,7 @@ export async function createTask(
   const meta =
     concurrencyKey === undefined
       ? input.meta
-      : { ...input.meta, [CONCURRENCY_KEY_META]: concurrencyKey };
+      : merged(input.meta ?? {}, { [CONCURRENCY_KEY_META]: concurrencyKey });
   context.start();
   return createAndStart(context, newRecord(context, input, tool, meta));
 }
@@ -55,21 +61,20 @@ function newRecord(
   meta: JsonObject | undefined,
 ): TaskRecord {
   const { maxAttempts, clock } = context.settings;
-  return newTaskRecord(
-    {
-      id: newTaskId(),
-      principal: input.principal,
-      tool: input.tool,
-      arguments: input.arguments,
-      ttlMs: resolveTtl(input.ttlMs, tool.task, context.ttl),
-      pollIntervalMs:
-        input.pollIntervalMs ?? tool.task.pollIntervalMs ?? context.defaultPollIntervalMs,
-      ...(input.wire === undefined ? {} : { wire: input.wire }),
-      meta: metaWithMaxAttempts(meta ?? {}, maxAttemptsOf(tool.task, maxAttempts)),
-      ...(input.idempotencyKey === undefined ? {} : { idempotencyKey: input.idempotencyKey }),
-    },
-    clock(),
-  );
+  // Optional fields set by `if`: a conditional spread in the literal is V8's slow path.
+  const fields: NewTaskInput = {
+    id: newTaskId(),
+    principal: input.principal,
+    tool: input.tool,
+    arguments: input.arguments,
+    ttlMs: resolveTtl(input.ttlMs, tool.task, context.ttl),
+    pollIntervalMs:
+      input.pollIntervalMs ?? tool.task.pollIntervalMs ?? context.defaultPollIntervalMs,
+    meta: metaWithMaxAttempts(meta ?? {}, maxAttemptsOf(tool.task, maxAttempts)),
+  };
+  if (input.wire !== undefined) fields.wire = input.wire;
+  if (input.idempotencyKey !== undefined) fields.idempotencyKey = input.idempotencyKey;
+  return newTaskRecord(fields, clock());
 }
 
 /**

@@ -1,11 +1,12 @@
 import { performance } from 'node:perf_hooks';
-import type { LeaseGrant, PermitAsk } from '../store/port.js';
+import type { ClaimOptions, LeaseGrant, PermitAsk } from '../store/port.js';
 import { RPC, isStoreUnavailable } from '../task/errors.js';
 import type { TaskRecord } from '../task/record.js';
 import * as t from '../task/transitions.js';
 import { stopReasonOf } from './abort-reasons.js';
 import { RunContext } from './context.js';
 import { durableBackend, type RunState } from './durable-backend.js';
+import type { WaitingRun } from './durable-wait.js';
 import { isFencedOut, noteFencedOut } from './fence.js';
 import { endFailedAttempt, settleAttempt, sleepDurably, type Settled } from './attempt.js';
 import { outageGraceMs, startHeartbeat } from './heartbeat.js';
@@ -14,7 +15,6 @@ import { finish, interruptionRefusal, type FinishResult } from './outcome.js';
 import { isHandBackSignal, isParkSignal } from './park.js';
 import { fenceWithPermit, givePermitBack, passPermitGate, type HeldPermit } from './permit-gate.js';
 import { RunAbort } from './run-abort.js';
-import { runPolicyOf } from './run-policy.js';
 import { isSleepSignal } from './sleep-signal.js';
 import { observe, type RunnerSettings } from './runner-settings.js';
 import { describeError, withStoreRetry } from './store-health.js';
@@ -45,7 +45,8 @@ export async function runTask(
   // Just after an outage of the store, a holder elsewhere gets a renewal interval to renew
   // its lease before this process takes it as lost.
   const spareExpired = settings.health.recentlyDown(outageGraceMs(settings.heartbeatMs));
-  const options = { load: true, ...(permit === undefined ? {} : { permit }), spareExpired };
+  const options: ClaimOptions = { load: true, spareExpired };
+  if (permit !== undefined) options.permit = permit;
   try {
     lease = await settings.store.claim(taskId, settings.owner, settings.leaseMs, options);
     settings.health.ok();
@@ -70,7 +71,7 @@ export function runClaimedTask(
   claimSentAt = performance.now(),
   asked?: PermitAsk,
 ): Promise<void> {
-  const run = { ...newRunState(lease), claimSentAt, asked };
+  const run = newRunState(lease, claimSentAt, asked);
   return runUnderLease(settings, taskId, lease, run, async () => {
     const { loaded } = lease;
     if (loaded !== undefined) {
@@ -99,19 +100,23 @@ export function startLeasedTask(
   createSentAt = performance.now(),
   asked?: PermitAsk,
 ): () => Promise<void> {
-  const run = { ...newRunState(lease), claimSentAt: createSentAt, asked };
+  const run = newRunState(lease, createSentAt, asked);
   settings.running.set(task.id, run.abort);
   settings.leases.set(task.id, lease.token);
   return () => runUnderLease(settings, task.id, lease, run, async () => ({ task, steps: {} }));
 }
 
-/** A run's state; its writes carry its lease as their fence. */
-function newRunState(lease: LeaseGrant): RunState {
+type LeasedRun = RunState & { claimSentAt: number; asked: PermitAsk | undefined };
+
+/** A run's state; its writes carry its lease as their fence. One literal: no spread's copy. */
+function newRunState(lease: LeaseGrant, claimSentAt: number, asked?: PermitAsk): LeasedRun {
   return {
     abort: new RunAbort(),
     leaseLost: false,
     fence: { leaseToken: lease.token },
     fencedOut: false,
+    claimSentAt,
+    asked,
   };
 }
 
@@ -127,7 +132,7 @@ async function runUnderLease(
   settings: RunnerSettings,
   taskId: string,
   lease: LeaseGrant,
-  run: RunState & { claimSentAt: number; asked: PermitAsk | undefined },
+  run: LeasedRun,
   load: () => Promise<Loaded | undefined>,
 ): Promise<void> {
   const controller = run.abort;
@@ -157,7 +162,7 @@ async function runUnderLease(
         // From here the tool may have started: a run that ends by throwing is not known to
         // have ended cleanly, so its lease is abandoned (the next claim counts it).
         end = 'abandon';
-        end = await execute(settings, { ...loaded, task: gate.task }, run, lease);
+        end = await execute(settings, { task: gate.task, steps: loaded.steps }, run, lease);
       }
     }
   } catch (error) {
@@ -275,8 +280,8 @@ async function execute(
   const tool = settings.tools.get(loaded.task.tool) as RunnableTool;
   const latest = { task: loaded.task };
   const context = new RunContext(durableBackend(settings, latest, loaded.steps, run));
-  const { timeoutMs } = runPolicyOf(tool.task, settings.maxAttempts);
-  const settled = await settleAttempt(tool, loaded.task, context, run, timeoutMs);
+  // The run policy's time limit (runPolicyOf's `timeoutMs`), without building the policy.
+  const settled = await settleAttempt(tool, loaded.task, context, run, tool.task.timeoutMs);
   // From here the outcome is in hand: the store's fence decides whether it lands, not the clock.
   run.settled = true;
   // Output the handler did not await is written before the outcome, while the lease holds.
@@ -289,13 +294,6 @@ async function execute(
   if (settings.running.get(id) === run.abort) settings.running.delete(id);
   // The store refused one of its writes: the task and its lease are another attempt's now.
   if (run.fencedOut) return 'rested';
-  const waiting = {
-    taskId: id,
-    token: lease.token,
-    attempt: loaded.task.attempt,
-    latest: latest.task,
-    storeOffsetMs: run.storeOffsetMs ?? 0,
-  };
   if (context.parkedOn !== undefined) return parked(settings, id, settled);
   if (run.leaseLost) {
     // The attempt no longer owns its task: nothing it did is written, and the lease (if still
@@ -303,10 +301,12 @@ async function execute(
     settings.logger.warn('outcome discarded: the run lost its lease', { taskId: id });
     return 'abandon';
   }
-  if ('timedOut' in settled) return endFailedAttempt(settings, waiting, run, settled);
+  if ('timedOut' in settled) {
+    return endFailedAttempt(settings, waitingOf(lease, loaded, latest, run), run, settled);
+  }
   if (context.sleepingFor !== undefined) {
     if (!('threw' in settled && isSleepSignal(settled.threw))) warnSwallowed(settings, id);
-    return sleepDurably(settings, waiting, context.sleepingFor);
+    return sleepDurably(settings, waitingOf(lease, loaded, latest, run), context.sleepingFor);
   }
   if ('threw' in settled && isHandBackSignal(settled.threw)) {
     settings.logger.info('run handed back: it belongs in another process', {
@@ -343,7 +343,23 @@ async function execute(
     return 'abandon';
   }
   if (run.abort.aborted) return stopped(settings, id, run.abort);
-  return endFailedAttempt(settings, waiting, run, settled);
+  return endFailedAttempt(settings, waitingOf(lease, loaded, latest, run), run, settled);
+}
+
+/** A run that goes on to wait (a retry's backoff, a durable sleep); made only then. */
+function waitingOf(
+  lease: LeaseGrant,
+  loaded: Loaded,
+  latest: { task: TaskRecord },
+  run: RunState,
+): WaitingRun {
+  return {
+    taskId: loaded.task.id,
+    token: lease.token,
+    attempt: loaded.task.attempt,
+    latest: latest.task,
+    storeOffsetMs: run.storeOffsetMs ?? 0,
+  };
 }
 
 function warnSwallowed(settings: RunnerSettings, taskId: string): void {

@@ -1,3 +1,4 @@
+import { merged } from './copy.js';
 import type { JsonObject, TaskRecord } from './record.js';
 
 /**
@@ -35,7 +36,7 @@ function runMetaOf(task: Pick<TaskRecord, 'meta'>): StoredRunMeta {
 }
 
 function withRunMeta(task: TaskRecord, run: StoredRunMeta): TaskRecord {
-  return { ...task, meta: { ...task.meta, [RUN_META]: run as JsonObject } };
+  return merged(task, { meta: merged(task.meta, { [RUN_META]: run as JsonObject }) });
 }
 
 /**
@@ -43,7 +44,7 @@ function withRunMeta(task: TaskRecord, run: StoredRunMeta): TaskRecord {
  * run meta the creation brought along is replaced: only the runtime writes it.
  */
 export function metaWithMaxAttempts(meta: JsonObject, maxAttempts: number): JsonObject {
-  return { ...meta, [RUN_META]: { maxAttempts } };
+  return merged(meta, { [RUN_META]: { maxAttempts } });
 }
 
 /**

@@ -178,9 +178,9 @@ describe('SqliteTaskStore on real files', () => {
       const versions = db.prepare('SELECT version FROM schema_migrations ORDER BY version').all();
       assert.deepEqual(
         versions,
-        [1, 2, 3, 4, 5].map((version) => ({ version })),
+        [1, 2, 3, 4, 5, 6].map((version) => ({ version })),
       );
-      assert.equal(SCHEMA_VERSION, 5);
+      assert.equal(SCHEMA_VERSION, 6);
     } finally {
       db.close();
     }

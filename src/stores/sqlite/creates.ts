@@ -8,6 +8,7 @@ import type { SqlitePermits } from './permits.js';
 import type { ReadCache } from './read-cache.js';
 import { recordToParams, rowToRecord, type TaskRow } from './rows.js';
 import type { Statements } from './statements.js';
+import type { UnfinishedCounts } from './unfinished.js';
 
 /** `row`: what was written, from which listeners get their own copy. */
 export type Created = CreateOutcome & { staleId?: string; row?: TaskRow };
@@ -22,6 +23,7 @@ export class SqliteCreates {
   readonly #cache: ReadCache;
   readonly #permits: SqlitePermits;
   readonly #clock: Clock;
+  readonly #counts: UnfinishedCounts;
   /** Removes an expired task that still holds the new task's idempotency key. */
   readonly #deleteTask: (id: string) => void;
 
@@ -30,12 +32,14 @@ export class SqliteCreates {
     cache: ReadCache,
     permits: SqlitePermits,
     clock: Clock,
+    counts: UnfinishedCounts,
     deleteTask: (id: string) => void,
   ) {
     this.#sql = sql;
     this.#cache = cache;
     this.#permits = permits;
     this.#clock = clock;
+    this.#counts = counts;
     this.#deleteTask = deleteTask;
   }
 
@@ -57,6 +61,7 @@ export class SqliteCreates {
     try {
       if (lease === undefined) this.#sql.insertTask.run(row);
       else this.#sql.insertLeasedTask.run(Object.assign(row, lease));
+      this.#counts.changed(task.principal, undefined, task.status);
       return { task: rowToRecord(row), row };
     } catch (error) {
       if ((error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
@@ -108,11 +113,9 @@ export class SqliteCreates {
     return outcome;
   }
 
-  /** The new task's place among its principal's unfinished (kept by triggers), refused past the cap. */
+  /** The new task's place among its principal's unfinished, refused past the cap. */
   #place(task: TaskRecord, cap: number): number {
-    const row = this.#sql.countUnfinished.get({ principal: task.principal, limit: cap }) as
-      { n: number } | undefined;
-    const unfinished = Math.max(0, row?.n ?? 0);
+    const unfinished = this.#counts.count(task.principal);
     if (unfinished >= cap) throw queueFullError(task, cap);
     return unfinished + 1;
   }

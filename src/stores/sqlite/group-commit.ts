@@ -14,6 +14,15 @@ interface Pending {
 export type Runner = <T>(operation: () => T) => Promise<T>;
 
 /**
+ * What a transaction gathered in memory and writes only before it commits (unfinished.ts):
+ * `flush` writes it inside the transaction, `discard` forgets it after a rollback.
+ */
+export interface Deferred {
+  flush(): void;
+  discard(): void;
+}
+
+/**
  * Group commit: the writes asked for while the event loop was busy (with `synchronous=full`,
  * in practice while the previous commit's fsync held it) run in one IMMEDIATE transaction
  * and share its one commit (and so, in full mode, one fsync); a transaction's fixed cost is
@@ -32,19 +41,37 @@ export class GroupCommit {
   #queue: Pending[] = [];
   #flushing: Promise<void> | undefined;
 
-  constructor(db: Database.Database, run: Runner) {
+  constructor(db: Database.Database, run: Runner, deferred: Deferred) {
     this.#run = run;
-    const savepoint = db.transaction((write: Write) => write());
-    this.#batchTx = db.transaction((writes: Pending[]) =>
-      writes.map(({ write, savepoint: undoable }): Outcome => {
+    // A savepoint writes its own deferred changes before it is released, so a refusal that
+    // rolls it back takes them along; those of the writes before it are written first.
+    const savepoint = db.transaction((write: Write) => {
+      const value = write();
+      deferred.flush();
+      return value;
+    });
+    const undoable = (write: Write): unknown => {
+      deferred.flush();
+      try {
+        return savepoint(write);
+      } catch (error) {
+        deferred.discard();
+        throw error;
+      }
+    };
+    this.#batchTx = db.transaction((writes: Pending[]) => {
+      deferred.discard(); // a batch retried after a lock wait starts over
+      const outcomes = writes.map(({ write, savepoint: inSavepoint }): Outcome => {
         try {
-          return { ok: true, value: undoable ? savepoint(write) : write() };
+          return { ok: true, value: inSavepoint ? undoable(write) : write() };
         } catch (error) {
           if (error instanceof TaskrailError) return { ok: false, error };
           throw error;
         }
-      }),
-    ).immediate;
+      });
+      deferred.flush();
+      return outcomes;
+    }).immediate;
   }
 
   /**

@@ -44,7 +44,8 @@ export class SqliteLeases {
     }
     if (options.load !== true) return grant;
     const task = rawRowToRecord(head.values as unknown[]);
-    return { ...grant, loaded: { task, steps: readSteps(this.#sql, id) } };
+    grant.loaded = { task, steps: readSteps(this.#sql, id) };
+    return grant;
   }
 
   renewInTx(id: string, token: string, leaseMs: number): LeaseRenewal {

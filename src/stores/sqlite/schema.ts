@@ -122,6 +122,13 @@ export const MIGRATIONS: readonly string[] = [
     UPDATE unfinished_counts SET n = n - 1 WHERE principal = old.principal;
   END;
   `,
+  // 6: the store's own writes keep that count, once per principal per write transaction
+  // (unfinished.ts): the triggers wrote its row once per task created or finished.
+  `
+  DROP TRIGGER unfinished_on_insert;
+  DROP TRIGGER unfinished_on_finish;
+  DROP TRIGGER unfinished_on_delete;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

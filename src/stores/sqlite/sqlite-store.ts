@@ -44,6 +44,7 @@ import { ReadCache, READ_CACHE_ROWS } from './read-cache.js';
 import { prepareStatements, type Statements } from './statements.js';
 import { readSteps } from './steps.js';
 import { SqliteTexts } from './texts.js';
+import { UnfinishedCounts } from './unfinished.js';
 import { WalIndexWitness } from './wal-index.js';
 import { WaitAlarm, waitQueries } from './wait-alarm.js';
 
@@ -80,6 +81,7 @@ export class SqliteTaskStore implements TaskStore {
   readonly #texts: SqliteTexts;
   readonly #creates: SqliteCreates;
   readonly #leases: SqliteLeases;
+  readonly #counts: UnfinishedCounts;
   #closed = false;
   #closing: Promise<void> | undefined;
 
@@ -102,11 +104,17 @@ export class SqliteTaskStore implements TaskStore {
     const rows = options.readCacheRows ?? READ_CACHE_ROWS;
     const witness = rows > 0 ? WalIndexWitness.open(this.path) : undefined;
     this.#cache = new ReadCache(() => dataVersion.get(), rows, witness);
-    this.#creates = new SqliteCreates(this.#sql, this.#cache, this.#permits, this.#clock, (id) =>
-      this.#deleteTask(id),
+    this.#counts = new UnfinishedCounts(this.#db);
+    this.#creates = new SqliteCreates(
+      this.#sql,
+      this.#cache,
+      this.#permits,
+      this.#clock,
+      this.#counts,
+      (id) => this.#deleteTask(id),
     );
     this.#leases = new SqliteLeases(this.#sql, this.#cache, this.#permits, this.#clock);
-    this.#group = new GroupCommit(this.#db, (operation) => this.#run(operation));
+    this.#group = new GroupCommit(this.#db, (operation) => this.#run(operation), this.#counts);
     const warn = options.onWarning ?? defaultWarn;
     this.#checkpointer = new Checkpointer(this.#db, this.path, { warn });
     this.#alarm = new WaitAlarm(
@@ -373,7 +381,7 @@ export class SqliteTaskStore implements TaskStore {
     const update = expiryChanged ? this.#sql.updateTaskAndExpiry : this.#sql.updateTask;
     // The same statement drops the lease when the task leaves `working`.
     this.#cache.drop(next.id);
-    update.run(row);
+    if (update.run(row).changes > 0) this.#counts.changed(stored.principal, status, row.status);
     const task = rowToRecord(row);
     const wake = this.#permits.endedInTx(fence, next, now);
     const outcome =
@@ -406,6 +414,7 @@ export class SqliteTaskStore implements TaskStore {
     this.#cache.drop(id);
     this.#sql.deleteSteps.run(id);
     this.#texts.delete(id);
-    this.#sql.deleteTask.run(id);
+    const gone = this.#sql.deleteTask.get(id) as { principal: string; status: string } | undefined;
+    if (gone !== undefined) this.#counts.changed(gone.principal, gone.status, undefined);
   }
 }

@@ -36,7 +36,8 @@ const STATEMENT_SQL = {
   selectByIdempotencyKey: `SELECT ${TASK_COLUMNS} FROM tasks WHERE principal = ? AND idempotency_key = ?`,
   updateTask: `UPDATE tasks SET ${ASSIGNMENTS}, ${KEEP_LEASE_IF_WORKING} ${CAS_WHERE}`,
   updateTaskAndExpiry: `UPDATE tasks SET ${WITH_EXPIRY}, ${KEEP_LEASE_IF_WORKING} ${CAS_WHERE}`,
-  deleteTask: 'DELETE FROM tasks WHERE id = ?',
+  // What the unfinished count needs (unfinished.ts).
+  deleteTask: 'DELETE FROM tasks WHERE id = ? RETURNING principal, status',
   selectExpired:
     'SELECT id FROM tasks WHERE expires_at IS NOT NULL AND expires_at <= ? ' +
     'ORDER BY expires_at LIMIT ?',
@@ -77,7 +78,7 @@ const STATEMENT_SQL = {
        WHERE status = 'working' AND ${VISIBLE} AND ${LEASE_FREE}
        ORDER BY ROW_NUMBER() OVER (PARTITION BY principal ORDER BY created_at, id), created_at
        LIMIT @limit`,
-  // Kept by triggers (schema.ts, migration 3); expired tasks count until they are swept.
+  // Kept by the store's writes (unfinished.ts); expired tasks count until they are swept.
   countUnfinished: 'SELECT min(n, @limit) AS n FROM unfinished_counts WHERE principal = @principal',
   upsertStep: 'INSERT OR REPLACE INTO steps (task_id, name, value) VALUES (?, ?, ?)',
   selectSteps: 'SELECT name, value FROM steps WHERE task_id = ?',
