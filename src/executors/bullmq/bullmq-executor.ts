@@ -50,6 +50,9 @@ export interface BullmqExecutorOptions {
   logger?: Logger;
 }
 
+/** How long an idle worker blocks waiting for a job, in seconds (see `start`). */
+const DRAIN_DELAY_S = 10;
+
 /** Added to a delayed job's wait: see `dispatchAfter`. */
 const DELAY_MARGIN_MS = 20;
 
@@ -137,9 +140,15 @@ export class BullmqExecutor implements Executor {
       prefix: this.#prefix,
       concurrency: this.#options.concurrency ?? 10,
       lockDuration: lockMs,
-      stalledInterval: lockMs,
+      // A dead worker's job is only cleaned up by the stall check: its task is dispatched again
+      // by the runtime's recovery scan (see `dispatch`), so the check can take its time.
+      stalledInterval: 2 * lockMs,
       // Task attempts are counted by the runtime; BullMQ should just keep delivering.
       maxStalledCount: 100,
+      // An idle worker's blocking wait for a job (new and delayed jobs end it at once). At rest
+      // each wait's end costs a script call: BullMQ's own cap on a wait (10 s, its block limit
+      // for reconnections) instead of its 5 s default.
+      drainDelay: DRAIN_DELAY_S,
     });
     this.#worker.on('error', (error) => this.#warn('bullmq worker error', error));
     this.#worker.on('failed', (job, error) =>
