@@ -106,9 +106,11 @@ export class TaskEvents {
     }
   }
 
-  /** Listeners of every task's `name` events (those of one task's are not counted). */
+  /** Listeners of `name`, those of one task's (`onTaskUpdated`) included. */
   listenerCount(name: TaskEventName): number {
-    return this.#emitter.listenerCount(name);
+    let count = this.#emitter.listenerCount(name);
+    if (name === 'task:updated') for (const own of this.#byTask.values()) count += own.size;
+    return count;
   }
 }
 
