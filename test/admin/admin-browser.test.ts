@@ -127,6 +127,36 @@ describe('dashboard in headless Chromium', { skip }, () => {
     await page.selectOption('#f-status', '');
   });
 
+  it("keeps the newest filter's list when an older list answers last", async () => {
+    // Under load a filter's list can answer after the next filter's (CI saw the older one wipe
+    // a row that had arrived live in between): held here until the newer list and a live row
+    // are on the page.
+    let release = (): void => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const stale = /\/dashboard\/api\/tasks\?.*status=completed/;
+    await page.route(stale, async (route) => {
+      const response = await route.fetch();
+      await held;
+      await route.fulfill({ response });
+    });
+    try {
+      const staleAnswered = page.waitForResponse((response) => stale.test(response.url()));
+      await page.selectOption('#f-status', 'completed');
+      await page.selectOption('#f-status', '');
+      const live = await h.create('gate', { key: 'overtaken' }, 'grace');
+      await row(live.id).locator('td.msg', { hasText: 'waiting' }).waitFor();
+      release();
+      await (await staleAnswered).finished();
+      await page.evaluate('new Promise((resolve) => setTimeout(resolve, 0))');
+      assert.equal(await row(live.id).count(), 1, 'the row that arrived live is still listed');
+      h.open('overtaken');
+      await row(live.id).locator('.status.completed').waitFor();
+    } finally {
+      release();
+      await page.unroute(stale);
+    }
+  });
+
   it('shows attempts of the limit and durable waits, and filters by the kind of wait', async () => {
     const retrying = await h.create('backing_off', {}, 'alice');
     const sleeping = await h.create('napping', {}, 'bob');

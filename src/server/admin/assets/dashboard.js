@@ -16,6 +16,10 @@
     stream: null,
     tools: new Set(),
     principals: new Set(),
+    /** The newest list request; an older one's answer arrives late and is dropped. */
+    listing: 0,
+    /** Live changes since the newest list request was sent (null: deleted), laid over its answer. */
+    sinceListing: new Map(),
   };
   var $ = function (id) {
     return document.getElementById(id);
@@ -132,14 +136,26 @@
     Object.keys(f).forEach(function (k) {
       if (f[k]) query.set(k, f[k]);
     });
+    var listing = ++state.listing;
+    state.sinceListing = new Map();
     var res = await api('tasks?' + query.toString());
     if (!res.ok) return;
     var body = await res.json();
-    state.tasks = new Map();
+    if (listing !== state.listing) return;
+    var tasks = new Map();
     body.tasks.forEach(function (t) {
       remember(t);
-      state.tasks.set(t.id, t);
+      tasks.set(t.id, t);
     });
+    state.sinceListing.forEach(function (task, id) {
+      var listed = tasks.get(id);
+      if (task === null) tasks.delete(id);
+      else if (!listed || listed.revision <= task.revision) {
+        if (matches(task)) tasks.set(id, task);
+        else tasks.delete(id);
+      }
+    });
+    state.tasks = tasks;
     render();
   }
 
@@ -230,6 +246,8 @@
 
   function upsert(task) {
     remember(task);
+    var since = state.sinceListing.get(task.id);
+    if (!since || since.revision <= task.revision) state.sinceListing.set(task.id, task);
     var known = state.tasks.get(task.id);
     if (known && known.revision > task.revision) return;
     if (matches(task)) state.tasks.set(task.id, task);
@@ -249,6 +267,7 @@
     var value = JSON.parse(data);
     if (event === 'task') upsert(value);
     else if (event === 'deleted') {
+      state.sinceListing.set(value.id, null);
       state.tasks.delete(value.id);
       render();
     }
