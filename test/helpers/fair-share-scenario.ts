@@ -51,6 +51,7 @@ export function registerFairBacklogScenario(url: string, workers: number): FairD
     // Counted from when bob's create is answered (his task exists): runs that start while his
     // request is still on its way are not his delay (at load 8+ that was up to a second of runs).
     const bob = await createTask(as('tok-b'), 'busy', { ms: 10 });
+    const bobCreated = Date.now();
     const before = new Set(starts());
     await waitFor('bob to start', () => starts().includes(bob), { timeoutMs: 90_000 });
     const order = starts();
@@ -61,8 +62,22 @@ export function registerFairBacklogScenario(url: string, workers: number): FairD
       `# ${workers} worker(s), ${slots} slots: alice runs started between bob's create and bob's start: ${ahead.length}; alice still waiting: ${unstarted}\n`,
     );
     assert.ok(unstarted >= 20, `a real backlog was waiting (${unstarted} of alice's tasks)`);
+    if (ahead.length > slots) process.stdout.write(whatHappened(bob, bobCreated));
     assert.ok(ahead.length <= slots, `${ahead.length} of alice's runs went first (${slots} slots)`);
   });
+
+  /** The starts around bob's (ms from his create's answer) and each process's warnings. */
+  const whatHappened = (bob: string, bobCreated: number): string => {
+    const entries = parseJournal(readFileSync(journal, 'utf8'));
+    const lines = entries
+      .filter((entry) => entry.at >= bobCreated - 1000)
+      .map(
+        (entry) =>
+          `${entry.at - bobCreated} ms ${entry.event} ${entry.taskId === bob ? 'BOB' : entry.taskId}`,
+      );
+    const logs = children.map((child, i) => `process ${i} stderr:\n${child.stderr().slice(-4000)}`);
+    return [...lines, ...logs].map((line) => `# ${line}\n`).join('');
+  };
 
   return {
     async start() {
