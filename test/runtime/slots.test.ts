@@ -27,4 +27,30 @@ describe('Slots', () => {
     assert.equal(slots.used, 0);
     assert.equal(slots.tryAcquire(), true);
   });
+
+  it('tells when a slot is free without taking it, after the queued waiters are served', async () => {
+    const slots = new Slots(1);
+    await slots.acquire();
+    let free = false;
+    const watched = slots.whenFree().then(() => (free = true));
+    const queued = slots.acquire();
+    slots.release();
+    await queued;
+    await Promise.resolve();
+    assert.equal(free, false, 'the released slot went to the queued waiter');
+    slots.release();
+    await watched;
+    assert.equal(slots.used, 0, 'watching took no slot');
+    await slots.whenFree(); // free now: resolves at once
+  });
+
+  it('stops every watcher waiting when closed', async () => {
+    const slots = new Slots(1);
+    await slots.acquire();
+    const watched = slots.whenFree();
+    slots.close();
+    await watched;
+    await slots.whenFree();
+    assert.equal(slots.used, 1, 'closing frees nothing');
+  });
 });

@@ -17,10 +17,16 @@ const FETCH_PATIENCE_MS = 2000;
  * this fetch, so the other job is taken instead (graphile-worker skips flagged jobs in its own
  * query). A fetch left empty by the flags (the other job was taken meanwhile) is repeated at
  * once without them, so a principal alone in the queue is never held back and no slot idles.
+ *
+ * A fetch also waits for a free slot. Normally the job that just ended freed one; but a runner
+ * that replaced one graphile-worker stopped (another schema's migration notice) starts its
+ * workers while the old runner's jobs still hold every slot, and jobs fetched then would wait
+ * for a slot in fetch order, ahead of anything enqueued meanwhile, fair share or not.
  */
 export class FairFlags {
   readonly #pool: pg.Pool;
   readonly #gate: FairGate;
+  readonly #slotFree: () => Promise<void>;
   readonly #peek: string;
   /** Whether each fetch asked for went with flags, in the order they were asked for. */
   readonly #asked: boolean[] = [];
@@ -30,16 +36,22 @@ export class FairFlags {
   #lastFetch: Promise<void> = Promise.resolve();
   #skipOnce = false;
 
-  constructor(pool: pg.Pool, jobsSchema: string, taskIdentifier: string, gate: FairGate) {
+  constructor(
+    pool: pg.Pool,
+    jobsSchema: string,
+    taskIdentifier: string,
+    slots: { gate: FairGate; whenFree(): Promise<void> },
+  ) {
     this.#pool = pool;
-    this.#gate = gate;
+    this.#gate = slots.gate;
+    this.#slotFree = () => slots.whenFree();
     const s = quoteIdent(jobsSchema);
     // graphile-worker's own table and index, as its fetch reads them: its public `jobs` view
     // hides `is_available`, so a query on it scans every job instead of the first few.
     const [jobs, tasks] = [quoteIdent('_private_jobs'), quoteIdent('_private_tasks')];
     this.#peek = `SELECT flags FROM ${s}.${jobs} WHERE is_available AND run_at <= now()
         AND task_id = (SELECT id FROM ${s}.${tasks} WHERE identifier = ${literal(taskIdentifier)})
-      ORDER BY priority, run_at LIMIT ${peekDepth(gate.slots)}`;
+      ORDER BY priority, run_at LIMIT ${peekDepth(slots.gate.slots)}`;
   }
 
   /**
@@ -51,6 +63,7 @@ export class FairFlags {
     const previous = this.#lastFetch;
     this.#lastFetch = new Promise((resolve) => this.#fetched.push(resolve));
     await waitAtMost(previous, FETCH_PATIENCE_MS);
+    await this.#slotFree();
     const flags = this.#skipOnce ? [] : await this.#flagsToSkip();
     this.#skipOnce = false;
     this.#asked.push(flags.length > 0);

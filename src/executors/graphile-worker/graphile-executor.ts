@@ -175,7 +175,7 @@ export class GraphileExecutor implements Executor {
 
   async #startRunner(run: (taskId: string) => Promise<void>): Promise<Runner> {
     const { graphile, pool } = await this.#getEngine();
-    const fair = new FairFlags(pool, this.#schema, TASK_IDENTIFIER, this.#slots.gate);
+    const fair = new FairFlags(pool, this.#schema, TASK_IDENTIFIER, this.#slots);
     return graphile.run({
       pgPool: pool,
       schema: this.#schema,
@@ -201,6 +201,7 @@ export class GraphileExecutor implements Executor {
   }
 
   async #close(): Promise<void> {
+    this.#slots.close(); // a fetch waiting for a slot goes on, so the runner can stop
     await Promise.allSettled([this.#runner?.stop(), ...this.#slots.inFlight]);
     const engine = await this.#engine?.catch(() => undefined);
     await Promise.resolve(engine?.utils.release()).catch(() => undefined);

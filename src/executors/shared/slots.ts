@@ -6,7 +6,10 @@
 export class Slots {
   readonly #capacity: number;
   readonly #waiters: Array<() => void> = [];
+  /** Those waiting for a slot to be free without taking it (`whenFree`). */
+  readonly #watchers: Array<() => void> = [];
   #used = 0;
+  #closed = false;
 
   constructor(capacity: number) {
     this.#capacity = capacity;
@@ -31,6 +34,25 @@ export class Slots {
   release(): void {
     const next = this.#waiters.shift();
     if (next !== undefined) next();
-    else this.#used -= 1;
+    else {
+      this.#used -= 1;
+      for (const watcher of this.#watchers.splice(0)) watcher();
+    }
+  }
+
+  /**
+   * Resolves once a slot is free (nobody queued for one), taking nothing; at once after
+   * `close`, so a stop never waits for a slot.
+   */
+  whenFree(): Promise<void> {
+    if (this.#closed || (this.#used < this.#capacity && this.#waiters.length === 0)) {
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.#watchers.push(resolve));
+  }
+
+  close(): void {
+    this.#closed = true;
+    for (const watcher of this.#watchers.splice(0)) watcher();
   }
 }

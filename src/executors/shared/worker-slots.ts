@@ -40,6 +40,16 @@ export class WorkerSlots {
     }
   }
 
+  /** Resolves once a slot is free (takes nothing), or at once after `close`. */
+  whenFree(): Promise<void> {
+    return this.#slots.whenFree();
+  }
+
+  /** The process stops: nobody waits for a free slot any more. */
+  close(): void {
+    this.#slots.close();
+  }
+
   /** A free slot for a task about to be created and run here, or undefined when none is free. */
   reserve(principal?: string): Reservation | undefined {
     if (!this.#slots.tryAcquire()) return undefined;
