@@ -41,7 +41,7 @@ export async function installEnqueueTrigger(
   await client.query('BEGIN');
   try {
     await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_CLASS, storeSchema]);
-    await client.query(addRun(add, s, quoteIdent(jobsSchema), taskIdentifier));
+    await client.query(addRun(add, s, jobsSchema, taskIdentifier));
     await client.query(`CREATE OR REPLACE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $fn$
       BEGIN
         PERFORM ${add}(NEW.id, NEW.revision, NEW.principal, NULL);
@@ -73,9 +73,13 @@ export async function installEnqueueTrigger(
  * principal gets priority n (graphile-worker takes the lowest first; its column is a smallint),
  * and the job carries the principal's tag (`fairTag`) as a flag and in its payload, for the
  * more-than-half rule. A woken or recovered task is placed so too, never ahead of another
- * principal's first task.
+ * principal's first task. A job dated in the future also sends its delay on graphile-worker's
+ * channel (`count` 0: graphile-worker nudges nobody for it), so every worker arms a timer for it
+ * instead of polling (fetch-nudges.ts); the delay is counted from the notice's own clock reading,
+ * so the timer never fires before the job is due by the database's clock.
  */
-function addRun(add: string, s: string, jobs: string, taskIdentifier: string): string {
+function addRun(add: string, s: string, jobsSchema: string, taskIdentifier: string): string {
+  const jobs = quoteIdent(jobsSchema);
   return `CREATE OR REPLACE FUNCTION ${add}(task_id text, task_revision integer,
       task_principal text, at timestamptz) RETURNS void LANGUAGE plpgsql AS $fn$
     DECLARE tag text := left(md5(task_principal), 16);
@@ -86,6 +90,11 @@ function addRun(add: string, s: string, jobs: string, taskIdentifier: string): s
         job_key_mode => 'replace',
         priority => LEAST(32767, (SELECT count(*) FROM ${s}.tasks WHERE principal = task_principal
           AND status IN ('working', 'input_required')))::int, flags => ARRAY[tag]);
+      IF at > now() THEN
+        PERFORM pg_notify('jobs:insert', json_build_object('count', 0,
+          'taskrail', ${literal(jobsSchema)},
+          'inMs', extract(epoch FROM at - clock_timestamp()) * 1000)::text);
+      END IF;
     END $fn$`;
 }
 

@@ -1,4 +1,3 @@
-import { EventEmitter } from 'node:events';
 import type { WorkerEvents } from 'graphile-worker';
 import type pg from 'pg';
 import { quoteIdent } from '../../stores/postgres/migrations.js';
@@ -70,9 +69,8 @@ export class FairFlags {
     return flags.length > 0 ? flags : null;
   };
 
-  /** An event emitter for one runner, watching its fetches to repeat an empty flagged one. */
-  events(): WorkerEvents {
-    const events = new EventEmitter() as WorkerEvents;
+  /** Watches one runner's fetches (its `events`), to repeat an empty flagged one. */
+  watch(events: WorkerEvents): void {
     // Each fetch asked for ends in one of these; the job of `job:start` is counted by then.
     const ended = () => this.#fetched.shift()?.();
     events.on('worker:getJob:start', ({ worker }) => {
@@ -87,7 +85,6 @@ export class FairFlags {
       this.#skipOnce = true;
       worker.nudge(); // graphile-worker fetches again as soon as this event returns
     });
-    return events;
   }
 
   async #flagsToSkip(): Promise<string[]> {

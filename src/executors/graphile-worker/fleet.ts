@@ -35,6 +35,8 @@ export async function joinPostgresFleet(
     connectionTimeoutMillis: FLEET_TIMEOUT_MS,
     query_timeout: FLEET_TIMEOUT_MS,
     keepAlive: true,
+    // Kept between refreshes: pg's default (10 s idle) closed it and opened a new one every time.
+    idleTimeoutMillis: 3 * REFRESH_MS,
   });
   pool.on('error', () => undefined); // the next refresh reconnects
   const field = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;

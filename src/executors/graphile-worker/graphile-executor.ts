@@ -8,7 +8,10 @@ import { quoteIdent } from '../../stores/postgres/migrations.js';
 import { parsePostgresUrl } from '../../stores/postgres/url.js';
 import { waitAtMost, warnTo, WorkerSlots } from '../shared/worker-slots.js';
 import { addRunFunction, installEnqueueTrigger } from './enqueue-trigger.js';
+import { EventEmitter } from 'node:events';
+import type { WorkerEvents } from 'graphile-worker';
 import { FairFlags } from './fair-flags.js';
+import { FetchNudges, POLL_INTERVAL_MS } from './fetch-nudges.js';
 import { OutageLog } from './outage-log.js';
 import { loadGraphileWorker, type GraphileWorkerModule } from './load.js';
 import { RunnerSupervisor } from './runner-supervisor.js';
@@ -66,6 +69,8 @@ export class GraphileExecutor implements Executor {
   readonly #slots: WorkerSlots;
   #engine: Promise<Engine> | undefined;
   #runner: RunnerSupervisor | undefined;
+  /** The current runner's nudges (a replaced runner's stop with it). */
+  #nudges: FetchNudges | undefined;
   #closing: Promise<void> | undefined;
   /** Set once the store's writes add jobs themselves (the trigger is installed). */
   #enqueuedByStore = false;
@@ -162,6 +167,8 @@ export class GraphileExecutor implements Executor {
       maxAttempts: 1,
       runAt: new Date(Date.now() + delayMs),
     });
+    // Without the trigger's notice, only this process knows when the job is due.
+    this.#nudges?.wakeIn(delayMs);
   }
 
   async stop(graceMs: number): Promise<void> {
@@ -175,29 +182,50 @@ export class GraphileExecutor implements Executor {
 
   async #startRunner(run: (taskId: string) => Promise<void>): Promise<Runner> {
     const { graphile, pool } = await this.#getEngine();
+    const events = new EventEmitter() as WorkerEvents;
     const fair = new FairFlags(pool, this.#schema, TASK_IDENTIFIER, this.#slots);
-    return graphile.run({
-      pgPool: pool,
-      schema: this.#schema,
-      concurrency: this.#options.concurrency ?? 10,
-      noHandleSignals: true,
-      forbiddenFlags: fair.forbidden,
-      events: fair.events(),
-      logger: this.#graphileLogger(graphile),
-      // Batching (even with no delay) routes a failed job completion to graphile-worker's own
-      // handler, which logs it and shuts the runner down (the supervisor starts a new one).
-      // Without it (-1) the completion is not awaited and fails as an unhandled rejection.
-      preset: { worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
-      taskList: {
-        [TASK_IDENTIFIER]: async (payload) => {
-          const { taskId, fair: tag } = payload as JobPayload;
-          // The task's own state is in the store; a failed job would only linger in the queue.
-          await this.#slots
-            .runJob(tag, () => run(taskId))
-            .catch((error: unknown) => this.#warn(`running task ${taskId} failed`, error));
+    fair.watch(events);
+    const nudges = new FetchNudges(pool, this.#schema, TASK_IDENTIFIER);
+    nudges.watch(events);
+    const runner = await graphile
+      .run({
+        pgPool: pool,
+        schema: this.#schema,
+        concurrency: this.#options.concurrency ?? 10,
+        noHandleSignals: true,
+        forbiddenFlags: fair.forbidden,
+        events,
+        logger: this.#graphileLogger(graphile),
+        preset: {
+          worker: {
+            // Fetches are started by notices and nudges (fetch-nudges.ts); the poll is a net.
+            pollInterval: POLL_INTERVAL_MS,
+            // Batching (even with no delay) routes a failed job completion to graphile-worker's
+            // own handler, which logs it and shuts the runner down (the supervisor starts a new
+            // one). Without it (-1) the completion is not awaited and fails as an unhandled
+            // rejection.
+            completeJobBatchDelay: 0,
+            failJobBatchDelay: 0,
+          },
         },
-      },
-    });
+        taskList: {
+          [TASK_IDENTIFIER]: async (payload) => {
+            const { taskId, fair: tag } = payload as JobPayload;
+            // The task's own state is in the store; a failed job would only linger in the queue.
+            await this.#slots
+              .runJob(tag, () => run(taskId))
+              .catch((error: unknown) => this.#warn(`running task ${taskId} failed`, error));
+          },
+        },
+      })
+      .catch((error: unknown) => {
+        nudges.stop();
+        throw error;
+      });
+    this.#nudges?.stop();
+    this.#nudges = nudges;
+    void runner.promise.finally(() => nudges.stop()).catch(() => undefined);
+    return runner;
   }
 
   async #close(): Promise<void> {
@@ -229,6 +257,9 @@ export class GraphileExecutor implements Executor {
       connectionString: this.#url,
       // The LISTEN connection, one per running job, and room for recovery dispatches.
       max: (this.#options.concurrency ?? 10) + 3,
+      // Kept through a poll interval of rest (pg's default closes one idle 10 s), so a fetch at
+      // rest does not open a connection each time.
+      idleTimeoutMillis: 2 * POLL_INTERVAL_MS,
       connectionTimeoutMillis: 5_000,
       options: '-c synchronous_commit=off',
     });
