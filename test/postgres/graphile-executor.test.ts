@@ -1,22 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Logger, runMigrations } from 'graphile-worker';
-import {
-  createGraphileExecutor,
-  type GraphileExecutor,
-} from '../../src/executors/graphile-worker/index.js';
+import type { GraphileExecutor } from '../../src/executors/graphile-worker/index.js';
 import type { TaskStore } from '../../src/store/port.js';
 import { openPostgresStore } from '../../src/stores/postgres/index.js';
-import { newTaskId } from '../../src/task/ids.js';
-import { newTaskRecord } from '../../src/task/record.js';
 import { waitFor } from '../helpers/wait.js';
-import {
-  dropSchema,
-  POSTGRES_URL,
-  skipWithoutPostgres,
-  uniqueSchema,
-  urlWithSchema,
-} from './postgres-env.js';
+import { createRunnable, migrateAnotherSchema, workingExecutor } from './fixtures/graphile.js';
+import { dropSchema, skipWithoutPostgres, uniqueSchema, urlWithSchema } from './postgres-env.js';
 
 /**
  * The graphile-worker executor in `work` mode on a real database, with a `run` that only
@@ -35,16 +24,7 @@ if (!skipWithoutPostgres('graphile-worker executor')) {
 
     before(async () => {
       store = await openPostgresStore(url);
-      executor = createGraphileExecutor({
-        connectionUrl: url,
-        mode: 'work',
-        store,
-        logger: {
-          info() {},
-          error() {},
-          warn: (message, fields) => warnings.push(`${message} ${JSON.stringify(fields)}`),
-        },
-      });
+      executor = workingExecutor(url, store, warnings);
       executor.start(async (taskId) => {
         runs.set(taskId, (runs.get(taskId) ?? 0) + 1);
       });
@@ -59,18 +39,7 @@ if (!skipWithoutPostgres('graphile-worker executor')) {
       process.exitCode = exitCodeBefore;
     });
 
-    /** A new runnable task: the store's insert trigger adds its job. */
-    const createTask = async () => {
-      const task = newTaskRecord(
-        {
-          ...{ id: newTaskId(), principal: 'alice', tool: 'any', arguments: {} },
-          ...{ ttlMs: 600_000, pollIntervalMs: 500 },
-        },
-        Date.now(),
-      );
-      await store.create(task);
-      return task.id;
-    };
+    const createTask = () => createRunnable(store, 'alice');
     const ranOnce = (taskId: string) =>
       waitFor(`task ${taskId} to be delivered`, () => runs.get(taskId) === 1, {
         timeoutMs: 15_000,
@@ -78,13 +47,7 @@ if (!skipWithoutPostgres('graphile-worker executor')) {
 
     it('keeps taking jobs after another graphile-worker schema of the database is migrated', async () => {
       await ranOnce(await createTask());
-      // What another deployment's (or test's) first start does: graphile-worker announces each
-      // breaking migration to the whole database, and every runner that hears it shuts down.
-      await runMigrations({
-        connectionString: POSTGRES_URL as string,
-        schema: otherJobsSchema,
-        logger: new Logger(() => () => undefined),
-      });
+      await migrateAnotherSchema(otherJobsSchema);
       await waitFor('the runner to hear the migration notice', () =>
         warnings.some((line) => line.includes('breaking migration')),
       );

@@ -1,22 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Logger, runMigrations } from 'graphile-worker';
-import {
-  createGraphileExecutor,
-  type GraphileExecutor,
-} from '../../src/executors/graphile-worker/index.js';
+import type { GraphileExecutor } from '../../src/executors/graphile-worker/index.js';
 import type { TaskStore } from '../../src/store/port.js';
 import { openPostgresStore } from '../../src/stores/postgres/index.js';
-import { newTaskId } from '../../src/task/ids.js';
-import { newTaskRecord } from '../../src/task/record.js';
 import { waitFor } from '../helpers/wait.js';
-import {
-  dropSchema,
-  POSTGRES_URL,
-  skipWithoutPostgres,
-  uniqueSchema,
-  urlWithSchema,
-} from './postgres-env.js';
+import { createRunnable, migrateAnotherSchema, workingExecutor } from './fixtures/graphile.js';
+import { dropSchema, skipWithoutPostgres, uniqueSchema, urlWithSchema } from './postgres-env.js';
 
 /**
  * graphile-worker stops every runner of a database when any schema of it is migrated, and the
@@ -40,17 +29,7 @@ if (!skipWithoutPostgres('graphile-worker runner replaced while its jobs run')) 
 
     before(async () => {
       store = await openPostgresStore(url);
-      executor = createGraphileExecutor({
-        connectionUrl: url,
-        mode: 'work',
-        store,
-        concurrency: 2,
-        logger: {
-          info() {},
-          error() {},
-          warn: (message, fields) => warnings.push(`${message} ${JSON.stringify(fields)}`),
-        },
-      });
+      executor = workingExecutor(url, store, warnings, 2);
       executor.start(async (taskId) => {
         started.push(taskId);
         if (ending) return;
@@ -69,18 +48,7 @@ if (!skipWithoutPostgres('graphile-worker runner replaced while its jobs run')) 
       process.exitCode = exitCodeBefore;
     });
 
-    /** A new runnable task of `principal`: the store's insert trigger adds its job. */
-    const createTask = async (principal: string) => {
-      const task = newTaskRecord(
-        {
-          ...{ id: newTaskId(), principal, tool: 'any', arguments: {} },
-          ...{ ttlMs: 600_000, pollIntervalMs: 500 },
-        },
-        Date.now(),
-      );
-      await store.create(task);
-      return task.id;
-    };
+    const createTask = (principal: string) => createRunnable(store, principal);
     const finish = (taskId: string) => {
       const end = finishers.get(taskId);
       assert.ok(end !== undefined, `task ${taskId} is running`);
@@ -91,11 +59,7 @@ if (!skipWithoutPostgres('graphile-worker runner replaced while its jobs run')) 
       const [first, second] = [await createTask('alice'), await createTask('alice')];
       await waitFor('both slots to be taken', () => started.length === 2);
       const waiting = [await createTask('alice'), await createTask('alice')];
-      await runMigrations({
-        connectionString: POSTGRES_URL as string,
-        schema: otherJobsSchema,
-        logger: new Logger(() => () => undefined),
-      });
+      await migrateAnotherSchema(otherJobsSchema);
       await waitFor('the runner to be replaced', () =>
         warnings.some((line) => line.includes('starting it again')),
       );

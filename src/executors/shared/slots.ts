@@ -36,7 +36,7 @@ export class Slots {
     if (next !== undefined) next();
     else {
       this.#used -= 1;
-      for (const watcher of this.#watchers.splice(0)) watcher();
+      if (this.#watchers.length > 0) for (const watcher of this.#watchers.splice(0)) watcher();
     }
   }
 
