@@ -176,16 +176,6 @@ function socketGuard(options: TaskServerOptions): SocketGuard | undefined {
   });
 }
 
-function guardedHandler(
-  sockets: SocketGuard,
-  handler: (req: IncomingMessage, res: ServerResponse) => void,
-): (req: IncomingMessage, res: ServerResponse) => void {
-  return (req, res) => {
-    sockets.requestStarted(req, res);
-    handler(req, res);
-  };
-}
-
 type RequestStateVerify = NonNullable<InstanceDeps['requestState']>['verify'];
 
 export interface ListenInfo {
@@ -404,10 +394,11 @@ export function createTaskServer(options: TaskServerOptions): TaskServer {
       http = createServer(
         // The sweep interval is fixed at creation: pick it from the limits.
         { connectionsCheckingInterval: checkingInterval(options.http) },
-        sockets === undefined ? nodeHandler : guardedHandler(sockets, nodeHandler),
+        nodeHandler,
       );
       applyLimits(http, options.http);
       if (sockets !== undefined) http.on('connection', sockets.admit);
+      httpDeps.sockets = sockets;
       if (Number.isFinite(http.maxConnections)) {
         httpDeps.connections = new FairBound({ capacity: http.maxConnections });
       }

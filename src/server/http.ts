@@ -8,9 +8,10 @@ import type { CallerAuth } from './http/auth.js';
 import { MAX_BODY_VALUES, parseJsonBody, type ParsedBody } from './http/body.js';
 import type { Exchange, HttpHandler } from './http/exchange.js';
 import { FetchExchange } from './http/fetch.js';
-import { hostAllowed, hostHeaderWellFormed } from './http/host-check.js';
-import { NodeExchange, sendJson } from './http/node.js';
+import { hostVerdict } from './http/host-check.js';
+import { NodeExchange } from './http/node.js';
 import type { RequestLog } from './http/request-log.js';
+import type { SocketGuard } from './http/sockets.js';
 import { answerWithSdk } from './http/sdk-answer.js';
 import type { AdminFace } from './admin/index.js';
 import {
@@ -29,8 +30,8 @@ import {
 } from './wire-2026/call.js';
 import type { Wire2025Sessions } from './wire-2025/sessions.js';
 import { describeRefusal, fairKeyOf, type FairBound } from './tasks/fair-bound.js';
-import { connectionScope } from './tasks/caller-scope.js';
-import { ANONYMOUS, anonymousAuthInfo } from './tasks/principal.js';
+import { anonymousConnectionInfo } from './tasks/caller-scope.js';
+import { ANONYMOUS } from './tasks/principal.js';
 import type { AuthReply } from './http/auth.js';
 import { refusalOf, withRefusalStatus } from './tasks/queue-full.js';
 
@@ -54,6 +55,8 @@ export interface HttpDeps extends Wire2026Deps {
   requestLog?: RequestLog | undefined;
   /** Connections busy with a request, shared fairly (set by `listen`, with `maxConnections`). */
   connections?: FairBound | undefined;
+  /** `listen`'s per-address cap and idle-socket closing (it learns which sockets are busy). */
+  sockets?: SocketGuard | undefined;
 }
 
 /** Refused before the body is read whole or parsed (its Content-Length, or the bytes so far). */
@@ -144,8 +147,10 @@ async function decide(deps: HttpDeps, text: string, carrier: Carrier): Promise<D
 }
 
 /**
- * Counts the request's connection against its caller until the response ends (an anonymous
- * caller's count is its connection's own); the answer for a caller past its share, if it is.
+ * Counts the request's connection against its caller until the response ends; the answer for
+ * a caller past its share, if it is. An anonymous caller is counted by its own connection,
+ * which is busy with its own requests only, and the sockets cap at accept bounds how many
+ * there are: such a count could refuse nothing, so none is kept.
  */
 function holdConnection<Out>(
   deps: HttpDeps,
@@ -153,7 +158,9 @@ function holdConnection<Out>(
   principal: string,
 ): AuthReply | undefined {
   const bound = deps.connections;
-  if (bound === undefined || ex.connection === undefined) return undefined;
+  if (bound === undefined || principal === ANONYMOUS || ex.connection === undefined) {
+    return undefined;
+  }
   const ticket = bound.tryTake(fairKeyOf(principal, ex.connection));
   if (typeof ticket !== 'string') {
     ex.onClose(ticket.give);
@@ -178,7 +185,7 @@ function holdConnection<Out>(
 /** An anonymous caller's connection, for the SDK path (tasks it makes count against it). */
 function anonymousInfo(principal: string, connection: string | undefined) {
   if (principal !== ANONYMOUS || connection === undefined) return undefined;
-  return anonymousAuthInfo(connectionScope(connection));
+  return anonymousConnectionInfo(connection);
 }
 
 function carrierOf<Out>(ex: Exchange<Out>, principal: string): Carrier {
@@ -199,12 +206,9 @@ function carrierOf<Out>(ex: Exchange<Out>, principal: string): Carrier {
  * body through the 2026-07-28 route; what nothing here answers goes to the SDK.
  */
 async function serveHttp<Out>(deps: HttpDeps, sdk: HttpHandler, ex: Exchange<Out>): Promise<Out> {
-  const hostHeader = ex.headers('host');
-  // A Host that is there and not `host[:port]`; an absent one is left to the check below.
-  if (hostHeader !== undefined && !hostHeaderWellFormed(hostHeader)) {
-    return ex.json(400, BAD_HOST, true);
-  }
-  if (!hostAllowed(ex.allowedHosts, ex.host, ex.headers('origin'))) return ex.json(403, FORBIDDEN);
+  const host = hostVerdict(ex.allowedHosts, ex.headers('host'), ex.host, ex.headers('origin'));
+  if (host === 'malformed') return ex.json(400, BAD_HOST, true);
+  if (host === 'forbidden') return ex.json(403, FORBIDDEN);
   const metadata = deps.auth.wellKnown(ex.path);
   if (metadata !== undefined) return ex.reply(metadata);
   if (deps.admin?.handles(ex.path)) return ex.hand(deps.admin);
@@ -256,9 +260,10 @@ export function createNodeHandler(
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const sdk = sdkHandler(deps);
   return (req, res) => {
-    serveHttp(deps, sdk, new NodeExchange(req, res, deps)).catch((error: unknown) => {
+    const ex = new NodeExchange(req, res, deps);
+    serveHttp(deps, sdk, ex).catch((error: unknown) => {
       deps.onError(error);
-      sendJson(res, 500, INTERNAL_ERROR);
+      ex.json(500, INTERNAL_ERROR);
     });
   };
 }

@@ -135,4 +135,42 @@ describe(`idle sockets and --max-connections ${MAX_CONNECTIONS} (real HTTP on 12
     );
     for (const flooder of many) flooder.stop();
   });
+
+  it('near the cap a socket mid-request stays open, and one answered at once is idle again', async () => {
+    // A request whose body is still arriving: the server is serving it.
+    const busy = connect({ port, host: '127.0.0.1', localAddress: '127.0.0.7' });
+    let busyClosed = false;
+    busy.on('close', () => void (busyClosed = true));
+    busy.on('error', () => undefined);
+    let answer = '';
+    busy.on('data', (chunk: Buffer) => void (answer += chunk.toString('utf8')));
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    await new Promise<void>((resolve) => busy.once('connect', resolve));
+    busy.write(
+      'POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n' +
+        `accept: application/json, text/event-stream\r\ncontent-length: ${body.length}\r\n\r\n` +
+        body.slice(0, 10),
+    );
+    // A keep-alive socket whose request was answered at once (404 here): idle from then on.
+    const answered = connect({ port, host: '127.0.0.1', localAddress: '127.0.0.8' });
+    let answeredClosed = false;
+    answered.on('close', () => void (answeredClosed = true));
+    answered.on('error', () => undefined);
+    await new Promise<void>((resolve) => answered.once('connect', resolve));
+    answered.write('GET /not-mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n');
+    await new Promise<void>((resolve) => answered.once('data', () => resolve()));
+    const many = ['127.0.0.9', '127.0.0.10'].map((address) => new Flooder(port, address, 20));
+    flooders.push(...many);
+    const closed = () => many.reduce((sum, flooder) => sum + flooder.closedByServer, 0);
+    await waitFor('the flooders pass the cap', () => (closed() >= 40 ? true : undefined));
+    for (const flooder of many) flooder.stop();
+    assert.equal(answeredClosed, true, 'the answered keep-alive socket was closed as idle');
+    assert.equal(busyClosed, false, 'the socket mid-request was never closed');
+    busy.write(body.slice(10));
+    await waitFor('the finished request is answered', () =>
+      answer.includes('"jsonrpc"') ? true : undefined,
+    );
+    assert.match(answer, /^HTTP\/1\.1 \d{3}/);
+    busy.destroy();
+  });
 });

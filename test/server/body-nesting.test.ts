@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { nestingExceeds, parseJsonBody } from '../../src/server/http/body.js';
+import { bodyShape, nestingExceeds, parseJsonBody } from '../../src/server/http/body.js';
 
 describe('the nesting bound read from the raw body', () => {
   it('skips brackets inside strings, escaped quotes included', () => {
@@ -17,5 +17,14 @@ describe('the nesting bound read from the raw body', () => {
     assert.equal(parseJsonBody(`${'['.repeat(64)}${']'.repeat(64)}`).ok, true);
     assert.deepEqual(parseJsonBody('{"a":[1]}'), { ok: true, value: { a: [1] } });
     assert.equal(parseJsonBody('{"a":').ok, false);
+  });
+
+  it('counts values only in a body longer than the limit (each separator is a character)', () => {
+    assert.equal(bodyShape('[1,2,3]', 64, 7), 'ok');
+    assert.equal(bodyShape('[1,2,3,4]', 64, 2), 'too-wide');
+    assert.equal(bodyShape('["a,b,c,d,e"]', 64, 2), 'ok', 'separators inside strings are text');
+    assert.equal(bodyShape('[[[1]]]', 2, 100), 'too-deep');
+    assert.equal(bodyShape(`[${'1,'.repeat(50)}[[[1]]]]`, 2, 10), 'too-wide');
+    assert.equal(bodyShape(`[${'1,'.repeat(5)}[[[1]]]]`, 2, 10), 'too-deep');
   });
 });

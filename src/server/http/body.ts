@@ -82,6 +82,8 @@ export type BodyShape = 'ok' | 'too-deep' | 'too-wide';
  * everyone on the event loop whatever its size in bytes.
  */
 export function bodyShape(text: string, maxDepth: number, maxValues: number): BodyShape {
+  // Every separator is a character: a body no longer than the limit is only measured for depth.
+  if (text.length <= maxValues) return nestingExceeds(text, maxDepth) ? 'too-deep' : 'ok';
   let depth = 0;
   let separators = 0;
   for (let i = 0; i < text.length; i++) {
@@ -97,7 +99,15 @@ export function bodyShape(text: string, maxDepth: number, maxValues: number): Bo
 }
 
 export function nestingExceeds(text: string, max: number): boolean {
-  return bodyShape(text, max, Infinity) === 'too-deep';
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34) i = closingQuote(text, i + 1);
+    else if (c === 123 || c === 91) {
+      if (++depth > max) return true;
+    } else if (c === 125 || c === 93) depth--;
+  }
+  return false;
 }
 
 /**

@@ -71,3 +71,49 @@ export function hostsFor(
   if (policy.allowedHosts !== undefined) return policy.allowedHosts;
   return policy.hostsBySocket === true && isLoopbackAddress(localAddress) ? LOCAL_SET : undefined;
 }
+
+/** What the Host check makes of a request: HTTP 400 for `malformed`, 403 for `forbidden`. */
+export type HostVerdict = 'ok' | 'malformed' | 'forbidden';
+
+/**
+ * Verdicts already reached on a Host header sent without an Origin, per allowed set: a client
+ * sends the same Host on every request. Past the limit (many distinct names) they start over.
+ */
+const verdicts = new WeakMap<object, Map<string, HostVerdict>>();
+const ANY_HOST = {};
+const MAX_REMEMBERED_HOSTS = 256;
+
+/**
+ * The Host check of every request: `hostHeader` as sent (its syntax is checked), `host` the
+ * name the request is for (a fetch request without the header: its URL's), then
+ * `hostAllowed`.
+ */
+export function hostVerdict(
+  allowed: ReadonlySet<string> | undefined,
+  hostHeader: string | undefined,
+  host: string | undefined,
+  origin: string | undefined,
+): HostVerdict {
+  if (hostHeader === undefined || host !== hostHeader || origin !== undefined) {
+    return judgeHost(allowed, hostHeader, host, origin);
+  }
+  const set = allowed ?? ANY_HOST;
+  let known = verdicts.get(set);
+  if (known === undefined) verdicts.set(set, (known = new Map()));
+  const remembered = known.get(hostHeader);
+  if (remembered !== undefined) return remembered;
+  const verdict = judgeHost(allowed, hostHeader, host, undefined);
+  if (known.size >= MAX_REMEMBERED_HOSTS) known.clear();
+  known.set(hostHeader, verdict);
+  return verdict;
+}
+
+function judgeHost(
+  allowed: ReadonlySet<string> | undefined,
+  hostHeader: string | undefined,
+  host: string | undefined,
+  origin: string | undefined,
+): HostVerdict {
+  if (hostHeader !== undefined && !hostHeaderWellFormed(hostHeader)) return 'malformed';
+  return hostAllowed(allowed, host, origin) ? 'ok' : 'forbidden';
+}

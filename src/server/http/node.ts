@@ -7,12 +7,15 @@ import { readNodeBody, type BodyOutcome } from './body.js';
 import type { Exchange, HttpHandler, NodeRequest } from './exchange.js';
 import { hostsFor } from './host-check.js';
 import type { RequestLog } from './request-log.js';
+import type { SocketGuard } from './sockets.js';
 
 /** What the Node adapter needs besides the request: the Host policy and the debug log. */
 export interface NodeExchangeOptions {
   allowedHosts?: ReadonlySet<string> | undefined;
   hostsBySocket?: boolean;
   requestLog?: RequestLog | undefined;
+  /** `listen`'s socket bookkeeping: told when a request starts and when its answer is out. */
+  sockets?: SocketGuard | undefined;
 }
 
 function pathOf(url: string | undefined): string {
@@ -60,6 +63,22 @@ function connectionClose(socket: Socket): ConnectionClose | undefined {
   return close;
 }
 
+/**
+ * A socket's `address:port`, made once per socket: the same string on every request of a
+ * keep-alive connection, so the memos keyed by it (caller-scope.ts) find it by its cached hash.
+ */
+const connections = new WeakMap<Socket, string>();
+
+function connectionOf(socket: Socket): string | undefined {
+  const known = connections.get(socket);
+  if (known !== undefined) return known;
+  const address = socket.remoteAddress;
+  if (address === undefined) return undefined;
+  const connection = `${address}:${socket.remotePort}`;
+  connections.set(socket, connection);
+  return connection;
+}
+
 /** What a request gets whose connection is gone already. */
 function abortedSignal(): AbortSignal {
   const controller = new AbortController();
@@ -91,11 +110,19 @@ export class NodeExchange implements Exchange<void> {
   /** The connection's close signal, while this request counts as waiting on it. */
   #waitingOn: ConnectionClose | undefined;
   #connection: string | undefined;
+  readonly #sockets: SocketGuard | undefined;
+  /** What runs once the request is over (`onClose`), besides the socket guard. */
+  #onOver: (() => void) | undefined;
+  #over = false;
+  /** A `close` listener is on the response (it may outlive this turn: SDK, streams, waits). */
+  #watching = false;
 
   constructor(req: NodeRequest, res: ServerResponse, options: NodeExchangeOptions) {
     this.#req = req;
     this.#res = res;
     this.#log = options.requestLog;
+    this.#sockets = options.sockets;
+    this.#sockets?.requestStarted(req.socket);
     this.path = pathOf(req.url);
     this.method = req.method ?? 'GET';
     this.allowedHosts = hostsFor(options, req.socket.localAddress);
@@ -112,11 +139,7 @@ export class NodeExchange implements Exchange<void> {
 
   /** Asked several times per request (caller scope, fair bound, route): made once. */
   get connection(): string | undefined {
-    if (this.#connection !== undefined) return this.#connection;
-    const socket = this.#req.socket;
-    const address = socket.remoteAddress;
-    if (address === undefined) return undefined;
-    return (this.#connection = `${address}:${socket.remotePort}`);
+    return (this.#connection ??= connectionOf(this.#req.socket));
   }
 
   get preAuth(): AuthInfo | undefined {
@@ -132,6 +155,7 @@ export class NodeExchange implements Exchange<void> {
     const close = this.#res.writableFinished ? undefined : connectionClose(this.#req.socket);
     if (close === undefined) return (this.#closed = abortedSignal());
     this.#waitingOn = close;
+    this.#watchClose();
     return (this.#closed = close.ask());
   }
 
@@ -142,8 +166,27 @@ export class NodeExchange implements Exchange<void> {
   }
 
   onClose(listener: () => void): void {
-    if (this.#res.destroyed) listener();
-    else this.#res.once('close', listener);
+    if (this.#over || this.#res.destroyed) return listener();
+    const before = this.#onOver;
+    this.#onOver = before === undefined ? listener : () => (before(), listener());
+  }
+
+  /**
+   * An answer made here ends the request as it is written, so the bookkeeping is settled then,
+   * with no `close` listener; a request handed on, or waiting on its connection, is settled by
+   * its response's `close`. Whichever comes first counts, once.
+   */
+  #isOver(): void {
+    if (this.#over) return;
+    this.#over = true;
+    this.#sockets?.requestEnded(this.#req.socket);
+    this.#onOver?.();
+  }
+
+  #watchClose(): void {
+    if (this.#watching) return;
+    this.#watching = true;
+    this.#res.once('close', () => this.#isOver());
   }
 
   authenticated(authInfo: AuthInfo | undefined): void {
@@ -157,16 +200,18 @@ export class NodeExchange implements Exchange<void> {
   json(status: number, body: string, close?: boolean): void {
     this.#answering();
     sendJson(this.#res, status, body, close);
+    this.#isOver();
   }
 
   reply(reply: AuthReply): void {
     this.#answering();
-    if (this.#res.headersSent) return void this.#res.end();
-    this.#res.writeHead(reply.status, reply.headers);
-    this.#res.end(reply.body);
+    if (this.#res.headersSent) this.#res.end();
+    else this.#res.writeHead(reply.status, reply.headers).end(reply.body);
+    this.#isOver();
   }
 
   hand(handler: HttpHandler, parsed?: { body: unknown }): void | Promise<void> {
+    this.#watchClose();
     return parsed === undefined
       ? handler.node(this.#req, this.#res)
       : handler.node(this.#req, this.#res, parsed.body);

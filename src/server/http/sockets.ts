@@ -1,4 +1,3 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
 /** Above this share of `--max-connections`, idle sockets are closed, longest idle first. */
@@ -27,7 +26,8 @@ interface SocketState {
  * one remote address (more are closed at once), and once the total passes 80% of the cap the
  * sockets with no request in flight are closed, longest idle first, so a fresh caller always
  * finds a place. Idle here means a keep-alive socket between requests or one that has not sent
- * a request yet; a socket serving a request (an open stream included) is never closed here.
+ * a request yet; a socket serving a request (an open stream included) or still writing its
+ * answer is never closed here. The requests' exchanges say when each starts and ends (node.ts).
  */
 export class SocketGuard {
   readonly #maxPerAddress: number;
@@ -62,21 +62,15 @@ export class SocketGuard {
     this.#reapIdle(socket);
   };
 
-  /** Marks the request's socket busy until its response is over. */
-  readonly requestStarted = (req: IncomingMessage, res: ServerResponse): void => {
-    const state = this.#states.get(req.socket);
+  /** Marks `socket` busy with one more request, until `requestEnded` says its answer is out. */
+  requestStarted(socket: Socket): void {
+    const state = this.#states.get(socket);
     if (state === undefined) return;
-    if (state.inFlight++ === 0) this.#idle.delete(req.socket);
-    res.on('close', this.#responseClosed);
-  };
+    if (state.inFlight++ === 0) this.#idle.delete(socket);
+  }
 
-  // One listener for every response (no closure per request): `this` is the response.
-  readonly #responseClosed = ((guard: SocketGuard) =>
-    function (this: ServerResponse): void {
-      guard.#requestEnded(this.req.socket);
-    })(this);
-
-  #requestEnded(socket: Socket): void {
+  /** The answer to one of `socket`'s requests is out (or the request is gone with its socket). */
+  requestEnded(socket: Socket): void {
     const state = this.#states.get(socket);
     if (state === undefined || --state.inFlight > 0) return;
     // Re-inserted at the end: now the most recently idle.
@@ -96,7 +90,8 @@ export class SocketGuard {
   #reapIdle(spare: Socket): void {
     for (const socket of this.#idle) {
       if (this.#states.size <= this.#reapAbove) return;
-      if (socket === spare) continue;
+      // An answer still in Node's buffer (a slow reader) is not dropped: that socket waits.
+      if (socket === spare || socket.writableLength > 0) continue;
       this.#forget(socket);
       socket.destroy();
     }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { TaskRecord } from '../../task/record.js';
-import { ANONYMOUS } from './principal.js';
+import type { AuthInfo } from '@modelcontextprotocol/server';
+import { ANONYMOUS, anonymousAuthInfo } from './principal.js';
 import { CALL_SESSION_META, SESSION_META } from './task-uri.js';
 
 /*
@@ -36,19 +37,36 @@ export function sessionOfTask(task: TaskRecord): string | undefined {
  */
 export const CONNECTION_META = 'callerConnection';
 
-/** Digests already made: a keep-alive connection asks for its own on every request. */
-const scopes = new Map<string, string>();
+/** A connection's scope and AuthInfo, made once: a keep-alive connection asks on every request. */
+interface ConnectionIdentity {
+  scope: string;
+  authInfo: AuthInfo;
+}
+const identities = new Map<string, ConnectionIdentity>();
 /** Enough for every connection of a busy server; past it the memo starts over. */
 const MAX_REMEMBERED_SCOPES = 4096;
 
-/** A connection (`address:port`) as an anonymous caller's scope: a short digest. */
-export function connectionScope(connection: string): string {
-  const known = scopes.get(connection);
+function identityOf(connection: string): ConnectionIdentity {
+  const known = identities.get(connection);
   if (known !== undefined) return known;
   const scope = `c:${createHash('sha256').update(connection).digest('base64url').slice(0, 16)}`;
-  if (scopes.size >= MAX_REMEMBERED_SCOPES) scopes.clear();
-  scopes.set(connection, scope);
-  return scope;
+  const identity = { scope, authInfo: anonymousAuthInfo(scope) };
+  if (identities.size >= MAX_REMEMBERED_SCOPES) identities.clear();
+  identities.set(connection, identity);
+  return identity;
+}
+
+/** A connection (`address:port`) as an anonymous caller's scope: a short digest. */
+export function connectionScope(connection: string): string {
+  return identityOf(connection).scope;
+}
+
+/**
+ * What an anonymous HTTP caller's handlers see as its AuthInfo: the same object for every
+ * request of one connection (nothing changes it; see anonymousAuthInfo).
+ */
+export function anonymousConnectionInfo(connection: string): AuthInfo {
+  return identityOf(connection).authInfo;
 }
 
 /**

@@ -64,7 +64,8 @@ export function principalOfAuthInfo(authInfo: AuthInfo | undefined): string {
  * SDK path, where the task it makes learns whom its fair shares count against).
  */
 export function anonymousAuthInfo(connectionScope: string): AuthInfo {
-  // authInfoFor's fields, in one literal: this is made for every anonymous HTTP request.
+  // authInfoFor's fields, in one literal. One per connection (caller-scope.ts): shared by its
+  // requests, so nothing may change it.
   const extra = { principal: ANONYMOUS, [OWN]: true, connection: connectionScope };
   return { token: '', clientId: ANONYMOUS, scopes: [], extra };
 }
