@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
+import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { SqliteTaskStore } from '../../src/stores/sqlite/index.js';
+import { ReadCache } from '../../src/stores/sqlite/read-cache.js';
 import { newTaskId } from '../../src/task/ids.js';
 import { newTaskRecord } from '../../src/task/record.js';
 import { complete, report } from '../../src/task/transitions.js';
@@ -152,5 +154,53 @@ describe('SqliteTaskStore read cache', () => {
     } finally {
       await Promise.all([small.close(), none.close()]);
     }
+  });
+
+  it('checks a cached row after the get was asked: a commit landing in between is seen', async () => {
+    const path = freshPath();
+    const store = new SqliteTaskStore(path);
+    const raw = new Database(path);
+    try {
+      const task = record();
+      await store.create(task);
+      assert.equal((await warm(store, task.id))?.revision, 1);
+      const asked = [store.get(task.id), store.get(task.id)];
+      // Another connection commits after both asks, before the event loop's next check phase.
+      raw
+        .prepare("UPDATE tasks SET status_message = 'raw', revision = 2 WHERE id = ?")
+        .run(task.id);
+      for (const seen of await Promise.all(asked)) {
+        assert.equal(seen?.statusMessage, 'raw');
+        assert.equal(seen.revision, 2);
+      }
+    } finally {
+      raw.close();
+      await store.close();
+    }
+  });
+});
+
+describe('ReadCache.checkSoon', () => {
+  it('validates once, in the next check phase, for everyone who asked before it', async () => {
+    let version = 1;
+    let versionReads = 0;
+    const cache = new ReadCache(() => ((versionReads += 1), version), 10);
+    cache.validate();
+    cache.put('a', ['a']);
+    const asks = [cache.checkSoon(), cache.checkSoon(), cache.checkSoon()];
+    assert.equal(asks[0], asks[2], 'one check for the turn');
+    version = 2; // another connection commits after the asks
+    assert.deepEqual(await Promise.all(asks), [true, true, true]);
+    assert.equal(versionReads, 2, 'the first validate and the one check');
+    assert.equal(cache.has('a'), false, 'the commit emptied the cache');
+    await cache.checkSoon();
+    assert.equal(versionReads, 3, 'a later ask gets a check of its own');
+  });
+
+  it('resolves false when the check fails, so each reader validates for itself', async () => {
+    const cache = new ReadCache(() => {
+      throw new Error('database is locked');
+    }, 10);
+    assert.equal(await cache.checkSoon(), false);
   });
 });

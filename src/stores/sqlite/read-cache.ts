@@ -40,6 +40,7 @@ export class ReadCache {
   readonly #witness: WalIndexWitness | undefined;
   #version: unknown;
   #chars = 0;
+  #soon: Promise<boolean> | undefined;
 
   constructor(dataVersion: () => unknown, maxRows = READ_CACHE_ROWS, witness?: WalIndexWitness) {
     this.#dataVersion = dataVersion;
@@ -55,8 +56,13 @@ export class ReadCache {
    * The row of `id` visible at `now` (not expired, by the `expires_at` rule of the SQL read):
    * from the cache, or read by `select` (after the version check) and kept.
    */
-  read(id: string, now: number, select: () => unknown[] | undefined): unknown[] | undefined {
-    this.validate();
+  read(
+    id: string,
+    now: number,
+    select: () => unknown[] | undefined,
+    validate = true,
+  ): unknown[] | undefined {
+    if (validate) this.validate();
     const cached = this.get(id);
     if (cached === undefined) {
       const values = select();
@@ -65,6 +71,32 @@ export class ReadCache {
     }
     const expiresAt = cached[EXPIRES_AT] as number | null;
     return expiresAt !== null && expiresAt <= now ? undefined : cached;
+  }
+
+  has(id: string): boolean {
+    return this.#rows.has(id);
+  }
+
+  /**
+   * Resolves in the next check phase of the event loop, once `validate` ran there: true, or
+   * false when it threw (each reader then validates for itself). One validation serves every
+   * caller that asked before it: each asked after its request was read from its socket, and
+   * the check phase comes after the poll phase that read it, so whatever another process
+   * committed before a request was sent is seen. The readers run in the microtasks right
+   * after, before any more I/O, so each answer is of a state between its request and reply.
+   */
+  checkSoon(): Promise<boolean> {
+    return (this.#soon ??= new Promise((resolve) => {
+      setImmediate(() => {
+        this.#soon = undefined;
+        try {
+          this.validate();
+          resolve(true);
+        } catch {
+          resolve(false);
+        }
+      });
+    }));
   }
 
   /** Empties the cache if another connection committed since the last call. */

@@ -167,13 +167,17 @@ export class SqliteTaskStore implements TaskStore {
     return outcome;
   }
 
+  /** A cached row is served after the next check phase's one validation (read-cache.ts). */
   get(id: string): Promise<TaskRecord | undefined> {
-    return this.#run(() => {
-      const now = this.#clock();
-      const select = () => this.#sql.selectVisibleTask.get(id, now) as unknown[] | undefined;
-      const values = this.#cache.read(id, now, select);
-      return values === undefined ? undefined : rawRowToRecord(values);
-    });
+    if (!this.#cache.has(id)) return this.#run(() => this.#readTask(id, true));
+    return this.#cache.checkSoon().then((checked) => this.#run(() => this.#readTask(id, !checked)));
+  }
+
+  #readTask(id: string, validate: boolean): TaskRecord | undefined {
+    const now = this.#clock();
+    const select = () => this.#sql.selectVisibleTask.get(id, now) as unknown[] | undefined;
+    const values = this.#cache.read(id, now, select, validate);
+    return values === undefined ? undefined : rawRowToRecord(values);
   }
 
   async compareAndSet(
