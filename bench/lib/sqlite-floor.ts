@@ -2,8 +2,10 @@
  * The floors of a SQLite-backed task server, for the HTTP benchmarks: node:http servers that do
  * only what any durable `tasks/get` or create must do on SQLite, with nothing of taskrail (no
  * checks, no runtime, no events). `sqlite-get` parses the body, reads the row by id with one
- * prepared raw statement and answers the task; `sqlite-create` inserts a row per request,
- * answers once the batch that holds it committed (writes of one event-loop turn share a
+ * prepared raw statement and answers the task, the reads and answers of one event-loop turn
+ * together in its check phase (as taskrail answers its cached reads: neither alone gets the
+ * fewer wake-ups of a turn's answers leaving together); `sqlite-create` inserts a row per
+ * request, answers once the batch that holds it committed (writes of one event-loop turn share a
  * commit, as taskrail's group commit does) and then writes it `completed`, as a run of a
  * no-op would. Same file layout as taskrail's: its schema, WAL, synchronous=NORMAL.
  */
@@ -58,27 +60,42 @@ function reply(res: ServerResponse, id: unknown, result: object): void {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
+interface GetMessage {
+  id: unknown;
+  params: { taskId: string };
+}
+
 export async function sqliteGet(path: string): Promise<Handler> {
   const db = await open(path);
   insertStatement(db).run(...row(FLOOR_TASK_ID, 'completed', Date.now(), '{"content":[]}'));
   const select = db
     .prepare(`SELECT ${COLUMNS} FROM tasks WHERE id = ? AND (expires_at IS NULL OR expires_at > ?)`)
     .raw(true);
+  const answer = (message: GetMessage, res: ServerResponse) => {
+    const values = select.get(message.params.taskId, Date.now()) as unknown[];
+    const stored = JSON.parse(values[13] as string) as object;
+    reply(res, message.id, {
+      resultType: 'complete',
+      taskId: values[0],
+      status: values[3],
+      createdAt: iso(values[4] as number),
+      lastUpdatedAt: iso(values[5] as number),
+      ttlMs: values[6],
+      pollIntervalMs: values[8],
+      result: { ...stored, resultType: 'complete' },
+    });
+  };
+  let turn: [GetMessage, ServerResponse][] = [];
   return (req, res) =>
     readBody(req, (text) => {
-      const message = JSON.parse(text) as { id: unknown; params: { taskId: string } };
-      const values = select.get(message.params.taskId, Date.now()) as unknown[];
-      const stored = JSON.parse(values[13] as string) as object;
-      reply(res, message.id, {
-        resultType: 'complete',
-        taskId: values[0],
-        status: values[3],
-        createdAt: iso(values[4] as number),
-        lastUpdatedAt: iso(values[5] as number),
-        ttlMs: values[6],
-        pollIntervalMs: values[8],
-        result: { ...stored, resultType: 'complete' },
-      });
+      if (turn.length === 0) {
+        setImmediate(() => {
+          const asked = turn;
+          turn = [];
+          for (const [message, waiting] of asked) answer(message, waiting);
+        });
+      }
+      turn.push([JSON.parse(text) as GetMessage, res]);
     });
 }
 
