@@ -148,9 +148,10 @@ async function decide(deps: HttpDeps, text: string, carrier: Carrier): Promise<D
 
 /**
  * Counts the request's connection against its caller until the response ends; the answer for
- * a caller past its share, if it is. An anonymous caller is counted by its own connection,
- * which is busy with its own requests only, and the sockets cap at accept bounds how many
- * there are: such a count could refuse nothing, so none is kept.
+ * a caller past its share, if it is. An anonymous caller is keyed by its own connection, and
+ * the sockets cap at accept bounds how many there are, so its one request at a time is not
+ * counted (that count could refuse nothing). Requests pipelined behind it are: without them
+ * one connection could hold any number of waiting requests.
  */
 function holdConnection<Out>(
   deps: HttpDeps,
@@ -158,7 +159,8 @@ function holdConnection<Out>(
   principal: string,
 ): AuthReply | undefined {
   const bound = deps.connections;
-  if (bound === undefined || principal === ANONYMOUS || ex.connection === undefined) {
+  const alone = principal === ANONYMOUS && !ex.pipelined;
+  if (bound === undefined || alone || ex.connection === undefined) {
     return undefined;
   }
   const ticket = bound.tryTake(fairKeyOf(principal, ex.connection));

@@ -13,6 +13,7 @@ export class FetchExchange implements Exchange<Response> {
   readonly host: string | undefined;
   readonly preAuth = undefined;
   readonly connection = undefined;
+  readonly pipelined = false;
   readonly #request: Request;
   #options: FetchOptions = {};
   /** The body as read here; the Request's own stream is spent then. */

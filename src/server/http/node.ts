@@ -142,6 +142,11 @@ export class NodeExchange implements Exchange<void> {
     return (this.#connection ??= connectionOf(this.#req.socket));
   }
 
+  /** Node gives a pipelined request's response its socket only when those ahead are answered. */
+  get pipelined(): boolean {
+    return this.#res.socket === null;
+  }
+
   get preAuth(): AuthInfo | undefined {
     return this.#req.auth;
   }
