@@ -5,7 +5,11 @@ import { after, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { SqliteTaskStore } from '../../src/stores/sqlite/index.js';
-import { AUTOCHECKPOINT_FRAMES, Checkpointer } from '../../src/stores/sqlite/checkpointer.js';
+import {
+  AUTOCHECKPOINT_FRAMES,
+  Checkpointer,
+  COMMITS_PER_LOOK,
+} from '../../src/stores/sqlite/checkpointer.js';
 import { newTaskId } from '../../src/task/ids.js';
 import { newTaskRecord } from '../../src/task/record.js';
 import { runNode } from '../helpers/child.js';
@@ -81,36 +85,51 @@ describe('sqlite: WAL checkpoints run in a worker thread', () => {
     assert.equal(rowsInFile(path), 601);
   });
 
-  it('starts no worker thread (~7 MiB) until the first write', async () => {
+  it("starts no worker thread (~7 MiB) until the WAL holds a checkpoint's worth", async () => {
     const path = freshPath();
+    const wal = `${path}-wal`;
     const store = new SqliteTaskStore(path);
     try {
       // The schema written at open was checkpointed on the spot: nothing waits in the WAL.
       assert.equal(store.checkpointWorker.running, false);
-      assert.ok(!existsSync(`${path}-wal`) || statSync(`${path}-wal`).size === 0);
+      assert.ok(!existsSync(wal) || statSync(wal).size === 0);
       await store.get(newTaskId());
-      assert.equal(store.checkpointWorker.running, false, 'a read starts no worker');
-      await createMany(store, 1);
-      await waitFor('the worker to start', () => store.checkpointWorker.running);
+      // Sixteen commits, one after another: the WAL is looked at after the last.
+      await createMany(store, 16);
+      assert.ok(store.checkpointWorker.walLooks >= 1, 'the WAL was looked at');
+      assert.equal(store.checkpointWorker.running, false, 'a few writes start no worker');
+      const thresholdBytes = AUTOCHECKPOINT_FRAMES * (pageSizeOf(path) + 24);
+      assert.ok(statSync(wal).size > 0 && statSync(wal).size < thresholdBytes);
+      while (statSync(wal).size < thresholdBytes) await createMany(store, 10);
+      const looks = store.checkpointWorker.walLooks;
+      await createMany(store, 16);
+      assert.ok(store.checkpointWorker.walLooks > looks);
+      assert.equal(store.checkpointWorker.running, true, 'a full WAL starts the worker');
     } finally {
       await store.close();
     }
-    // Reopened after a clean close: still no worker until a write.
+    // Reopened after a clean close: the WAL was emptied at close, so no worker.
     const again = new SqliteTaskStore(path);
     assert.equal(again.checkpointWorker.running, false);
     await again.close();
   });
 
-  it('close() waits for the worker to end and leaves an empty WAL', async () => {
-    const path = freshPath();
-    const store = new SqliteTaskStore(path);
-    await createMany(store, 50);
-    await store.close();
-    assert.equal(store.checkpointWorker.running, false);
-    // The last connection to close removes a fully checkpointed WAL.
-    assert.ok(!existsSync(`${path}-wal`) || statSync(`${path}-wal`).size === 0);
-    assert.equal(rowsInFile(path), 50);
-  });
+  for (const count of [50, 600]) {
+    it(`close() leaves an empty WAL and every row (${count} writes)`, async () => {
+      const path = freshPath();
+      const store = new SqliteTaskStore(path);
+      await createMany(store, count);
+      // 50 writes stay below a checkpoint's worth (SQLite checkpoints them as it closes); 600
+      // start the worker, and close() waits for it to end.
+      if (count === 600) await waitFor('the worker to start', () => store.checkpointWorker.running);
+      else assert.equal(store.checkpointWorker.running, false);
+      await store.close();
+      assert.equal(store.checkpointWorker.running, false);
+      // The last connection to close removes a fully checkpointed WAL.
+      assert.ok(!existsSync(`${path}-wal`) || statSync(`${path}-wal`).size === 0);
+      assert.equal(rowsInFile(path), count);
+    });
+  }
 
   for (const tree of ['.build', 'dist'] as const) {
     it(`a process using the store (${tree}) ends by itself, with or without close()`, async () => {
@@ -123,11 +142,11 @@ describe('sqlite: WAL checkpoints run in a worker thread', () => {
           `const { SqliteTaskStore } = await import(${JSON.stringify(pathToFileURL(entry).href)});` +
           `const store = new SqliteTaskStore(${JSON.stringify(freshPath())});` +
           `const { newTaskRecord } = await import(${JSON.stringify(pathToFileURL(recordEntry).href)});` +
-          `await store.create(newTaskRecord({ id: 'child-task-1', principal: 'p', tool: 't', arguments: {}, ttlMs: null, pollIntervalMs: 100 }, Date.now()));` +
           `const started = Date.now();` +
-          `while (!store.checkpointWorker.running) {` +
+          // Writes until the WAL holds a checkpoint's worth and the worker thread runs.
+          `for (let i = 0; !store.checkpointWorker.running; i += 1) {` +
           `  if (Date.now() - started > 10000) throw new Error('no worker');` +
-          `  await new Promise((resolve) => setTimeout(resolve, 20));` +
+          `  await store.create(newTaskRecord({ id: 'child-task-' + i, principal: 'p', tool: 't', arguments: { pad: 'x'.repeat(4000) }, ttlMs: null, pollIntervalMs: 100 }, Date.now()));` +
           `}` +
           (closes ? `await store.close(); console.log('closed');` : `console.log('left open');`);
         const file = join(dir.path, `child-${++counter}.mjs`);
@@ -141,6 +160,14 @@ describe('sqlite: WAL checkpoints run in a worker thread', () => {
 });
 
 describe('sqlite: without its worker, checkpoints fall back to SQLite', () => {
+  /** A write on the serving connection, told to the checkpointer as the store tells it. */
+  function commit(db: Database.Database, checkpointer: Checkpointer, value: string): void {
+    for (let i = 0; i < COMMITS_PER_LOOK; i += 1) {
+      db.prepare('INSERT INTO t VALUES (?)').run(value);
+      checkpointer.committed();
+    }
+  }
+
   function serving(path: string): Database.Database {
     const db = new Database(path);
     db.pragma('journal_mode = WAL');
@@ -155,8 +182,9 @@ describe('sqlite: without its worker, checkpoints fall back to SQLite', () => {
     const checkpointer = new Checkpointer(db, path, {
       warn: (message) => warnings.push(message),
       workerUrl: pathToFileURL(join(dir.path, 'missing-worker.js')),
+      thresholdFrames: 1,
     });
-    db.prepare('INSERT INTO t VALUES (?)').run('the first write starts the worker');
+    commit(db, checkpointer, 'a WAL of one frame starts the worker');
     await waitFor('the fallback', () => warnings.length > 0);
     assert.equal(checkpointer.running, false);
     assert.equal(db.pragma('wal_autocheckpoint', { simple: true }), AUTOCHECKPOINT_FRAMES);
@@ -175,9 +203,10 @@ describe('sqlite: without its worker, checkpoints fall back to SQLite', () => {
     const checkpointer = new Checkpointer(db, path, {
       warn: (message) => warnings.push(message),
       workerUrl: pathToFileURL(dies),
+      thresholdFrames: 1,
     });
     assert.equal(db.pragma('wal_autocheckpoint', { simple: true }), 0);
-    db.prepare('INSERT INTO t VALUES (?)').run('the first write starts the worker');
+    commit(db, checkpointer, 'a WAL of one frame starts the worker');
     await waitFor('the fallback', () => warnings.length > 0);
     assert.equal(db.pragma('wal_autocheckpoint', { simple: true }), AUTOCHECKPOINT_FRAMES);
     assert.match(warnings[0] ?? '', /exited with code 3/);

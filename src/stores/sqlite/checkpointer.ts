@@ -11,12 +11,8 @@ import {
 export const AUTOCHECKPOINT_FRAMES = 1000;
 /** How long close() lets the worker finish a checkpoint under way before stopping it. */
 const CLOSE_GRACE_MS = 5000;
-/**
- * Until the first write, how often the WAL is looked at (one stat) to start the worker: at
- * first, then twice as late each time up to the idle wait, so a store at rest wakes once a second.
- */
-const WAKE_POLL_MS = 100;
-const IDLE_WAKE_POLL_MS = 1000;
+/** Until the worker starts, the WAL's size is looked at (one stat) after every 16th commit. */
+export const COMMITS_PER_LOOK = 16;
 
 /** A WAL up to this size found at open is checkpointed on the spot (~1 ms on a warm disk). */
 const SMALL_WAL_BYTES = 256 * 1024;
@@ -42,20 +38,26 @@ export interface CheckpointerOptions {
  * Keeps WAL checkpoints off the event loop. SQLite's automatic checkpoint runs inside the
  * commit that crosses `wal_autocheckpoint` pages, synchronously, stalling every request for
  * tens of ms on a busy disk. Here the serving connection sets `wal_autocheckpoint = 0` and a
- * worker thread with its own connection to the file, started at the first write, checkpoints
- * (PASSIVE, then TRUNCATE) once as many frames wait. If the worker cannot start or dies, the connection goes back to the automatic
+ * worker thread with its own connection to the file, started once that many frames wait in the
+ * WAL, checkpoints (PASSIVE, then TRUNCATE) each time as many wait again. If the worker cannot start or dies, the connection goes back to the automatic
  * checkpoint (one warning), so the WAL never grows without bound.
  */
 export class Checkpointer {
   /** Frames the worker copied into the main file so far (PASSIVE checkpoints, not the last). */
   checkpointedFrames = 0;
+  /** Times the WAL's size was looked at while no worker ran (tests). */
+  walLooks = 0;
   readonly #db: Database.Database;
   readonly #warn: (message: string) => void;
   readonly #workerUrl: URL;
   readonly #data: CheckpointWorkerData;
+  readonly #walPath: string;
+  /** A checkpoint's worth of WAL: the worker starts once the WAL holds this much. */
+  readonly #startBytes: number;
   #worker: Worker | undefined;
-  /** Polls for the first write until the worker starts. */
-  #wake: NodeJS.Timeout | undefined;
+  /** True until the worker is started (or cannot be): commits are counted till then. */
+  #waitingForWork = true;
+  #commitsSinceLook = 0;
   #closing = false;
   #fellBack = false;
   #exited: Promise<void> = Promise.resolve();
@@ -71,30 +73,28 @@ export class Checkpointer {
       pollMs: options.pollMs ?? 50,
     };
     db.pragma('wal_autocheckpoint = 0');
-    // A worker thread holds ~7 MiB: a store nobody writes to (a server at rest, a reader)
-    // never starts one. The first write leaves frames in the WAL; a stat sees them. What the
-    // opening left there (the schema, a few frames of a last session) is checkpointed now,
-    // before any request; a large WAL (a crashed writer) is the worker's at once.
-    const walPath = `${path}-wal`;
-    if (walBytes(walPath) > 0) truncateSmallWal(db, walPath);
-    if (walBytes(walPath) > 0) {
-      this.#start();
-      return;
-    }
-    this.#pollForFirstWrite(walPath, WAKE_POLL_MS);
+    this.#walPath = `${path}-wal`;
+    this.#startBytes = this.#data.thresholdFrames * (this.#data.pageSize + 24);
+    // A worker thread costs ~7 MiB, ~50 ms of CPU to start and, ~8 s later, V8's memory
+    // reducer collecting its heap: a store nobody writes to much (a server at rest, a reader,
+    // a few tasks an hour) never starts one. Commits are what make the WAL grow (another
+    // process's store counts its own), so it is looked at after commits, never on a timer;
+    // SQLite checkpoints what is left at close. What the opening found there (the schema, a few frames of a last session) is
+    // checkpointed now, before any request; a large WAL (a crashed writer) is the worker's at once.
+    if (walBytes(this.#walPath) > 0) truncateSmallWal(db, this.#walPath);
+    if (walBytes(this.#walPath) >= this.#startBytes) this.#start();
   }
 
-  #pollForFirstWrite(walPath: string, delay: number): void {
-    this.#wake = setTimeout(() => {
-      if (walBytes(walPath) > 0) this.#start();
-      else this.#pollForFirstWrite(walPath, Math.min(delay * 2, IDLE_WAKE_POLL_MS));
-    }, delay);
-    this.#wake.unref();
+  /** The serving connection committed: every 16th commit looks at the WAL's size. */
+  committed(): void {
+    if (!this.#waitingForWork || ++this.#commitsSinceLook < COMMITS_PER_LOOK) return;
+    this.#commitsSinceLook = 0;
+    this.walLooks += 1;
+    if (walBytes(this.#walPath) >= this.#startBytes) this.#start();
   }
 
   #start(): void {
-    clearTimeout(this.#wake);
-    this.#wake = undefined;
+    this.#waitingForWork = false;
     if (this.#closing || this.#fellBack || this.#worker !== undefined) return;
     let worker: Worker;
     try {
@@ -129,7 +129,6 @@ export class Checkpointer {
    */
   close(): Promise<void> {
     this.#closing = true;
-    clearTimeout(this.#wake);
     const worker = this.#worker;
     if (worker === undefined) return Promise.resolve();
     worker.ref(); // the loop stays alive until the worker has ended

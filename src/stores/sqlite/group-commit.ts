@@ -41,8 +41,12 @@ export class GroupCommit {
   #queue: Pending[] = [];
   #flushing: Promise<void> | undefined;
 
-  constructor(db: Database.Database, run: Runner, deferred: Deferred) {
+  readonly #committed: () => void;
+
+  /** `committed`: told after each batch's commit (the checkpointer counts them). */
+  constructor(db: Database.Database, run: Runner, deferred: Deferred, committed: () => void) {
     this.#run = run;
+    this.#committed = committed;
     // A savepoint writes its own deferred changes before it is released, so a refusal that
     // rolls it back takes them along; those of the writes before it are written first.
     const savepoint = db.transaction((write: Write) => {
@@ -112,6 +116,7 @@ export class GroupCommit {
       for (const pending of batch) pending.reject(error);
       return;
     }
+    this.#committed();
     outcomes.forEach((outcome, i) => {
       const pending = batch[i] as Pending;
       if (outcome.ok) pending.resolve(outcome.value);

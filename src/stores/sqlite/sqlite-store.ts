@@ -114,7 +114,12 @@ export class SqliteTaskStore implements TaskStore {
       (id) => this.#deleteTask(id),
     );
     this.#leases = new SqliteLeases(this.#sql, this.#cache, this.#permits, this.#clock);
-    this.#group = new GroupCommit(this.#db, (operation) => this.#run(operation), this.#counts);
+    this.#group = new GroupCommit(
+      this.#db,
+      (operation) => this.#run(operation),
+      this.#counts,
+      () => this.#checkpointer.committed(),
+    );
     const warn = options.onWarning ?? defaultWarn;
     this.#checkpointer = new Checkpointer(this.#db, this.path, { warn });
     this.#alarm = new WaitAlarm(
@@ -127,9 +132,9 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   /** Whether WAL checkpoints currently run in the worker thread (tests and diagnostics). */
-  get checkpointWorker(): { running: boolean; checkpointedFrames: number } {
-    const { running, checkpointedFrames } = this.#checkpointer;
-    return { running, checkpointedFrames };
+  get checkpointWorker(): { running: boolean; checkpointedFrames: number; walLooks: number } {
+    const { running, checkpointedFrames, walLooks } = this.#checkpointer;
+    return { running, checkpointedFrames, walLooks };
   }
 
   /** How many task rows `get` currently answers from memory (tests and diagnostics). */
