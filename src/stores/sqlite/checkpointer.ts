@@ -39,8 +39,9 @@ export interface CheckpointerOptions {
  * commit that crosses `wal_autocheckpoint` pages, synchronously, stalling every request for
  * tens of ms on a busy disk. Here the serving connection sets `wal_autocheckpoint = 0` and a
  * worker thread with its own connection to the file, started once that many frames wait in the
- * WAL, checkpoints (PASSIVE, then TRUNCATE) each time as many wait again. If the worker cannot start or dies, the connection goes back to the automatic
- * checkpoint (one warning), so the WAL never grows without bound.
+ * WAL, checkpoints (PASSIVE, then TRUNCATE) each time as many wait again. If the worker cannot
+ * start or dies, the connection goes back to the automatic checkpoint (one warning), so the WAL
+ * never grows without bound.
  */
 export class Checkpointer {
   /** Frames the worker copied into the main file so far (PASSIVE checkpoints, not the last). */
@@ -79,8 +80,9 @@ export class Checkpointer {
     // reducer collecting its heap: a store nobody writes to much (a server at rest, a reader,
     // a few tasks an hour) never starts one. Commits are what make the WAL grow (another
     // process's store counts its own), so it is looked at after commits, never on a timer;
-    // SQLite checkpoints what is left at close. What the opening found there (the schema, a few frames of a last session) is
-    // checkpointed now, before any request; a large WAL (a crashed writer) is the worker's at once.
+    // SQLite checkpoints what is left at close. What the opening found in the WAL (the schema,
+    // a few frames of a last session) is checkpointed now, before any request; a large WAL (a
+    // crashed writer) is the worker's at once.
     if (walBytes(this.#walPath) > 0) truncateSmallWal(db, this.#walPath);
     if (walBytes(this.#walPath) >= this.#startBytes) this.#start();
   }
