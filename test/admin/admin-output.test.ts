@@ -126,6 +126,11 @@ describe('dashboard in headless Chromium: output and download', { skip }, () => 
   });
 
   const row = (id: string) => page.locator(`#tasks tbody tr[data-id="${id}"]`);
+  /** Opens a task's detail and waits until the pane shows it (it replaced the last one's). */
+  const openDetail = async (id: string) => {
+    await row(id).click();
+    await page.locator('#detail h2', { hasText: id }).waitFor();
+  };
 
   it("shows a running task's output as it grows, and keeps it after the task ended", async () => {
     const lines = ['first line\n', 'second line\n'];
@@ -148,7 +153,7 @@ describe('dashboard in headless Chromium: output and download', { skip }, () => 
     // The record keeps the first part; the whole text is in the store beside it.
     const kept = (await h.store.get(task.id))?.result?.['content'] as { text: string }[];
     assert.ok(kept[0]!.text.length < LONG.length);
-    await row(task.id).click();
+    await openDetail(task.id);
     const [download] = await Promise.all([
       page.waitForEvent('download'),
       page.click('#download-result'),
@@ -161,7 +166,7 @@ describe('dashboard in headless Chromium: output and download', { skip }, () => 
   it('offers a structuredContent moved out for its size as a JSON download', async () => {
     const task = await h.create('big', { rows: 6000, structured: true }, 'alice');
     await row(task.id).locator('.status.completed').waitFor();
-    await row(task.id).click();
+    await openDetail(task.id);
     const [download] = await Promise.all([
       page.waitForEvent('download'),
       page.click('#download-structured'),
