@@ -37,7 +37,7 @@ export interface Exchange<Out> {
   readonly allowedHosts: ReadonlySet<string> | undefined;
   /** The caller's connection (`address:port` on Node; undefined where the runtime hides it). */
   readonly connection: string | undefined;
-  /** Another request on this connection is ahead of this one, still unanswered (HTTP/1.1 pipelining). */
+  /** A request ahead of this one on its connection is still unanswered (HTTP/1.1 pipelining). */
   readonly pipelined: boolean;
   /** AuthInfo a framework put on the request before us (Express middleware). */
   readonly preAuth: AuthInfo | undefined;

@@ -56,8 +56,6 @@ export class Checkpointer {
   /** A checkpoint's worth of WAL: the worker starts once the WAL holds this much. */
   readonly #startBytes: number;
   #worker: Worker | undefined;
-  /** True until the worker is started (or cannot be): commits are counted till then. */
-  #waitingForWork = true;
   #commitsSinceLook = 0;
   #closing = false;
   #fellBack = false;
@@ -89,15 +87,20 @@ export class Checkpointer {
 
   /** The serving connection committed: every 16th commit looks at the WAL's size. */
   committed(): void {
-    if (!this.#waitingForWork || ++this.#commitsSinceLook < COMMITS_PER_LOOK) return;
+    if (++this.#commitsSinceLook < COMMITS_PER_LOOK) return;
     this.#commitsSinceLook = 0;
+    if (!this.#canStart()) return;
     this.walLooks += 1;
     if (walBytes(this.#walPath) >= this.#startBytes) this.#start();
   }
 
+  /** No worker runs, none fell back, and the store is not closing. */
+  #canStart(): boolean {
+    return this.#worker === undefined && !this.#fellBack && !this.#closing;
+  }
+
   #start(): void {
-    this.#waitingForWork = false;
-    if (this.#closing || this.#fellBack || this.#worker !== undefined) return;
+    if (!this.#canStart()) return;
     let worker: Worker;
     try {
       worker = new Worker(this.#workerUrl, { workerData: this.#data });
