@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { clientLatency, e2eFloorGoal, e2eLatency, e2eRow, floorRow } from './lib/e2e.js';
 import { BENCH_TOOLS, endpoint, MAIN, SERVERS, startServer } from './lib/http.js';
-import { processCpuNs } from './lib/load.js';
+import { preemptions, processCpuNs } from './lib/load.js';
 import { report, type Section } from './lib/stats.js';
 
 const RUNS = 150;
@@ -22,7 +22,13 @@ const serverPid = server.process.pid as number;
 const serverCpu = processCpuNs(serverPid);
 const polled = await e2eLatency(ep, RUNS);
 const serverCpuMid = processCpuNs(serverPid);
+const floorPid = floorServer.process.pid as number;
+const switchesBefore = [serverPid, floorPid, process.pid].map(preemptions);
 const viaClient = await clientLatency(server.url, RUNS, floorEp);
+// Per call of taskrail's client (the floor: per trip, one every other call).
+const [serverSwitches, floorSwitches, ownSwitches] = [serverPid, floorPid, process.pid].map(
+  (pid, i) => (preemptions(pid) - (switchesBefore[i] as number)) / (i === 1 ? RUNS / 2 : RUNS),
+) as [number, number, number];
 const serverUs = (from: number, to: number): string => ((to - from) / 1000 / RUNS).toFixed(0);
 const serverPolled = serverUs(serverCpu, serverCpuMid);
 const serverViaClient = serverUs(serverCpuMid, processCpuNs(serverPid));
@@ -40,7 +46,11 @@ const section: Section = {
     'Floor: a node:http server (a child process) answering a POST 10 ms after it arrived, asked by this process in place of the bare wait after every other call of taskrail’s client: what waking a server, its 10 ms and waking the client cost here before anything is stored. The goal (issue 37) is the floor + 1 ms p50; the polling client is stated against the same floor. ' +
     `CPU per call (schedstat, all threads): the polling loop ${polled.cpuUsPerCall.toFixed(0)} µs, ` +
     `taskrail's client ${viaClient.cpuUsPerCall.toFixed(0)} µs; the server ${serverPolled} µs ` +
-    `while polled, ${serverViaClient} µs while followed by taskrail's client.`,
+    `while polled, ${serverViaClient} µs while followed by taskrail's client. ` +
+    `Preemptions of the main thread (involuntary context switches) while taskrail's client ran: ` +
+    `serve ${serverSwitches.toFixed(2)} per call, this process ${ownSwitches.toFixed(2)} per call, ` +
+    `the floor server ${floorSwitches.toFixed(2)} per trip (a socket write's wake-up may run the reader on the writer's CPU, ` +
+    'which then waits for it: see "Fifth pass" below).',
   columns: ['measure', 'ms p50 / p99', 'baseline ms p50', 'ratio of p50'],
   rows: [
     e2eRow('seen completed by a polling client', polled),

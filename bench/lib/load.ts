@@ -70,6 +70,15 @@ export function processCpuNs(pid: number): number {
   return total;
 }
 
+/**
+ * How often the process's main thread was preempted (taken off its CPU while runnable): its
+ * involuntary context switches in /proc/PID/status.
+ */
+export function preemptions(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/nonvoluntary_ctxt_switches:\s+(\d+)/.exec(status)?.[1] ?? 0);
+}
+
 export interface LoadResult {
   requests: number;
   perSecond: number;
