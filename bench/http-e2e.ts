@@ -23,12 +23,12 @@ const serverCpu = processCpuNs(serverPid);
 const polled = await e2eLatency(ep, RUNS);
 const serverCpuMid = processCpuNs(serverPid);
 const floorPid = floorServer.process.pid as number;
-const switchesBefore = [serverPid, floorPid, process.pid].map(preemptions);
+const [serverFrom, floorFrom, ownFrom] = [serverPid, floorPid, process.pid].map(preemptions);
 const viaClient = await clientLatency(server.url, RUNS, floorEp);
-// Per call of taskrail's client (the floor: per trip, one every other call).
-const [serverSwitches, floorSwitches, ownSwitches] = [serverPid, floorPid, process.pid].map(
-  (pid, i) => (preemptions(pid) - (switchesBefore[i] as number)) / (i === 1 ? RUNS / 2 : RUNS),
-) as [number, number, number];
+const serverSwitches = (preemptions(serverPid) - (serverFrom as number)) / RUNS;
+const ownSwitches = (preemptions(process.pid) - (ownFrom as number)) / RUNS;
+// The floor is asked after every other call.
+const floorSwitches = (preemptions(floorPid) - (floorFrom as number)) / (RUNS / 2);
 const serverUs = (from: number, to: number): string => ((to - from) / 1000 / RUNS).toFixed(0);
 const serverPolled = serverUs(serverCpu, serverCpuMid);
 const serverViaClient = serverUs(serverCpuMid, processCpuNs(serverPid));
