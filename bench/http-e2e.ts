@@ -23,12 +23,13 @@ const serverCpu = processCpuNs(serverPid);
 const polled = await e2eLatency(ep, RUNS);
 const serverCpuMid = processCpuNs(serverPid);
 const floorPid = floorServer.process.pid as number;
-const [serverFrom, floorFrom, ownFrom] = [serverPid, floorPid, process.pid].map(preemptions);
+const switchesFrom = { server: preemptions(serverPid), floor: preemptions(floorPid) };
+const ownFrom = preemptions(process.pid);
 const viaClient = await clientLatency(server.url, RUNS, floorEp);
-const serverSwitches = (preemptions(serverPid) - (serverFrom as number)) / RUNS;
-const ownSwitches = (preemptions(process.pid) - (ownFrom as number)) / RUNS;
+const serverSwitches = (preemptions(serverPid) - switchesFrom.server) / RUNS;
+const ownSwitches = (preemptions(process.pid) - ownFrom) / RUNS;
 // The floor is asked after every other call.
-const floorSwitches = (preemptions(floorPid) - (floorFrom as number)) / (RUNS / 2);
+const floorSwitches = (preemptions(floorPid) - switchesFrom.floor) / (RUNS / 2);
 const serverUs = (from: number, to: number): string => ((to - from) / 1000 / RUNS).toFixed(0);
 const serverPolled = serverUs(serverCpu, serverCpuMid);
 const serverViaClient = serverUs(serverCpuMid, processCpuNs(serverPid));

@@ -104,21 +104,22 @@ writeFileSync(
     '  console.log(`http://127.0.0.1:${s.address().port}/mcp`));\n',
 );
 const bare = await startServer(bareScript, []);
-const bareIdle = await measure(bare, false);
+const { tail: bareTail, rest: bareRest } = await measure(bare, false);
 await bare.stop();
 
 const rows: (string | number)[][] = [];
 const goals: { text: string; met: boolean }[] = [];
 const cell = (w: Window) => `${w.cpuMs.toFixed(1)} ms, ${w.wakeUps} wake-ups`;
 const share = (w: Window) => `${((w.cpuMs / WINDOW_MS) * 100).toFixed(2)}%`;
-const { tail: bareTail, rest: bareRest } = bareIdle;
-const bareRow = [
+rows.push([
   'bare node:http server (baseline)',
   cell(bareTail),
   cell(bareRest),
   share(bareRest),
-];
-rows.push([...bareRow, '', '', '']);
+  '',
+  '',
+  '',
+]);
 for (const [name, store] of stores) {
   const server = await serveBench(store);
   const { tail, rest, after, next } = await measure(server, true);
