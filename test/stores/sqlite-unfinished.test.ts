@@ -79,6 +79,36 @@ describe('SQLite: the per-principal unfinished count kept by the store', () => {
     }
   });
 
+  it('creates of one batch are placed in turn and refused past the cap, keyed ones among them', async () => {
+    const path = freshPath();
+    const store = new SqliteTaskStore(path);
+    try {
+      await store.create(record(Date.now()), { maxUnfinished: 5 });
+      // Started in one turn: one write transaction, which reads the stored count once.
+      const outcomes = await Promise.allSettled(
+        ['', 'a', '', 'b', '', ''].map((key) => {
+          const task =
+            key === '' ? record(Date.now()) : record(Date.now(), { idempotencyKey: key });
+          return store.create(task, { maxUnfinished: 5 });
+        }),
+      );
+      const places = outcomes.map((o) => (o.status === 'fulfilled' ? o.value.position : 'full'));
+      assert.deepEqual(places, [2, 3, 4, 5, 'full', 'full']);
+      for (const refused of outcomes.slice(4)) {
+        assert.equal((refused as PromiseRejectedResult).reason.code, 'QUEUE_FULL');
+      }
+      assert.deepEqual(counts(path), { kept: 5, rows: 5 });
+      // The next transaction reads the count written by this one.
+      await assert.rejects(store.create(record(Date.now()), { maxUnfinished: 5 }), {
+        code: 'QUEUE_FULL',
+      });
+      assert.equal((await store.create(record(Date.now()), { maxUnfinished: 6 })).position, 6);
+      assert.deepEqual(counts(path), { kept: 6, rows: 6 });
+    } finally {
+      await store.close();
+    }
+  });
+
   it('a keyed create refused after it deleted an expired holder leaves the count as it was', async () => {
     const path = freshPath();
     let now = 1_000_000;

@@ -21,6 +21,11 @@ export class UnfinishedCounts {
   readonly #select: Database.Statement;
   readonly #add: Database.Statement;
   readonly #pending = new Map<string, number>();
+  /**
+   * The stored counts this transaction read, until it writes them: no other process can change
+   * them while it holds the write lock, so a batch of one caller's creates reads the row once.
+   */
+  readonly #stored = new Map<string, number>();
 
   constructor(db: Database.Database) {
     this.#select = db.prepare('SELECT n FROM unfinished_counts WHERE principal = ?').pluck();
@@ -40,12 +45,17 @@ export class UnfinishedCounts {
 
   /** Inside a write transaction: the principal's unfinished tasks, this transaction's included. */
   count(principal: string): number {
-    const stored = (this.#select.get(principal) as number | undefined) ?? 0;
+    let stored = this.#stored.get(principal);
+    if (stored === undefined) {
+      stored = (this.#select.get(principal) as number | undefined) ?? 0;
+      this.#stored.set(principal, stored);
+    }
     return Math.max(0, stored + (this.#pending.get(principal) ?? 0));
   }
 
   /** Writes the pending changes (inside the transaction that made them). */
   flush(): void {
+    this.#stored.clear();
     if (this.#pending.size === 0) return;
     for (const [principal, delta] of this.#pending) {
       if (delta !== 0) this.#add.run(principal, delta);
@@ -55,6 +65,7 @@ export class UnfinishedCounts {
 
   /** Forgets the pending changes: the transaction (or savepoint) that made them rolled back. */
   discard(): void {
+    this.#stored.clear();
     this.#pending.clear();
   }
 }
