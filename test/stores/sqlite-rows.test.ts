@@ -1,15 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { recordToParams } from '../../src/stores/sqlite/rows.js';
+import { LAZY_ARGUMENTS_CHARS } from '../../src/stores/sqlite/lazy-arguments.js';
+import { recordToParams, rowToRecord } from '../../src/stores/sqlite/rows.js';
 import { newTaskRecord, type JsonObject } from '../../src/task/record.js';
 
-const record = (meta: JsonObject) =>
+const record = (meta: JsonObject, args: JsonObject = {}) =>
   newTaskRecord(
     {
       id: 'rows-test',
       principal: 'alice',
       tool: 'noop',
-      arguments: {},
+      arguments: args,
       ttlMs: null,
       pollIntervalMs: 1000,
       meta,
@@ -32,5 +33,25 @@ describe('SQLite rows: object columns written without the serializer when empty'
     const row = recordToParams(record({}));
     assert.equal(row.input_requests, '{}');
     assert.equal(row.input_responses, '{}');
+  });
+});
+
+describe('SQLite rows: big arguments parsed at their first read', () => {
+  const argumentsProperty = (task: object) => Object.getOwnPropertyDescriptor(task, 'arguments');
+
+  it('builds a record without parsing arguments past the bound, and parses them once read', () => {
+    const big = { text: 'x'.repeat(LAZY_ARGUMENTS_CHARS) };
+    const task = rowToRecord(recordToParams(record({}, big)));
+    assert.equal(typeof argumentsProperty(task)?.get, 'function', 'not parsed yet');
+    const read = task.arguments;
+    assert.deepEqual(read, big);
+    assert.equal(argumentsProperty(task)?.value, read, 'a plain property from then on');
+    assert.equal(task.arguments, read, 'parsed once');
+  });
+
+  it('parses arguments within the bound at once', () => {
+    const small = { text: 'x'.repeat(LAZY_ARGUMENTS_CHARS - 20) };
+    const task = rowToRecord(recordToParams(record({}, small)));
+    assert.deepEqual(argumentsProperty(task)?.value, small);
   });
 });

@@ -2,6 +2,7 @@ import type { JsonRpcErrorObject } from '../../task/errors.js';
 import type { InputRequest, JsonObject, TaskRecord } from '../../task/record.js';
 import type { TaskStatus } from '../../task/status.js';
 import { storedWire, wireFromStored } from '../shared/record-parts.js';
+import { LAZY_ARGUMENTS_CHARS, parseArgumentsWhenRead } from './lazy-arguments.js';
 
 /** One row of `tasks` as better-sqlite3 returns it. */
 export interface TaskRow {
@@ -225,11 +226,12 @@ export function rawRowToRecord(values: unknown[]): TaskRecord {
 }
 
 export function rowToRecord(row: TaskRow): TaskRecord {
+  const lazy = row.arguments.length > LAZY_ARGUMENTS_CHARS;
   const task: TaskRecord = {
     id: row.id,
     principal: row.principal,
     tool: row.tool,
-    arguments: parseObject<JsonObject>(row.arguments),
+    arguments: lazy ? {} : parseObject<JsonObject>(row.arguments),
     status: row.status as TaskStatus,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -247,5 +249,6 @@ export function rowToRecord(row: TaskRow): TaskRecord {
   if (row.result !== null) task.result = JSON.parse(row.result) as JsonObject;
   if (row.error !== null) task.error = JSON.parse(row.error) as JsonRpcErrorObject;
   if (row.idempotency_key !== null) task.idempotencyKey = row.idempotency_key;
+  if (lazy) parseArgumentsWhenRead(task, row.arguments);
   return task;
 }

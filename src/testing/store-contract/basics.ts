@@ -10,6 +10,7 @@ import {
 import type { TaskRecord } from '../../task/record.js';
 import type { DefineCase, Harness } from './harness.js';
 import { RPC } from '../../task/errors.js';
+import { merged } from '../../task/copy.js';
 
 const RICH_ARGUMENTS = {
   text: 'héllo wörld ✓ 𝄞 "quoted" \\ back\nslash',
@@ -86,6 +87,35 @@ export function registerBasicCases(define: DefineCase): void {
     assert.deepEqual(read.meta, { list: [1] });
     read.status = 'completed';
     assert.equal((await h.store.get(record.id))?.status, 'working');
+  });
+
+  define('big arguments are the same through every read, copy and write', async (h) => {
+    // Past the size a store may parse only when they are read (SQLite: 16 KiB of JSON).
+    const big = {
+      long: 'ünïcode ✓ '.repeat(4000),
+      rows: [...Array(500).keys()],
+      ...RICH_ARGUMENTS,
+    };
+    const created = (await h.store.create(h.record({ arguments: big }))).task;
+    assert.deepEqual(created.arguments, big);
+    const read = (await h.store.get(created.id)) as TaskRecord;
+    assert.deepEqual(read.arguments, big);
+    assert.deepEqual(JSON.parse(JSON.stringify(read)).arguments, big);
+    assert.deepEqual(structuredClone(read).arguments, big);
+    assert.deepEqual(merged(read).arguments, big);
+    (read.arguments['rows'] as number[]).push(-1);
+    const replaced = (await h.store.get(created.id)) as TaskRecord;
+    replaced.arguments = { replaced: true }; // before any read of them
+    assert.deepEqual(replaced.arguments, { replaced: true });
+    const untouched = (await h.store.get(created.id)) as TaskRecord;
+    const forged = {
+      ...report(untouched, 'half way', h.clock.advance(1)),
+      arguments: { forged: 1 },
+    };
+    const outcome = await h.store.compareAndSet(forged, untouched.revision);
+    assert.ok(outcome.ok);
+    assert.deepEqual(outcome.task.arguments, big, 'the stored arguments, not the forged ones');
+    assert.deepEqual((await h.store.get(created.id))?.arguments, big);
   });
 
   define('tasks, steps and leases survive closing and reopening the store', async (h) => {
