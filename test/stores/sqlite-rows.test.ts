@@ -49,6 +49,25 @@ describe('SQLite rows: big arguments parsed at their first read', () => {
     assert.equal(task.arguments, read, 'parsed once');
   });
 
+  it('reads the arguments of a frozen record at each read, and refuses to replace them', () => {
+    const big = { text: 'x'.repeat(LAZY_ARGUMENTS_CHARS) };
+    const task = Object.freeze(rowToRecord(recordToParams(record({}, big))));
+    assert.deepEqual(task.arguments, big);
+    assert.deepEqual(task.arguments, big);
+    assert.throws(() => {
+      (task as { arguments: JsonObject }).arguments = {};
+    }, /read only property 'arguments'/);
+  });
+
+  it('says how to copy a record whose arguments were copied as an accessor', () => {
+    const task = rowToRecord(
+      recordToParams(record({}, { text: 'x'.repeat(LAZY_ARGUMENTS_CHARS) })),
+    );
+    const copy = Object.defineProperties({}, Object.getOwnPropertyDescriptors(task)) as typeof task;
+    assert.throws(() => copy.arguments, /copy records by value/);
+    assert.deepEqual(task.arguments, { text: 'x'.repeat(LAZY_ARGUMENTS_CHARS) });
+  });
+
   it('parses arguments within the bound at once', () => {
     const small = { text: 'x'.repeat(LAZY_ARGUMENTS_CHARS - 20) };
     const task = rowToRecord(recordToParams(record({}, small)));

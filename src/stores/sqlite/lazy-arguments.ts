@@ -10,15 +10,16 @@ export const LAZY_ARGUMENTS_CHARS = 16 * 1024;
 /** The text of each record's arguments not read yet. */
 const unparsed = new WeakMap<object, string>();
 
-function settle(task: object, value: JsonObject): JsonObject {
-  unparsed.delete(task);
-  Object.defineProperty(task, 'arguments', {
+/** Makes `value` the record's plain `arguments`; false when the record is frozen or sealed. */
+function settle(task: object, value: JsonObject): boolean {
+  const settled = Reflect.defineProperty(task, 'arguments', {
     value,
     enumerable: true,
     writable: true,
     configurable: true,
   });
-  return value;
+  if (settled) unparsed.delete(task);
+  return settled;
 }
 
 // One accessor pair for every record: per-record closures gave each record a hidden class of
@@ -27,10 +28,23 @@ const PARSED_WHEN_READ: PropertyDescriptor = {
   enumerable: true,
   configurable: true,
   get(this: object): JsonObject {
-    return settle(this, JSON.parse(unparsed.get(this) ?? '{}') as JsonObject);
+    const text = unparsed.get(this);
+    if (text === undefined) {
+      throw new TypeError(
+        'taskrail: this copy of a task record has no arguments to read: copy records by value ' +
+          '(a spread, structuredClone), not by their property descriptors',
+      );
+    }
+    const value = JSON.parse(text) as JsonObject;
+    settle(this, value); // a frozen record keeps the text, and parses it at each read
+    return value;
   },
   set(this: object, value: JsonObject): void {
-    settle(this, value);
+    if (!settle(this, value)) {
+      throw new TypeError(
+        "Cannot assign to read only property 'arguments' of a frozen task record",
+      );
+    }
   },
 };
 
