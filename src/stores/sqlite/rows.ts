@@ -231,6 +231,7 @@ export function rowToRecord(row: TaskRow): TaskRecord {
     id: row.id,
     principal: row.principal,
     tool: row.tool,
+    // A placeholder when lazy: the key keeps its place in the record's order and shape.
     arguments: lazy ? {} : parseObject<JsonObject>(row.arguments),
     status: row.status as TaskStatus,
     createdAt: row.created_at,
