@@ -9,8 +9,11 @@
  *   the same no-op as a task tool (the most favourable v1 set-up: no per-request server);
  * - `sqlite-get PATH` / `sqlite-create PATH`: the SQLite floors of a durable tasks/get and
  *   create+run (_sqlite-floor.ts);
+ * - `sqlite-create-statements PATH`: the create floor with the SQLite store's own statements
+ *   (_statements-floor.ts): what its promises cost with no engine around them;
  * - `wait-10ms`: node:http answering every POST 10 ms after its body arrived (the floor of the
- *   end-to-end sections: one request, the tool's own wait, one reply; nothing stored).
+ *   end-to-end sections: one request, the tool's own wait, one reply; nothing stored);
+ * - `push-10ms PATH`: the least durable push of a 10 ms tool's outcome (_push-floor.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -143,6 +146,9 @@ const kinds: Record<string, () => Promise<Handler>> = {
   'sdk-v1': sdkV1,
   'sqlite-get': floor('sqliteGet'),
   'sqlite-create': floor('sqliteCreate'),
+  'push-10ms': async () => (await import('./push-floor.js')).pushAfterTenMs(process.argv[3] ?? ''),
+  'sqlite-create-statements': async () =>
+    (await import('./statements-floor.js')).sqliteCreateStatements(process.argv[3] ?? ''),
 };
 const make = kinds[process.argv[2] ?? ''];
 if (make === undefined) throw new Error(`usage: lib/servers.js ${Object.keys(kinds).join('|')}`);

@@ -1,0 +1,154 @@
+/**
+ * The create floor with taskrail's own SQL and none of its engine: what the SQLite store's
+ * promises cost by themselves. Per request, in the commit shared by one event-loop turn's
+ * writes (as the store's group commit): the per-principal cap's count read, the insert with the
+ * lease held from the start and the meta a taskrail create stores, the count's row; after the
+ * reply, in the next shared commit, the completion as the store's compare-and-set: the head
+ * read, the guarded update, the count's row. The statements are the store's prepared ones
+ * (src/stores/sqlite/statements.ts), so they follow any change to them. Next to the plain
+ * floor (sqlite-floor.ts) it says how much of a create's budget the durable writes alone take.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import Database from 'better-sqlite3';
+import { openStore } from '../../src/stores/open.js';
+import { prepareStatements } from '../../src/stores/sqlite/statements.js';
+import { newTaskId, newToken } from '../../src/task/ids.js';
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+const TTL_MS = 3_600_000;
+const LEASE_MS = 30_000;
+const SERVER_INFO = { 'io.modelcontextprotocol/serverInfo': { name: 'floor', version: '1.0.0' } };
+/** What `taskrail serve` stores as a bench create's meta (its caller, its wire, its run policy). */
+const META = JSON.stringify({
+  clientCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+  callerConnection: 'c:floorFloorFloorF',
+  'taskrail/run': { maxAttempts: 3 },
+});
+
+function readBody(req: IncomingMessage, then: (text: string) => void): void {
+  const chunks: Buffer[] = [];
+  req.on('data', (chunk: Buffer) => chunks.push(chunk));
+  req.on('end', () => then(Buffer.concat(chunks).toString('utf8')));
+}
+
+interface Counts {
+  read: (principal: string) => unknown;
+  add: (principal: string, delta: number) => unknown;
+}
+
+/**
+ * Runs the writes queued during one turn of the event loop in one IMMEDIATE transaction. As the
+ * store's group commit (unfinished.ts), the cap's count row is read at most once and written
+ * once per principal per transaction, with the transaction's net change.
+ */
+function batcher(db: Database.Database, counts: Counts) {
+  let queue: { write: () => void; done: () => void }[] = [];
+  const pending = new Map<string, number>();
+  const commit = db.transaction((writes: typeof queue) => {
+    for (const w of writes) w.write();
+    for (const [principal, delta] of pending) if (delta !== 0) counts.add(principal, delta);
+    pending.clear();
+  });
+  const write = (work: () => void, done: () => void) => {
+    if (queue.length === 0) {
+      setImmediate(() => {
+        const batch = queue;
+        queue = [];
+        commit.immediate(batch);
+        for (const w of batch) w.done();
+      });
+    }
+    queue.push({ write: work, done });
+  };
+  const count = (principal: string, delta: number) => {
+    const before = pending.get(principal);
+    if (before === undefined) counts.read(principal);
+    pending.set(principal, (before ?? 0) + delta);
+  };
+  return { write, count };
+}
+
+/** A created task's row, as the store's insert binds it (one literal: one hidden class). */
+const createdRow = (id: string, now: number) => ({
+  id,
+  principal: 'anonymous',
+  tool: 'noop',
+  status: 'working',
+  status_message: null,
+  created_at: now,
+  updated_at: now,
+  ttl_ms: TTL_MS,
+  expires_at: now + TTL_MS,
+  poll_interval_ms: 1,
+  revision: 1,
+  attempt: 1,
+  generation: 'v2',
+  idempotency_key: null,
+  arguments: '{}',
+  result: null as string | null,
+  error: null,
+  input_requests: '{}',
+  input_responses: '{}',
+  meta: META,
+  lease_owner: 'floor',
+  lease_token: newToken(),
+  lease_expires_at: now + LEASE_MS,
+  expected_revision: 0,
+});
+
+export async function sqliteCreateStatements(path: string): Promise<Handler> {
+  await (await openStore(`sqlite:${path}`, { quiet: true })).close(); // creates the schema
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  const sql = prepareStatements(db);
+  const select = db.prepare('SELECT n FROM unfinished_counts WHERE principal = ?').pluck();
+  const add = db.prepare(
+    'INSERT INTO unfinished_counts (principal, n) VALUES (?, ?) ' +
+      'ON CONFLICT (principal) DO UPDATE SET n = n + excluded.n',
+  );
+  const { write, count } = batcher(db, {
+    read: (principal) => select.get(principal),
+    add: (principal, delta) => add.run(principal, delta),
+  });
+  // The completion as the store's compare-and-set: the head read, then the guarded update.
+  const complete = (row: ReturnType<typeof createdRow>) => {
+    const head = sql.selectHead.get(row.id) as unknown[];
+    row.expected_revision = head[1] as number;
+    row.status = 'completed';
+    row.updated_at = Date.now();
+    row.revision = 2;
+    row.result = '{"content":[]}';
+    sql.updateTask.run(row);
+    count(row.principal, -1);
+  };
+  return (req, res) =>
+    readBody(req, (text) => {
+      const message = JSON.parse(text) as { id: unknown };
+      const row = createdRow(newTaskId(), Date.now());
+      const insert = () => {
+        count(row.principal, 1);
+        sql.insertLeasedTask.run(row);
+      };
+      write(insert, () => {
+        const at = new Date(row.created_at).toISOString();
+        const task = { taskId: row.id, status: 'working', createdAt: at, lastUpdatedAt: at };
+        const result = { content: [], resultType: 'task', ...task, ttlMs: TTL_MS };
+        const body = JSON.stringify({
+          jsonrpc: '2.0',
+          id: message.id,
+          result: { ...result, _meta: SERVER_INFO },
+        });
+        res.writeHead(200, {
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(body)),
+        });
+        res.end(body);
+        write(
+          () => complete(row),
+          () => undefined,
+        );
+      });
+    });
+}
