@@ -25,7 +25,8 @@ const COLUMNS =
 const SERVER_INFO = { 'io.modelcontextprotocol/serverInfo': { name: 'floor', version: '1.0.0' } };
 const TTL_MS = 3_600_000;
 
-async function open(path: string): Promise<Database.Database> {
+/** A file with taskrail's schema, opened as taskrail opens it (WAL, synchronous=NORMAL). */
+export async function open(path: string): Promise<Database.Database> {
   await (await openStore(`sqlite:${path}`, { quiet: true })).close(); // creates the schema
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
@@ -43,13 +44,13 @@ const row = (id: string, status: string, now: number, result: string | null) => 
   ...[result, '{}', '{}', '{}'],
 ];
 
-function readBody(req: IncomingMessage, then: (text: string) => void): void {
+export function readBody(req: IncomingMessage, then: (text: string) => void): void {
   const chunks: Buffer[] = [];
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
   req.on('end', () => then(Buffer.concat(chunks).toString('utf8')));
 }
 
-function reply(res: ServerResponse, id: unknown, result: object): void {
+export function reply(res: ServerResponse, id: unknown, result: object): void {
   const body = JSON.stringify({ jsonrpc: '2.0', id, result: { ...result, _meta: SERVER_INFO } });
   res.writeHead(200, {
     'content-type': 'application/json',

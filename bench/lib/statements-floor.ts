@@ -10,27 +10,20 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Database from 'better-sqlite3';
-import { openStore } from '../../src/stores/open.js';
 import { prepareStatements } from '../../src/stores/sqlite/statements.js';
 import { newTaskId, newToken } from '../../src/task/ids.js';
+import { open, readBody, reply } from './sqlite-floor.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
 const TTL_MS = 3_600_000;
 const LEASE_MS = 30_000;
-const SERVER_INFO = { 'io.modelcontextprotocol/serverInfo': { name: 'floor', version: '1.0.0' } };
 /** What `taskrail serve` stores as a bench create's meta (its caller, its wire, its run policy). */
 const META = JSON.stringify({
   clientCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } },
   callerConnection: 'c:floorFloorFloorF',
   'taskrail/run': { maxAttempts: 3 },
 });
-
-function readBody(req: IncomingMessage, then: (text: string) => void): void {
-  const chunks: Buffer[] = [];
-  req.on('data', (chunk: Buffer) => chunks.push(chunk));
-  req.on('end', () => then(Buffer.concat(chunks).toString('utf8')));
-}
 
 interface Counts {
   read: (principal: string) => unknown;
@@ -98,10 +91,7 @@ const createdRow = (id: string, now: number) => ({
 });
 
 export async function sqliteCreateStatements(path: string): Promise<Handler> {
-  await (await openStore(`sqlite:${path}`, { quiet: true })).close(); // creates the schema
-  const db = new Database(path);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
+  const db = await open(path);
   const sql = prepareStatements(db);
   const select = db.prepare('SELECT n FROM unfinished_counts WHERE principal = ?').pluck();
   const add = db.prepare(
@@ -134,17 +124,7 @@ export async function sqliteCreateStatements(path: string): Promise<Handler> {
       write(insert, () => {
         const at = new Date(row.created_at).toISOString();
         const task = { taskId: row.id, status: 'working', createdAt: at, lastUpdatedAt: at };
-        const result = { content: [], resultType: 'task', ...task, ttlMs: TTL_MS };
-        const body = JSON.stringify({
-          jsonrpc: '2.0',
-          id: message.id,
-          result: { ...result, _meta: SERVER_INFO },
-        });
-        res.writeHead(200, {
-          'content-type': 'application/json',
-          'content-length': String(Buffer.byteLength(body)),
-        });
-        res.end(body);
+        reply(res, message.id, { content: [], resultType: 'task', ...task, ttlMs: TTL_MS });
         write(
           () => complete(row),
           () => undefined,
