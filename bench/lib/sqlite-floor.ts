@@ -100,10 +100,19 @@ export async function sqliteGet(path: string): Promise<Handler> {
     });
 }
 
-/** Runs the writes queued during one turn of the event loop in one transaction. */
-function batcher(db: Database.Database): (write: () => void, done: () => void) => void {
+/**
+ * Runs the writes queued during one turn of the event loop in one IMMEDIATE transaction;
+ * `beforeCommit` runs last inside it (what the batch gathered and writes once).
+ */
+export function batcher(
+  db: Database.Database,
+  beforeCommit?: () => void,
+): (write: () => void, done: () => void) => void {
   let queue: { write: () => void; done: () => void }[] = [];
-  const commit = db.transaction((writes: typeof queue) => writes.forEach((w) => w.write()));
+  const commit = db.transaction((writes: typeof queue) => {
+    writes.forEach((w) => w.write());
+    beforeCommit?.();
+  });
   return (write, done) => {
     if (queue.length === 0) {
       setImmediate(() => {

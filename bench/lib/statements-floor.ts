@@ -9,10 +9,9 @@
  * floor (sqlite-floor.ts) it says how much of a create's budget the durable writes alone take.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import Database from 'better-sqlite3';
 import { prepareStatements } from '../../src/stores/sqlite/statements.js';
 import { newTaskId, newToken } from '../../src/task/ids.js';
-import { open, readBody, reply } from './sqlite-floor.js';
+import { batcher, open, readBody, reply } from './sqlite-floor.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -31,35 +30,21 @@ interface Counts {
 }
 
 /**
- * Runs the writes queued during one turn of the event loop in one IMMEDIATE transaction. As the
- * store's group commit (unfinished.ts), the cap's count row is read at most once and written
- * once per principal per transaction, with the transaction's net change.
+ * The cap's count as the store keeps it (unfinished.ts): read at most once and written once per
+ * principal per transaction, with the transaction's net change (`flush`, just before commit).
  */
-function batcher(db: Database.Database, counts: Counts) {
-  let queue: { write: () => void; done: () => void }[] = [];
+function countsPerTransaction(counts: Counts) {
   const pending = new Map<string, number>();
-  const commit = db.transaction((writes: typeof queue) => {
-    for (const w of writes) w.write();
-    for (const [principal, delta] of pending) if (delta !== 0) counts.add(principal, delta);
-    pending.clear();
-  });
-  const write = (work: () => void, done: () => void) => {
-    if (queue.length === 0) {
-      setImmediate(() => {
-        const batch = queue;
-        queue = [];
-        commit.immediate(batch);
-        for (const w of batch) w.done();
-      });
-    }
-    queue.push({ write: work, done });
-  };
   const count = (principal: string, delta: number) => {
     const before = pending.get(principal);
     if (before === undefined) counts.read(principal);
     pending.set(principal, (before ?? 0) + delta);
   };
-  return { write, count };
+  const flush = () => {
+    for (const [principal, delta] of pending) if (delta !== 0) counts.add(principal, delta);
+    pending.clear();
+  };
+  return { count, flush };
 }
 
 /** A created task's row, as the store's insert binds it (one literal: one hidden class). */
@@ -98,10 +83,11 @@ export async function sqliteCreateStatements(path: string): Promise<Handler> {
     'INSERT INTO unfinished_counts (principal, n) VALUES (?, ?) ' +
       'ON CONFLICT (principal) DO UPDATE SET n = n + excluded.n',
   );
-  const { write, count } = batcher(db, {
+  const { count, flush } = countsPerTransaction({
     read: (principal) => select.get(principal),
     add: (principal, delta) => add.run(principal, delta),
   });
+  const write = batcher(db, flush);
   // The completion as the store's compare-and-set: the head read, then the guarded update.
   const complete = (row: ReturnType<typeof createdRow>) => {
     const head = sql.selectHead.get(row.id) as unknown[];
