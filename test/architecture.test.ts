@@ -60,7 +60,7 @@ const FOLDERS: Record<string, readonly string[]> = {
   // The operator routes read the store and answer over HTTP with the callers' auth.
   'server/admin': ['runtime', 'store', 'task', 'server/http', 'server/oauth'],
   // A wire knows no transport: HTTP and stdio both frame what its route answers.
-  'server/wire-2025': ['runtime', 'task', 'protocol', 'server/tasks', 'server/sdk'],
+  'server/wire-2025': ['runtime', 'task', 'protocol', 'server/tasks', 'server/sdk', 'server/http'],
   'server/wire-2026': [
     'runtime',
     'task',
@@ -109,11 +109,12 @@ const PACKAGES: Record<string, readonly string[]> = {
   runtime: ['ajv', '@opentelemetry/api'],
   'executors/bullmq': ['bullmq', 'ioredis'],
   'executors/graphile-worker': ['graphile-worker', 'pg'],
-  server: ['@modelcontextprotocol/server', '@modelcontextprotocol/node', 'zod'],
+  server: ['@modelcontextprotocol/server', 'zod'],
   'server/tasks': ['@modelcontextprotocol/server'],
   'server/sdk': ['@modelcontextprotocol/server', 'zod'],
-  'server/http': ['@modelcontextprotocol/server'],
-  'server/wire-2025': ['@modelcontextprotocol/server', '@modelcontextprotocol/node', 'zod'],
+  // The SDK's Node adapter, loaded on first use (http/sdk-node.ts).
+  'server/http': ['@modelcontextprotocol/server', '@modelcontextprotocol/node'],
+  'server/wire-2025': ['@modelcontextprotocol/server', 'zod'],
   'server/wire-2026': ['@modelcontextprotocol/server'],
   'server/tools': ['@modelcontextprotocol/server', 'zod'],
   'server/admin': ['prom-client'],

@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { McpHttpHandler } from '@modelcontextprotocol/server';
-import { toNodeHandler } from '@modelcontextprotocol/node';
 import { HEADER, parseError } from '../protocol/index.js';
 import { SERVER_ERROR } from '../protocol/constants.js';
 import { RPC } from '../task/errors.js';
@@ -10,6 +9,7 @@ import type { Exchange, HttpHandler } from './http/exchange.js';
 import { FetchExchange } from './http/fetch.js';
 import { hostVerdict } from './http/host-check.js';
 import { NodeExchange } from './http/node.js';
+import { lazySdkNodeHandler } from './http/sdk-node.js';
 import type { RequestLog } from './http/request-log.js';
 import type { SocketGuard } from './http/sockets.js';
 import { answerWithSdk } from './http/sdk-answer.js';
@@ -109,7 +109,7 @@ const INTERNAL_ERROR = JSON.stringify({
  */
 function sdkHandler(deps: HttpDeps): HttpHandler {
   const fetch = withRefusalStatus(deps.sdk.fetch);
-  const node = toNodeHandler({ ...deps.sdk, fetch }, { maxRequestBodySize: deps.maxBodyBytes });
+  const node = lazySdkNodeHandler({ ...deps.sdk, fetch }, deps.maxBodyBytes);
   return {
     node: (req, res, parsedBody) =>
       parsedBody === undefined

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { toNodeHandler } from '@modelcontextprotocol/node';
 import {
   WebStandardStreamableHTTPServerTransport,
   type AuthInfo,
@@ -20,6 +19,7 @@ import type { Wire2025Deps } from './deps.js';
 import { buildSessionServer, followSessionTools, forwardStatusNotifications } from './route.js';
 import { forwardResourceListChanges } from '../sdk/resource-list-changes.js';
 import { HEADER, INITIALIZE_METHOD, SERVER_ERROR } from '../../protocol/constants.js';
+import { lazySdkNodeHandler, type SdkNodeHandler } from '../http/sdk-node.js';
 
 export interface Wire2025SessionOptions extends SessionLimits {
   maxBodyBytes: number;
@@ -70,7 +70,6 @@ interface Session {
 
 type FetchOptions = { authInfo?: AuthInfo; parsedBody?: unknown };
 type NodeRequest = IncomingMessage & { auth?: AuthInfo };
-type NodeHandler = (req: NodeRequest, res: ServerResponse, parsedBody?: unknown) => Promise<void>;
 
 const SESSION_HEADER = HEADER.sessionId;
 const NOT_FOUND = JSON.stringify({
@@ -117,7 +116,7 @@ export class Wire2025Sessions {
   readonly #sessions = new Map<string, Session>();
   readonly #limits: Required<SessionLimits>;
   readonly #bound: FairBound;
-  readonly #node: NodeHandler;
+  readonly #node: SdkNodeHandler;
   #sweeper: NodeJS.Timeout | undefined;
 
   constructor(deps: Wire2025Deps, options: Wire2025SessionOptions) {
@@ -132,10 +131,10 @@ export class Wire2025Sessions {
     this.#bound = new FairBound({ capacity: this.#limits.maxSessions, lend: true });
     const waitingResults = new FairBound({ capacity: this.#limits.maxWaitingResults });
     this.#deps = { ...deps, waitingResults };
-    this.#node = toNodeHandler(
+    this.#node = lazySdkNodeHandler(
       { fetch: (request, opts) => this.fetch(request, opts ?? {}) },
-      { maxRequestBodySize: options.maxBodyBytes },
-    ) as NodeHandler;
+      options.maxBodyBytes,
+    );
   }
 
   get size(): number {
