@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import { request as httpRequest } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { createTaskServer, type TaskServer } from '../../src/server/index.js';
 import { MemoryTaskStore } from '../../src/stores/memory/index.js';
 import type { Logger } from '../../src/runtime/api.js';
-import { post, wire2026Post } from './support.js';
+import { httpText, post, wire2026Post } from './support.js';
 import { rawInitialize } from '../helpers/raw-session.js';
 
 const ADMIN_TOKEN = 'guard-admin';
@@ -66,19 +65,8 @@ function withHost(
   host: string,
   body?: string,
 ): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      { host: '127.0.0.1', port, method, path, headers: { ...JSON_ACCEPT, host } },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
+  const headers = { ...JSON_ACCEPT, host };
+  return httpText(port, { method, path, headers, ...(body === undefined ? {} : { body }) });
 }
 
 function assertParseError(reply: { status: number; body: Record<string, unknown> }): void {

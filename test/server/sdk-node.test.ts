@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { createServer, request, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { lazySdkNodeHandler } from '../../src/server/http/sdk-node.js';
+import { httpText } from './support.js';
 
 /** What the server hands on as already parsed when a request says `x-parsed: yes`. */
 const PARSED = { jsonrpc: '2.0', id: 9 };
@@ -18,16 +19,7 @@ function send(
   method: string,
   body?: string,
 ): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path: '/mcp', method }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
+  return httpText(port, { method, path: '/mcp', ...(body === undefined ? {} : { body }) });
 }
 
 describe("the SDK's Node adapter, loaded on first use", () => {
@@ -68,16 +60,11 @@ describe("the SDK's Node adapter, loaded on first use", () => {
   });
 
   it('hands a body parsed before it on to the handler', async () => {
-    const reply = await new Promise<{ status: number }>((resolve, reject) => {
-      const req = request(
-        { host: '127.0.0.1', port, path: '/mcp', method: 'POST', headers: { 'x-parsed': 'yes' } },
-        (res) => {
-          res.resume();
-          res.on('end', () => resolve({ status: res.statusCode ?? 0 }));
-        },
-      );
-      req.on('error', reject);
-      req.end('{"jsonrpc":"2.0","id":9}');
+    const reply = await httpText(port, {
+      method: 'POST',
+      path: '/mcp',
+      headers: { 'x-parsed': 'yes' },
+      body: '{"jsonrpc":"2.0","id":9}',
     });
     assert.equal(reply.status, 200);
     assert.deepEqual(seen.at(-1)?.parsedBody, PARSED);

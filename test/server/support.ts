@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { MemoryTaskStore } from '../../src/stores/memory/index.js';
 import { createTaskServer, type TaskServer } from '../../src/server/index.js';
 import registerDemo from '../../src/server/tools/demo.js';
@@ -175,4 +176,25 @@ export function waitForStatus(
     },
     { timeoutMs: 10_000, intervalMs: 20 },
   );
+}
+
+/**
+ * One request on a fresh connection to 127.0.0.1, sent as given (any method, any headers, even
+ * ones `fetch` would refuse); its status and body as text.
+ */
+export function httpText(
+  port: number,
+  options: { method: string; path: string; headers?: Record<string, string>; body?: string },
+): Promise<{ status: number; text: string }> {
+  const { method, path, headers = {}, body } = options;
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }
