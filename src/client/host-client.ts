@@ -345,7 +345,10 @@ export class TaskrailClient {
       return (await this.#openedPeer2025()).attach(taskId, options);
     }
     // A task this process has just created or read: its server was reached, ride out a restart.
-    const watch = new TaskWatch(this.#watchDeps(), taskId, { reached: known !== undefined });
+    const watch = new TaskWatch(this.#watchDeps(), taskId, {
+      reached: known !== undefined,
+      ...(known === undefined ? {} : { written: known }),
+    });
     const call = new WatchedCall(watch, options.signal);
     const background = options.background ?? this.#options.background ?? true;
     if (!background) await call.result();

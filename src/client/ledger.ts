@@ -159,28 +159,38 @@ export class Ledger implements TaskLedger {
   /** Records a new task; a second record of the same id (a retried create) keeps the first. */
   record(entry: Omit<LedgerEntry, 'createdAt' | 'updatedAt' | 'answeredKeys'>): LedgerEntry {
     const now = this.#now();
-    this.#sql(
-      `INSERT OR IGNORE INTO tasks (id, server, tool, arguments, status, status_message, poll_interval_ms,
-          next_poll_at, ttl_ms, output_schema, bearer, owner_pid, protocol_version, created_at, updated_at)
-         VALUES (@id, @server, @tool, @arguments, @status, @statusMessage, @pollIntervalMs, @nextPollAt,
-          @ttlMs, @outputSchema, @bearer, @ownerPid, @protocolVersion, @now, @now)`,
-    ).run({
+    // The row as written: what a read of it would give back, without the read.
+    const row: Row = {
       id: entry.id,
       server: entry.server,
       tool: entry.tool,
       arguments: JSON.stringify(entry.arguments),
       status: entry.status,
-      statusMessage: entry.statusMessage ?? null,
-      pollIntervalMs: entry.pollIntervalMs,
-      nextPollAt: entry.nextPollAt,
-      ttlMs: entry.ttlMs,
-      outputSchema: entry.outputSchema === undefined ? null : JSON.stringify(entry.outputSchema),
+      status_message: entry.statusMessage ?? null,
+      poll_interval_ms: entry.pollIntervalMs,
+      next_poll_at: entry.nextPollAt,
+      ttl_ms: entry.ttlMs,
+      output_schema: entry.outputSchema === undefined ? null : JSON.stringify(entry.outputSchema),
       bearer: entry.bearer ?? null,
-      ownerPid: entry.ownerPid ?? null,
-      protocolVersion: entry.protocolVersion ?? WIRE_2026,
-      now,
-    });
-    return this.require(entry.id);
+      owner_pid: entry.ownerPid ?? null,
+      protocol_version: entry.protocolVersion ?? WIRE_2026,
+      answered_keys: '[]',
+      input_requests: null,
+      outcome: null,
+      result: null,
+      error: null,
+      created_at: now,
+      updated_at: now,
+    };
+    const { changes } = this.#sql(
+      `INSERT OR IGNORE INTO tasks (id, server, tool, arguments, status, status_message, poll_interval_ms,
+          next_poll_at, ttl_ms, output_schema, bearer, owner_pid, protocol_version, created_at, updated_at)
+         VALUES (@id, @server, @tool, @arguments, @status, @status_message, @poll_interval_ms,
+          @next_poll_at, @ttl_ms, @output_schema, @bearer, @owner_pid, @protocol_version, @created_at,
+          @updated_at)`,
+    ).run(row);
+    // Read back only when the id was there already: the first record is the one that stands.
+    return changes === 0 ? this.require(entry.id) : fromRow(row);
   }
 
   get(id: string): LedgerEntry | undefined {

@@ -53,12 +53,22 @@ export class TaskWatch {
   readonly #deps: WatchDeps;
   #cancelRequested = false;
   #reached = false;
+  /** The task's ledger entry as its creator just wrote it: the first `run` starts from it. */
+  #written: LedgerEntry | undefined;
 
-  /** `reached`: this process has just heard from the server about the task (it created it). */
-  constructor(deps: WatchDeps, taskId: string, { reached = false }: { reached?: boolean } = {}) {
+  /**
+   * `reached`: this process has just heard from the server about the task (it created it).
+   * `written`: the entry the caller has just recorded, which spares the first run its read.
+   */
+  constructor(
+    deps: WatchDeps,
+    taskId: string,
+    { reached = false, written }: { reached?: boolean; written?: LedgerEntry } = {},
+  ) {
     this.#deps = deps;
     this.taskId = taskId;
     this.#reached = reached;
+    this.#written = written;
   }
 
   /**
@@ -75,7 +85,8 @@ export class TaskWatch {
 
   async run(signal?: AbortSignal): Promise<CallOutcome> {
     const { ledger } = this.#deps;
-    let entry = ledger.require(this.taskId);
+    let entry = this.#written ?? ledger.require(this.taskId);
+    this.#written = undefined;
     if (entry.ownerPid !== process.pid) ledger.setOwner(this.taskId, process.pid);
     const follower = this.#deps.push?.follow(this.taskId);
     let settledHere = false;
