@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
 import { Ledger, type LedgerEntry } from '../../src/client/index.js';
 import { tempDir } from './support.js';
 
@@ -63,6 +65,27 @@ describe('Ledger.record', () => {
       assert.equal(second.createdAt, 1_000);
     } finally {
       ledger.close();
+    }
+  });
+
+  it('drops the status index of older ledgers, which no query used and every write paid for', () => {
+    const home = join(dir.path, 'older');
+    Ledger.open(home).close();
+    const raw = new Database(join(home, 'ledger.db'));
+    raw.exec('CREATE INDEX tasks_by_status ON tasks (status)');
+    raw.close();
+    Ledger.open(home).close();
+    const reopened = new Database(join(home, 'ledger.db'), { readonly: true });
+    try {
+      const indexes = reopened
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'tasks'")
+        .all() as { name: string }[];
+      assert.deepEqual(
+        indexes.map((index) => index.name),
+        ['sqlite_autoindex_tasks_1'],
+      );
+    } finally {
+      reopened.close();
     }
   });
 });
