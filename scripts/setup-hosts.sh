@@ -25,17 +25,32 @@ install_host() {
   # Copilot unpacks itself into the cache on first run; the tests keep that cache in
   # .hosts/copilot/cache (XDG_CACHE_HOME) so it is unpacked once, not in every test.
   local exe="$dir/node_modules/.bin/$bin"
-  if [[ -x "$exe" ]] && version_of "$dir" "$exe" | grep -qF "$want"; then return 0; fi
+  if [[ -x "$exe" ]] && has_version "$dir" "$exe" "$want"; then return 0; fi
   # No install scripts: each package ships its binary (or bundle) in the registry tarball.
   (cd "$dir" && npm install --no-audit --no-fund --ignore-scripts --loglevel=error >&2)
-  version_of "$dir" "$exe" | grep -qF "$want"
+  has_version "$dir" "$exe" "$want" && return 0
+  echo "setup-hosts: $exe --version answered: $(version_of "$dir" "$exe" 2>&1 | head -c 400)" >&2
+  return 1
 }
 
-# The version line, from a throw-away HOME (hosts write their settings folders into it).
+# True when the binary reports the pinned version. Asked up to three times, a second apart: a
+# CI run once saw copilot's check fail while another test's copilot was running on the same
+# cache, and the tests then skipped with a binary that was there.
+has_version() {
+  local try
+  for try in 1 2 3; do
+    version_of "$1" "$2" | grep -qF "$3" && return 0
+    [[ $try -lt 3 ]] && sleep 1
+  done
+  return 1
+}
+
+# The version line, from a throw-away HOME (hosts write their settings folders into it), with
+# the host's errors, so that a failed check can say what the host answered.
 version_of() {
   local home out
   home=$(mktemp -d)
-  out=$(XDG_CACHE_HOME="$1/cache" HOME="$home" COPILOT_OFFLINE=true "$2" --version 2>/dev/null) || true
+  out=$(XDG_CACHE_HOME="$1/cache" HOME="$home" COPILOT_OFFLINE=true "$2" --version 2>&1) || true
   rm -rf "$home"
   echo "$out"
 }
