@@ -334,7 +334,7 @@ export class TaskrailClient {
     if (this.#ownsLedger) this.ledger.close();
   }
 
-  /** `known`: the task's entry when the caller has just read or written it. */
+  /** `known`: the entry the caller has just written for a task it created. */
   async #watchCall(
     taskId: string,
     options: CallToolOptions,
@@ -344,11 +344,7 @@ export class TaskrailClient {
     if (entry !== undefined && isEntry2025(entry)) {
       return (await this.#openedPeer2025()).attach(taskId, options);
     }
-    // A task this process has just created or read: its server was reached, ride out a restart.
-    const watch = new TaskWatch(this.#watchDeps(), taskId, {
-      reached: known !== undefined,
-      ...(known === undefined ? {} : { written: known }),
-    });
+    const watch = new TaskWatch(this.#watchDeps(), taskId, known && { created: known });
     const call = new WatchedCall(watch, options.signal);
     const background = options.background ?? this.#options.background ?? true;
     if (!background) await call.result();

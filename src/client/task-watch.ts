@@ -53,22 +53,18 @@ export class TaskWatch {
   readonly #deps: WatchDeps;
   #cancelRequested = false;
   #reached = false;
-  /** The task's ledger entry as its creator just wrote it: the first `run` starts from it. */
-  #written: LedgerEntry | undefined;
+  /** The entry its creator just wrote from the server's answer: the first `run` starts from it. */
+  #created: LedgerEntry | undefined;
 
   /**
-   * `reached`: this process has just heard from the server about the task (it created it).
-   * `written`: the entry the caller has just recorded, which spares the first run its read.
+   * `created`: the ledger entry this process has just written for the task it created. The
+   * server was reached then (a restart is ridden out), and the first run needs no read.
    */
-  constructor(
-    deps: WatchDeps,
-    taskId: string,
-    { reached = false, written }: { reached?: boolean; written?: LedgerEntry } = {},
-  ) {
+  constructor(deps: WatchDeps, taskId: string, { created }: { created?: LedgerEntry } = {}) {
     this.#deps = deps;
     this.taskId = taskId;
-    this.#reached = reached;
-    this.#written = written;
+    this.#reached = created !== undefined;
+    this.#created = created;
   }
 
   /**
@@ -85,8 +81,8 @@ export class TaskWatch {
 
   async run(signal?: AbortSignal): Promise<CallOutcome> {
     const { ledger } = this.#deps;
-    let entry = this.#written ?? ledger.require(this.taskId);
-    this.#written = undefined;
+    let entry = this.#created ?? ledger.require(this.taskId);
+    this.#created = undefined;
     if (entry.ownerPid !== process.pid) ledger.setOwner(this.taskId, process.pid);
     const follower = this.#deps.push?.follow(this.taskId);
     let settledHere = false;
