@@ -50,12 +50,19 @@ interface OpenStream {
 }
 
 const BATCH_MS = 5;
+/**
+ * The least a stream waits to open. A host on its server's machine is woken by the create's
+ * reply on the server's own CPU, where it runs until it blocks while the server, which has the
+ * task to start, waits. Blocking for a millisecond here hands the CPU back first; the stream's
+ * acknowledgement brings whatever happened meanwhile (docs/benchmarks.md, "Tenth pass").
+ */
+const OPEN_AFTER_MS = 1;
 const GIVE_UP_AFTER = 3;
 
 /**
  * Follows tasks of one server over `subscriptions/listen` streams, falling back to polling for
  * any task the server will not push (an older server, a limit, a broken stream). Tasks followed
- * in the same turn of the event loop share one stream, as do, under a burst of follows, those
+ * within a millisecond of each other share one stream, as do, under a burst of follows, those
  * followed within a few milliseconds of each other.
  */
 export class TaskSubscriber implements TaskPush {
@@ -169,16 +176,11 @@ export class TaskSubscriber implements TaskPush {
     task.state = 'queued';
     this.#queue.add(taskId);
     if (this.#cancelFlush !== undefined) return;
-    // After a quiet spell the stream opens on the next turn (tasks followed in the same turn
-    // share it); while streams are being opened often, followers wait up to BATCH_MS to share.
+    // After a quiet spell the stream opens OPEN_AFTER_MS later (tasks followed meanwhile share
+    // it); while streams are being opened often, followers wait up to BATCH_MS to share.
     const sinceLast = performance.now() - this.#lastFlushAt;
-    if (sinceLast >= BATCH_MS) {
-      const immediate = setImmediate(() => this.#flush());
-      this.#cancelFlush = () => clearImmediate(immediate);
-    } else {
-      const timer = setTimeout(() => this.#flush(), BATCH_MS - sinceLast);
-      this.#cancelFlush = () => clearTimeout(timer);
-    }
+    const timer = setTimeout(() => this.#flush(), Math.max(OPEN_AFTER_MS, BATCH_MS - sinceLast));
+    this.#cancelFlush = () => clearTimeout(timer);
   }
 
   #flush(): void {
