@@ -160,7 +160,7 @@ report({
   description:
     `One \`serve --no-worker\` replica with \`--auth\` (two bearer principals) and ${WORKERS} \`taskrail worker\`s of ${SLOTS} slots on one store. ` +
     `A round creates ${TASKS} tasks of a ${RUN_MS} ms tool (${IN_FLIGHT} creates in flight) and ends when the last has run (the tool appends a byte to a file). ` +
-    '**alice alone**: every task is alice’s, so the more-than-half rule never holds a job back (a worker where she holds half of the slots still looks at the next jobs before each further one). ' +
+    '**alice alone**: every task is alice’s, so the more-than-half rule never holds a job back (a worker where she holds half of the slots still looks at the next jobs, at most once per 25 ms while she is alone in the queue). ' +
     '**alice and bob in turn**: creates alternate, so jobs stand back for the other principal’s whenever one holds half of a worker. ' +
     `Tasks per second from the first create to the last run, ${ROUNDS} rounds of each on the same fleet, interleaved (order swapped every round) after one warm-up of each; worker CPU: both workers’ on-CPU time (schedstat) per task. ` +
     'Ratios: two principals / one for tasks per second, one / two for worker CPU (below 1 = two cost more), medians of the per-round ratios (min–max). Skipped without TASKRAIL_REDIS_URL / TASKRAIL_POSTGRES_URL. Load: the 1-minute load average at the start.',

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { fairTag, FairGate } from '../../src/executors/shared/fair-gate.js';
+import { fairTag, FairGate, QuietLook } from '../../src/executors/shared/fair-gate.js';
 
 describe("fair gate (one worker's share of the more-than-half rule)", () => {
   it('tags a principal with a short digest, the one the postgres trigger computes', () => {
@@ -42,5 +42,18 @@ describe("fair gate (one worker's share of the more-than-half rule)", () => {
     assert.deepEqual(gate.tagsToPassOver(['a', 'b']), ['a']);
     gate.gaveBack('a');
     assert.deepEqual(gate.tagsToPassOver(['a', 'b']), []);
+  });
+
+  it('takes a look that found nobody else for 25 ms, while the same principals are full', () => {
+    let now = 1000;
+    const quiet = new QuietLook(25, () => now);
+    assert.equal(quiet.foundNobodyLately(['a']), false, 'nothing looked at yet');
+    quiet.foundNobody(['a', 'b']);
+    now += 24;
+    assert.equal(quiet.foundNobodyLately(['b', 'a']), true, 'the same principals, in any order');
+    assert.equal(quiet.foundNobodyLately(['a']), false, 'b has a slot free: its jobs may count');
+    assert.equal(quiet.foundNobodyLately(['a', 'b', 'c']), false, 'c is full now');
+    now += 1;
+    assert.equal(quiet.foundNobodyLately(['a', 'b']), false, 'the answer is 25 ms old');
   });
 });

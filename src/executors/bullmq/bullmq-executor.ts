@@ -11,7 +11,7 @@ import type { TaskStore } from '../../store/port.js';
 import { newRedisClient, quitWithin } from '../../stores/redis/connect.js';
 import type { RedisClient } from '../../stores/redis/scripts.js';
 import { parseRedisUrl, type RedisLocation } from '../../stores/redis/url.js';
-import { fairTag } from '../shared/fair-gate.js';
+import { fairTag, QuietLook } from '../shared/fair-gate.js';
 import { waitAtMost, warnTo, WorkerSlots } from '../shared/worker-slots.js';
 import { standBack, TAG_MARK } from './fair-turn.js';
 import { enqueueRecovered, jobOptions, type JobData, type RecoveredTask } from './recovery.js';
@@ -109,6 +109,7 @@ export class BullmqExecutor implements Executor {
   #connections: RedisClient[] = [];
   #closing: Promise<void> | undefined;
   readonly #slots: WorkerSlots;
+  readonly #quietLook = new QuietLook();
 
   constructor(options: BullmqExecutorOptions) {
     const location = parseRedisUrl(options.connectionUrl);
@@ -170,13 +171,8 @@ export class BullmqExecutor implements Executor {
   async #standsBack(job: Job<JobData>, token: string): Promise<boolean> {
     const queue = this.#getQueue();
     try {
-      return await standBack(
-        queue,
-        this.#queueConnection as RedisClient,
-        this.#slots.gate,
-        job,
-        token,
-      );
+      const fair = { gate: this.#slots.gate, quiet: this.#quietLook };
+      return await standBack(queue, this.#queueConnection as RedisClient, fair, job, token);
     } catch (error) {
       this.#warn(`fair share could not look at the queue for task ${job.data.taskId}`, error);
       return false;

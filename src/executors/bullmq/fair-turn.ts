@@ -1,6 +1,6 @@
 import { Job, type Queue } from 'bullmq';
 import type { RedisClient } from '../../stores/redis/scripts.js';
-import { peekDepth, type FairGate } from '../shared/fair-gate.js';
+import { peekDepth, type FairGate, type QuietLook } from '../shared/fair-gate.js';
 import type { JobData } from './recovery.js';
 
 interface Waiting {
@@ -14,18 +14,22 @@ interface Waiting {
  * another principal's job waits among the next few, the job goes back in its place and the other
  * one to the head of the queue, for this worker (or whichever asks first) to take next. Each
  * step back moves one waiting job forward, so no job is bounced without another being served,
- * and a principal alone in the queue is never held back. Returns true when `job` stood back (the
- * processor then throws BullMQ's `WaitingError`).
+ * and a principal alone in the queue is never held back (nor looked for at every job: `quiet`).
+ * Returns true when `job` stood back (the processor then throws BullMQ's `WaitingError`).
  */
 export async function standBack(
   queue: Queue<JobData>,
   client: RedisClient,
-  gate: FairGate,
+  fair: { gate: FairGate; quiet: QuietLook },
   job: Job<JobData>,
   token: string,
 ): Promise<boolean> {
+  const { gate, quiet } = fair;
   if (!gate.isFull(job.data.fair)) return false;
-  const other = await firstOtherJob(queue, client, peekDepth(gate.slots), gate.fullTags());
+  const full = gate.fullTags();
+  if (quiet.foundNobodyLately(full)) return false;
+  const other = await firstOtherJob(queue, client, peekDepth(gate.slots), full);
+  if (other === undefined) quiet.foundNobody(full);
   // Judged again on the counts of now: a slot may have come free during the look.
   if (other === undefined || gate.standsBackFor(job.data.fair, [other.tag]) !== 0) return false;
   await job.moveToWait(token);

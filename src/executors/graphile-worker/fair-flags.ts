@@ -2,7 +2,7 @@ import type { WorkerEvents } from 'graphile-worker';
 import type pg from 'pg';
 import { quoteIdent } from '../../stores/postgres/migrations.js';
 import { literal } from './enqueue-trigger.js';
-import { peekDepth, type FairGate } from '../shared/fair-gate.js';
+import { peekDepth, QuietLook, type FairGate } from '../shared/fair-gate.js';
 import { waitAtMost } from '../shared/worker-slots.js';
 
 /** A fetch whose end was never reported holds the next one back at most this long. */
@@ -16,6 +16,8 @@ const FETCH_PATIENCE_MS = 2000;
  * this fetch, so the other job is taken instead (graphile-worker skips flagged jobs in its own
  * query). A fetch left empty by the flags (the other job was taken meanwhile) is repeated at
  * once without them, so a principal alone in the queue is never held back and no slot idles.
+ * Nor is it looked for before every fetch: a look that found nobody else's job stands for
+ * `QUIET_LOOK_MS` (`QuietLook`).
  *
  * A fetch also waits for a free slot. Normally the job that just ended freed one; but a runner
  * that replaced one graphile-worker stopped (another schema's migration notice) starts its
@@ -27,6 +29,7 @@ export class FairFlags {
   readonly #gate: FairGate;
   readonly #slotFree: () => Promise<void>;
   readonly #peek: string;
+  readonly #quiet: QuietLook;
   /** Whether each fetch asked for went with flags, in the order they were asked for. */
   readonly #asked: boolean[] = [];
   readonly #flagged = new Set<string>();
@@ -40,8 +43,10 @@ export class FairFlags {
     jobsSchema: string,
     taskIdentifier: string,
     slots: { gate: FairGate; whenFree(): Promise<void> },
+    quiet = new QuietLook(),
   ) {
     this.#pool = pool;
+    this.#quiet = quiet;
     this.#gate = slots.gate;
     this.#slotFree = () => slots.whenFree();
     const s = quoteIdent(jobsSchema);
@@ -88,10 +93,15 @@ export class FairFlags {
   }
 
   async #flagsToSkip(): Promise<string[]> {
-    if (this.#gate.fullTags().length === 0) return [];
+    const full = this.#gate.fullTags();
+    if (full.length === 0 || this.#quiet.foundNobodyLately(full)) return [];
     try {
       const { rows } = await this.#pool.query<{ flags: Record<string, true> | null }>(this.#peek);
-      return this.#gate.tagsToPassOver(rows.map((row) => Object.keys(row.flags ?? {})[0]));
+      const passOver = this.#gate.tagsToPassOver(
+        rows.map((row) => Object.keys(row.flags ?? {})[0]),
+      );
+      if (passOver.length === 0) this.#quiet.foundNobody(full); // full alone in the queue
+      return passOver;
     } catch {
       return []; // the fetch itself meets the same outage and reports it
     }

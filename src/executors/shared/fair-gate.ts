@@ -76,3 +76,39 @@ export class FairGate {
     return tag !== undefined && !this.isFull(tag);
   }
 }
+
+/** How long a look into the queue that found nobody else's job stands for the next ones. */
+export const QUIET_LOOK_MS = 25;
+
+/**
+ * Spares a principal alone in the queue a look per job: after a look found no job of a
+ * principal that could take a slot, the next looks within `QUIET_LOOK_MS` take that answer, as
+ * long as the same principals are full. A principal whose jobs arrive meanwhile and whose
+ * priority does not already put them first waits that much longer for the slot it is owed; a
+ * busy worker then looks at most ~40 times a second instead of once per job.
+ */
+export class QuietLook {
+  readonly #quietMs: number;
+  readonly #now: () => number;
+  #until = -Infinity;
+  #full = '';
+
+  constructor(quietMs = QUIET_LOOK_MS, now: () => number = () => performance.now()) {
+    this.#quietMs = quietMs;
+    this.#now = now;
+  }
+
+  /** Whether a recent look already found nobody else's job while `full` were full. */
+  foundNobodyLately(full: readonly string[]): boolean {
+    return this.#now() < this.#until && fullKey(full) === this.#full;
+  }
+
+  /** A look found nobody else's job while `full` were full. */
+  foundNobody(full: readonly string[]): void {
+    this.#until = this.#now() + this.#quietMs;
+    this.#full = fullKey(full);
+  }
+}
+
+const fullKey = (full: readonly string[]): string =>
+  full.length === 1 ? (full[0] as string) : [...full].sort().join(' ');
