@@ -97,11 +97,12 @@ export class FairFlags {
     if (full.length === 0 || this.#quiet.foundNobodyLately(full)) return [];
     try {
       const { rows } = await this.#pool.query<{ flags: Record<string, true> | null }>(this.#peek);
-      const passOver = this.#gate.tagsToPassOver(
-        rows.map((row) => Object.keys(row.flags ?? {})[0]),
-      );
-      if (passOver.length === 0) this.#quiet.foundNobody(full); // full alone in the queue
-      return passOver;
+      const ahead = rows.map((row) => Object.keys(row.flags ?? {})[0]);
+      // Judged against the principals full when the look was asked for, as the look was.
+      if (!ahead.some((tag) => tag !== undefined && !full.includes(tag))) {
+        this.#quiet.foundNobody(full);
+      }
+      return this.#gate.tagsToPassOver(ahead);
     } catch {
       return []; // the fetch itself meets the same outage and reports it
     }
