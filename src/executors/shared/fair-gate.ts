@@ -84,8 +84,9 @@ export const QUIET_LOOK_MS = 25;
  * Spares a principal alone in the queue a look per job: after a look found no job of a
  * principal that could take a slot, the next looks within `QUIET_LOOK_MS` take that answer, as
  * long as the same principals are full. A principal whose jobs arrive meanwhile and whose
- * priority does not already put them first waits that much longer for the slot it is owed; a
- * busy worker then looks at most ~40 times a second instead of once per job.
+ * priority does not already put them first waits that much longer for the slot it is owed. A
+ * busy worker then looks about 40 times a second instead of once per job (more while several
+ * slots start together, each looking before the first look's answer is back).
  */
 export class QuietLook {
   readonly #quietMs: number;
