@@ -154,7 +154,9 @@ for (const name of names) {
   sections.set(name, render(result));
 }
 const known = all();
-// Sections written by hand (no benchmark file of that name) keep their place at the end.
+// Sections written by hand (a `<!-- bench:NAME -->` marker with no benchmark file of that name)
+// keep their place at the end. Text written by hand under a benchmark's own marker is lost when
+// that benchmark runs again: it needs a marker of its own.
 const order = [
   ...known.filter((n) => sections.has(n)),
   ...[...sections.keys()].filter((n) => !known.includes(n)),
