@@ -49,6 +49,8 @@ export class TaskSubscription {
   #timer: NodeJS.Timeout | undefined;
   /** A notification was held back while the reader was behind: catch up when it drains. */
   #behind = false;
+  /** The listen result was written. */
+  #finished = false;
 
   constructor(deps: SubscriptionDeps) {
     this.#deps = deps;
@@ -94,7 +96,7 @@ export class TaskSubscription {
     const sent = this.#live.get(task.id);
     if (sent === undefined || task.revision <= sent) return;
     this.#notify(task);
-    this.#finishWhenDone();
+    if (this.#live.size === 0) setImmediate(() => this.#finishWhenDone());
   }
 
   /** The task was deleted or expired: nothing more will come for it. */
@@ -144,9 +146,16 @@ export class TaskSubscription {
     this.#deps.unroute(task.id);
   }
 
-  /** Ends the stream gracefully (the listen result) once no acknowledged task can change. */
+  /**
+   * Ends the stream gracefully (the listen result) once no acknowledged task can change. After a
+   * pushed final state it runs a turn later: written with the state, the result and the
+   * response's end reach the client in the same read, and a client handles the end of the
+   * response (its parser, its connection pool) before it can act on the state
+   * (docs/benchmarks.md, "Twelfth pass").
+   */
   #finishWhenDone(): boolean {
-    if (this.#live.size > 0 || this.#deps.sink.closed) return false;
+    if (this.#live.size > 0 || this.#deps.sink.closed || this.#finished) return false;
+    this.#finished = true;
     const result = {
       resultType: 'complete',
       _meta: { [SUBSCRIPTION_ID_META]: this.id, [SERVER_INFO_META]: this.#deps.serverInfo },
