@@ -10,6 +10,11 @@ export interface ListenSink {
   send(message: object): boolean;
   /** A keep-alive where the transport has one (an SSE comment); false when the sink is closed. */
   keepAlive(): boolean;
+  /**
+   * Sends what was written in this turn now. Node's `res.write` holds its bytes until the next
+   * tick, behind whatever else the turn still runs (a finished run's bookkeeping, for a push).
+   */
+  flush(): void;
   /** Ends the response after the frames already written. */
   end(): void;
   /** Runs once when the stream is over, whoever ended it (us, the client, a broken socket). */
@@ -53,6 +58,7 @@ function sseSink(
   write: (frame: string) => boolean,
   end: () => void,
   pressure: { backedUp: () => boolean; onDrain: (listener: () => void) => void },
+  flush: () => void = () => undefined,
 ): ListenSink {
   return {
     get closed() {
@@ -65,6 +71,7 @@ function sseSink(
     // One JSON-RPC message as one SSE event (JSON.stringify never emits a raw newline).
     send: (message) => write(sseEvent('message', JSON.stringify(message))),
     keepAlive: () => write(sseComment('keep-alive')),
+    flush,
     end,
     onClose: (listener) => close.add(listener),
   };
@@ -93,6 +100,12 @@ export function nodeSink(res: ServerResponse, maxBufferedBytes: number): ListenS
     {
       backedUp: () => res.writableLength > Math.min(LISTEN_HIGH_WATER_BYTES, maxBufferedBytes),
       onDrain: (listener) => void res.on('drain', listener),
+    },
+    // Node corks the socket at a response's write and uncorks it on the next tick; uncorking it
+    // here writes now (Node's own uncork then finds nothing to do).
+    () => {
+      const socket = res.socket;
+      while (socket !== null && socket.writableCorked > 0) socket.uncork();
     },
   );
 }
@@ -136,6 +149,7 @@ export function messageSink(send: (message: object) => void): ListenSink & { clo
     keepAlive: () => !close.closed,
     backedUp: false,
     onDrain: () => undefined,
+    flush: () => undefined,
     end: () => close.fire(),
     close: () => close.fire(),
     onClose: (listener) => close.add(listener),

@@ -96,6 +96,7 @@ export class TaskSubscription {
     const sent = this.#live.get(task.id);
     if (sent === undefined || task.revision <= sent) return;
     this.#notify(task);
+    this.#deps.sink.flush();
     if (this.#live.size === 0) setImmediate(() => this.#finishWhenDone());
   }
 
