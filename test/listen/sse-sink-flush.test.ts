@@ -1,7 +1,7 @@
 /**
  * A pushed notification leaves in the turn it is written (server/listen/sse-sink.ts): Node's
  * `res.write` corks the socket until the next tick, and `flush` writes it now. Real node:http on
- * 127.0.0.1; the bytes are counted on the server's socket.
+ * 127.0.0.1; the bytes still held are read on the server's socket.
  */
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
@@ -29,30 +29,62 @@ async function withResponse(take: (res: ServerResponse) => void): Promise<string
   }
 }
 
-describe('a listen stream on node:http', () => {
-  it('writes a notification to the socket at flush, not on the next tick', async () => {
-    const seen: { corked: number; bytes: number; flushedBytes: number; corkedAfter: number }[] = [];
-    const text = await withResponse((res) => {
-      const sink = nodeSink(res, 1024 * 1024);
-      const socket = res.socket;
-      assert.ok(socket !== null);
-      const bytes = socket.bytesWritten;
-      sink.send({ jsonrpc: '2.0', method: 'notifications/tasks', params: { status: 'completed' } });
-      const corked = socket.writableCorked;
-      sink.flush();
-      seen.push({
-        corked,
-        bytes,
-        flushedBytes: socket.bytesWritten,
-        corkedAfter: socket.writableCorked,
+/** The server socket's cork count and bytes held back, read after the callbacks queued so far. */
+interface Seen {
+  corked: number;
+  corkedAfter: number;
+  heldAfter: number;
+}
+
+/**
+ * Writes two notifications in one chain of promise callbacks, as store events arrive (one per
+ * task of a commit), asks for a flush after each, and looks at the socket in a callback queued
+ * after them: before Node's own uncork on the next tick.
+ */
+function pushTwo(res: ServerResponse, seen: Seen[], flush: boolean): void {
+  const sink = nodeSink(res, 1024 * 1024);
+  const socket = res.socket;
+  assert.ok(socket !== null);
+  const note = (status: string) => ({
+    jsonrpc: '2.0',
+    method: 'notifications/tasks',
+    params: { status },
+  });
+  void Promise.resolve().then(() => {
+    sink.send(note('working'));
+    if (flush) sink.flush();
+    const corked = socket.writableCorked;
+    void Promise.resolve().then(() => {
+      sink.send(note('completed'));
+      if (flush) sink.flush();
+      queueMicrotask(() => {
+        seen.push({ corked, corkedAfter: socket.writableCorked, heldAfter: socket.writableLength });
+        setImmediate(() => sink.end());
       });
-      setImmediate(() => sink.end());
     });
+  });
+}
+
+describe('a listen stream on node:http', () => {
+  it('writes notifications once the queued callbacks have run, not on the next tick', async () => {
+    const seen: Seen[] = [];
+    const text = await withResponse((res) => pushTwo(res, seen, true));
     const [at] = seen;
     assert.ok(at !== undefined);
     assert.ok(at.corked > 0, 'node:http holds a response write until the next tick');
     assert.equal(at.corkedAfter, 0);
-    assert.ok(at.flushedBytes > at.bytes, 'the headers and the event left at flush');
-    assert.match(text, /^event: message\ndata: \{"jsonrpc":"2\.0","method":"notifications\/tasks"/);
+    assert.equal(at.heldAfter, 0, 'the headers and both events left before the tick');
+    const events = text.split('\n\n').filter((event) => event.startsWith('event: message'));
+    assert.equal(events.length, 2);
+    assert.match(text, /"status":"working".*\n\n.*"status":"completed"/s);
+  });
+
+  it('leaves them to the next tick without a flush (what the test above measures against)', async () => {
+    const seen: Seen[] = [];
+    await withResponse((res) => pushTwo(res, seen, false));
+    const [at] = seen;
+    assert.ok(at !== undefined);
+    assert.ok(at.corkedAfter > 0);
+    assert.ok(at.heldAfter > 0);
   });
 });

@@ -11,8 +11,10 @@ export interface ListenSink {
   /** A keep-alive where the transport has one (an SSE comment); false when the sink is closed. */
   keepAlive(): boolean;
   /**
-   * Sends what was written in this turn now. Node's `res.write` holds its bytes until the next
-   * tick, behind whatever else the turn still runs (a finished run's bookkeeping, for a push).
+   * Sends what was written once the promise callbacks queued so far have run, not on the next
+   * tick: Node's `res.write` holds its bytes until then, behind whatever else the turn still
+   * runs (for a task's final state, the finished run's bookkeeping). Frames written by the
+   * callbacks before it (the other tasks of one commit) leave in the same write.
    */
   flush(): void;
   /** Ends the response after the frames already written. */
@@ -101,13 +103,26 @@ export function nodeSink(res: ServerResponse, maxBufferedBytes: number): ListenS
       backedUp: () => res.writableLength > Math.min(LISTEN_HIGH_WATER_BYTES, maxBufferedBytes),
       onDrain: (listener) => void res.on('drain', listener),
     },
-    // Node corks the socket at a response's write and uncorks it on the next tick; uncorking it
-    // here writes now (Node's own uncork then finds nothing to do).
-    () => {
-      const socket = res.socket;
-      while (socket !== null && socket.writableCorked > 0) socket.uncork();
-    },
+    uncorkSoon(res),
   );
+}
+
+/**
+ * Node corks the socket at a response's write and uncorks it on the next tick; uncorking it in a
+ * microtask writes sooner (Node's own uncork then finds nothing to do).
+ */
+function uncorkSoon(res: ServerResponse): () => void {
+  let queued = false;
+  const uncork = (): void => {
+    queued = false;
+    const socket = res.socket;
+    while (socket !== null && socket.writableCorked > 0) socket.uncork();
+  };
+  return () => {
+    if (queued) return;
+    queued = true;
+    queueMicrotask(uncork);
+  };
 }
 
 export function webSink(maxBufferedBytes: number): { sink: ListenSink; response: Response } {
