@@ -1,7 +1,8 @@
 /**
  * A pushed notification leaves in the turn it is written (server/listen/sse-sink.ts): Node's
- * `res.write` corks the socket until the next tick, and `flush` writes it now. Real node:http on
- * 127.0.0.1; the bytes still held are read on the server's socket.
+ * `res.write` corks the socket until the next tick, and `flush` writes it once the promise
+ * callbacks queued so far have run. Real node:http on 127.0.0.1; the bytes still held are read on
+ * the server's socket.
  */
 import assert from 'node:assert/strict';
 import { once } from 'node:events';

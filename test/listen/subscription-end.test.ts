@@ -28,7 +28,7 @@ function kindOf(message: object): string {
   return m.params?.status ?? 'other';
 }
 
-/** A subscription to `tasks` on a recording sink; `read` gives back what is stored for an id. */
+/** A subscription to `tasks` on a recording sink, started (acknowledged, states sent). */
 async function subscribe(tasks: TaskRecord[]) {
   const sent: object[] = [];
   const sink = messageSink((message) => sent.push(message));
