@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // `npm run bench`: builds, runs every benchmark in .build/bench (one process each, one after
 // the other so they do not compete for the cores), and writes docs/benchmarks.md.
-// `npm run bench -- --only NAME [--only NAME2]` runs only those sections (NAME is the file name
-// without .js, e.g. `http`, `http-redis`) and replaces just their parts of docs/benchmarks.md.
+// `npm run bench -- --only NAME [--only NAME2]` (or `--only NAME,NAME2`) runs only those sections
+// (NAME is the file name without .js, e.g. `http`, `http-redis`) and replaces just their parts of
+// docs/benchmarks.md.
 // A benchmark prints, as its last stdout line, one JSON object:
 //   { "title": "...", "description": "...", "columns": [...], "rows": [[...]...],
 //     "goals": [{ "text": "...", "met": true|false }] }
@@ -20,7 +21,7 @@ function parseArgs(argv) {
     else if (argv[i]?.startsWith('--only=')) only.push(argv[i].slice('--only='.length));
     else only.push(argv[i]); // the older form: `npm run bench -- NAME`
   }
-  return only;
+  return only.flatMap((names) => names.split(',')).filter((name) => name !== '');
 }
 
 const all = () =>
@@ -33,10 +34,12 @@ function selected(only) {
   const names = all();
   if (only.length === 0) return names;
   const picked = only.map((o) => (names.includes(o) ? [o] : names.filter((n) => n.includes(o))));
-  const flat = [...new Set(picked.flat())];
-  if (flat.length === 0)
-    throw new Error(`no benchmark matches ${only.join(', ')}: ${names.join(', ')}`);
-  return flat;
+  const unmatched = only.filter((_, i) => picked[i]?.length === 0);
+  if (unmatched.length > 0)
+    throw new Error(
+      `no benchmark matches ${unmatched.join(', ')}; name one or more of: ${names.join(', ')}`,
+    );
+  return [...new Set(picked.flat())];
 }
 
 const load = () =>
