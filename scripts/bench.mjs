@@ -123,7 +123,7 @@ function previousMainsLine() {
 const header = [
   '# Benchmarks',
   '',
-  'Written by `npm run bench` (one section: `npm run bench -- --only NAME`). Every goal is a',
+  'Written by `npm run bench` (some sections: `npm run bench -- --only NAME,NAME2`). Every goal is a',
   'ratio to a baseline measured in the same run, so it compares across machines; absolute',
   'values are for this machine only. Medians over several rounds; the spread is min–max of the',
   'rounds. Each section notes the load average it ran under: on a shared machine the absolute',
